@@ -1,0 +1,3 @@
+#!/bin/sh
+# Generate ./configure from configure.ac and Makefile.am.
+exec autoreconf --force --install -Wall

@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: MIT */
+#include "config.h"
+#include "pyvm.h"
+
+/*
+ * CPython 3.11, x86-64 Linux, default (GIL) build.
+ *
+ * Where the numbers come from: offsetof()/sizeof() compiled by
+ * scripts/pyvm-offsets against Debian's libpython3.11-dev 3.11.2-6+deb12u9
+ * headers on the host:
+ *   scripts/pyvm-offsets / 3.11
+ * Every number below is that program's output, unedited.
+ * Versus Appendix A (3.11.7 headers): identical for every field.
+ * Verified live (/usr/bin/python3.11): interpreters.head -> threads.head ->
+ * tstate->interp points back, for both threads; cframe->current_frame
+ * chain and code names decode; ceval.gil locked/last_holder and
+ * gilstate.tstate_current read right.
+ *
+ * .frames, .lines, .lasti_units and .stackref_tagged are not offsets: they
+ * say how this version is walked (see src/pyvm.h) and were set from the
+ * version's documented behaviour (research notes, sections 3-4).
+ */
+const struct pyvm_layout pyvm_python_3_11 = {
+	.minor = 11,
+	.frames = PYVM_CFRAME,
+	.lines = PYVM_LOCATIONS,
+	.lasti_units = 0,
+	.stackref_tagged = 0,
+	.shim_owner = PYVM_NONE,
+	.runtime = {
+		.interpreters_head = 40,
+		.tstate_current = 576,
+		.gil_locked = 376,
+		.gil_last_holder = 368,
+	},
+	.interp = {
+		.next = 0,
+		.threads_head = 16,
+		.id = 48,
+		.ceval_gil = PYVM_NONE,
+		.modules = 888,
+	},
+	.gil = {
+		.locked = 16,
+		.last_holder = 8,
+	},
+	.tstate = {
+		.size = 360,
+		.next = 8,
+		.interp = 16,
+		.frame = 56,
+		.cframe_current_frame = 8,
+		.thread_id = 152,
+		.native_thread_id = 160,
+		.datastack_chunk = 296,
+		.status = PYVM_NONE,
+	},
+	.frame = {
+		.size = 80,
+		.back = 48,
+		.code = 32,
+		.lasti = PYVM_NONE,
+		.instr = 56,
+		.owner = 69,
+		.localsplus = 72,
+	},
+	.code = {
+		.size = 192,
+		.filename = 112,
+		.name = 120,
+		.qualname = 128,
+		.firstlineno = 72,
+		.linetable = 136,
+		.code = 184,
+	},
+	.unicode = {
+		.ascii_size = 48,
+		.compact_size = 72,
+		.length = 16,
+		.state = 32,
+	},
+	.bytes = {
+		.ob_size = 16,
+		.ob_sval = 32,
+	},
+	.ob_type = 8,
+};

@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: MIT */
+#include "config.h"
+#include "pyvm.h"
+
+/*
+ * CPython 3.13, x86-64 Linux, default (GIL) build.
+ *
+ * Where the numbers come from: offsetof()/sizeof() compiled by
+ * scripts/pyvm-offsets against Debian's libpython3.13-dev 3.13.5-2+deb13u5
+ * headers in the trixie chroot:
+ *   scripts/pyvm-offsets /var/cache/pyrospy/chroots/trixie 3.13
+ * Every number below is that program's output, unedited.
+ * Versus Appendix A (3.13.0 headers): identical for every field here; only
+ * sizes this table does not carry differ (sizeof(_PyRuntimeState) 283376
+ * vs 283320, sizeof(PyInterpreterState) 194976 vs 194968).
+ * .shim_owner: FRAME_OWNED_BY_CSTACK (3) in 3.13's enum _frameowner.
+ * .tstate.status: offsetof(PyThreadState, _status); in 3.13 the bitfield
+ *   has holds_gil at bit 5 (checked by setting it in a zeroed struct, and
+ *   live: 0x03b for a thread spinning with the GIL, 0x00b for a sleeper).
+ * Verified live (python3.13 in the trixie chroot): the 584-byte
+ * _Py_DebugOffsets at the start of _PyRuntime is byte-for-byte the one
+ * these headers produce, and its entries equal every offset here
+ * (pyvm_debug_3_13 in debug_offsets_3_13.c); interpreters.head ->
+ * threads.head -> tstate->interp points back for both threads; frame chain
+ * and code names decode; interp->ceval.gil == &interp->_gil.
+ *
+ * .frames, .lines, .lasti_units and .stackref_tagged are not offsets: they
+ * say how this version is walked (see src/pyvm.h) and were set from the
+ * version's documented behaviour (research notes, sections 3-4).
+ */
+const struct pyvm_layout pyvm_python_3_13 = {
+	.minor = 13,
+	.frames = PYVM_IFRAME,
+	.lines = PYVM_LOCATIONS,
+	.lasti_units = 0,
+	.stackref_tagged = 0,
+	.shim_owner = 3,	/* FRAME_OWNED_BY_CSTACK */
+	.runtime = {
+		.interpreters_head = 632,
+		.tstate_current = PYVM_NONE,
+		.gil_locked = PYVM_NONE,
+		.gil_last_holder = PYVM_NONE,
+	},
+	.interp = {
+		.next = 7264,
+		.threads_head = 7344,
+		.id = 7272,
+		.ceval_gil = 16,
+		.modules = 7656,
+	},
+	.gil = {
+		.locked = 16,
+		.last_holder = 8,
+	},
+	.tstate = {
+		.size = 304,
+		.next = 8,
+		.interp = 16,
+		.frame = 72,
+		.cframe_current_frame = PYVM_NONE,
+		.thread_id = 152,
+		.native_thread_id = 160,
+		.datastack_chunk = 232,
+		.status = 32,
+	},
+	.frame = {
+		.size = 80,
+		.back = 8,
+		.code = 0,
+		.lasti = PYVM_NONE,
+		.instr = 56,
+		.owner = 70,
+		.localsplus = 72,
+	},
+	.code = {
+		.size = 208,
+		.filename = 112,
+		.name = 120,
+		.qualname = 128,
+		.firstlineno = 68,
+		.linetable = 136,
+		.code = 200,
+	},
+	.unicode = {
+		.ascii_size = 40,
+		.compact_size = 56,
+		.length = 16,
+		.state = 32,
+	},
+	.bytes = {
+		.ob_size = 16,
+		.ob_sval = 32,
+	},
+	.ob_type = 8,
+};

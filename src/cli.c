@@ -1,0 +1,536 @@
+/* SPDX-License-Identifier: MIT */
+#include "config.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "out.h"
+#include "profile.h"
+#include "sampler.h"
+#include "target.h"
+
+#define DEFAULT_RATE 100
+#define MAX_RATE 10000
+
+struct cli_opts {
+	const char *cmd;	/* subcommand */
+	pid_t pid;
+	double duration;
+	unsigned int rate;
+	const char *format;
+	const char *output;
+	int idle, gil, threads, function;
+	int quiet, verbose;
+	char **argv;		/* exec: the command */
+};
+
+static volatile sig_atomic_t stop_flag;
+static volatile sig_atomic_t child_pid;
+
+static void __attribute__((format(printf, 1, 2))) error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("pyrospy: error: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+static void __attribute__((format(printf, 1, 2))) hint(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("hint: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+static void __attribute__((format(printf, 2, 3))) note(const struct cli_opts *o, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (o->quiet)
+		return;
+	fputs("pyrospy: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+static const char usage_record[] =
+	"usage: pyrospy record --pid PID [options]\n";
+static const char usage_exec[] =
+	"usage: pyrospy exec [options] -- COMMAND [ARGS...]\n";
+static const char usage_options[] =
+	"\n"
+	"options:\n"
+	"  -p, --pid PID          process to profile (record)\n"
+	"  -d, --duration SECS    stop after SECS seconds (default: until Ctrl-C or exit)\n"
+	"  -r, --rate HZ          samples per second, 1 to 10000 (default: 100)\n"
+	"  -f, --format FMT       output format: folded (default)\n"
+	"  -o, --output FILE      write the profile to FILE, - for stdout\n"
+	"                         (default: pyrospy-PID-DATE.EXT in the current directory)\n"
+	"      --idle             keep threads that are not running\n"
+	"      --gil              keep only the thread holding the GIL/GVL\n"
+	"      --threads          put a 'thread (TID)' frame at the root of each stack\n"
+	"      --function         aggregate by function, dropping line numbers\n"
+	"  -q, --quiet            print nothing but errors\n"
+	"  -v, --verbose          say more (repeat for more)\n"
+	"  -h, --help             show this help\n"
+	"  -V, --version          show the version\n";
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: pyrospy <command> [options]\n\n"
+		   "commands:\n"
+		   "  record   profile a running process: pyrospy record --pid PID\n"
+		   "  exec     run a command and profile it: pyrospy exec -- python3 app.py\n"
+		   "  help     show help for a command: pyrospy help record\n"
+		   "%s\nSee pyrospy(1) for everything else.\n", usage_options);
+}
+
+static int usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int usage_error(const char *cmd, const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("pyrospy: error: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	hint("see 'pyrospy help %s'", cmd ? cmd : "");
+	return EXIT_USAGE;
+}
+
+static int parse_uint(const char *s, unsigned long max, unsigned long *out)
+{
+	char *end;
+	unsigned long v;
+
+	if (!*s || *s == '-' || *s == '+')
+		return 0;
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || *end || v > max)
+		return 0;
+	*out = v;
+	return 1;
+}
+
+static int parse_seconds(const char *s, double *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || *end || end == s || !(v > 0) || v > 1e9)
+		return 0;
+	*out = v;
+	return 1;
+}
+
+enum { OPT_IDLE = 256, OPT_GIL, OPT_THREADS, OPT_FUNCTION };
+
+static const struct option long_opts[] = {
+	{ "pid", required_argument, NULL, 'p' },
+	{ "duration", required_argument, NULL, 'd' },
+	{ "rate", required_argument, NULL, 'r' },
+	{ "format", required_argument, NULL, 'f' },
+	{ "output", required_argument, NULL, 'o' },
+	{ "idle", no_argument, NULL, OPT_IDLE },
+	{ "gil", no_argument, NULL, OPT_GIL },
+	{ "threads", no_argument, NULL, OPT_THREADS },
+	{ "function", no_argument, NULL, OPT_FUNCTION },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, 'V' },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* Returns -1 to go on, or an exit status. */
+static int parse_opts(struct cli_opts *o, int argc, char **argv)
+{
+	int c;
+
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+:p:d:r:f:o:qvhV", long_opts, NULL)) != -1) {
+		unsigned long v;
+
+		switch (c) {
+		case 'p':
+			if (!parse_uint(optarg, INT_MAX, &v) || v == 0)
+				return usage_error(o->cmd, "invalid pid '%s'", optarg);
+			o->pid = (pid_t)v;
+			break;
+		case 'd':
+			if (!parse_seconds(optarg, &o->duration))
+				return usage_error(o->cmd, "invalid duration '%s': want seconds > 0",
+						   optarg);
+			break;
+		case 'r':
+			if (!parse_uint(optarg, MAX_RATE, &v) || v == 0)
+				return usage_error(o->cmd, "invalid rate '%s': want 1 to %d samples per second",
+						   optarg, MAX_RATE);
+			o->rate = (unsigned int)v;
+			break;
+		case 'f':
+			if (!out_find(optarg))
+				return usage_error(o->cmd, "unknown format '%s': want one of %s",
+						   optarg, out_names());
+			o->format = optarg;
+			break;
+		case 'o':
+			if (!*optarg)
+				return usage_error(o->cmd, "empty output file name");
+			o->output = optarg;
+			break;
+		case OPT_IDLE:
+			o->idle = 1;
+			break;
+		case OPT_GIL:
+			o->gil = 1;
+			break;
+		case OPT_THREADS:
+			o->threads = 1;
+			break;
+		case OPT_FUNCTION:
+			o->function = 1;
+			break;
+		case 'q':
+			o->quiet = 1;
+			break;
+		case 'v':
+			o->verbose++;
+			break;
+		case 'h':
+			fputs(!strcmp(o->cmd, "exec") ? usage_exec : usage_record, stdout);
+			fputs(usage_options, stdout);
+			return EXIT_OK;
+		case 'V':
+			printf("pyrospy %s\n", PACKAGE_VERSION);
+			return EXIT_OK;
+		case ':':
+			return usage_error(o->cmd, "option '%s' needs a value", argv[optind - 1]);
+		default:
+			if (optopt)
+				return usage_error(o->cmd, "unknown option '-%c'", optopt);
+			return usage_error(o->cmd, "unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (!strcmp(o->cmd, "exec")) {
+		if (optind >= argc)
+			return usage_error(o->cmd, "no command to run");
+		if (o->pid)
+			return usage_error(o->cmd, "--pid cannot be used with exec");
+		o->argv = argv + optind;
+	} else {
+		if (optind < argc)
+			return usage_error(o->cmd, "unexpected argument '%s'", argv[optind]);
+		if (!o->pid)
+			return usage_error(o->cmd, "record needs --pid PID");
+	}
+	return -1;
+}
+
+/* Turn a failure to open the target into a message, a hint and a status. */
+static int report_target(const struct target *t, enum perr err)
+{
+	pid_t pid = t->pid;
+
+	switch (err) {
+	case PERR_NOPROC:
+		error("no such process %d", (int)pid);
+		hint("check the pid with 'ps -p %d', or use 'pyrospy exec -- COMMAND'", (int)pid);
+		return EXIT_NOPROC;
+	case PERR_EXITED:
+		error("process %d exited", (int)pid);
+		hint("the process ended (or is a zombie) before it could be read");
+		return EXIT_NOPROC;
+	case PERR_PERM:
+		error("permission denied reading process %d ('%s')", (int)pid, t->comm);
+		switch (target_perm_cause(pid)) {
+		case TARGET_PERM_OTHER_USER:
+			hint("the process belongs to another user: run pyrospy as that user or as root (sudo)");
+			break;
+		case TARGET_PERM_YAMA:
+			hint("kernel.yama.ptrace_scope forbids it: run as root, or 'sysctl kernel.yama.ptrace_scope=0'");
+			break;
+		case TARGET_PERM_NOCAP:
+			hint("CAP_SYS_PTRACE is missing (a container default): add it, e.g. 'docker run --cap-add SYS_PTRACE' or securityContext.capabilities.add: [SYS_PTRACE]");
+			break;
+		default:
+			hint("run as root, or as the process's owner with CAP_SYS_PTRACE");
+		}
+		return EXIT_PERM;
+	case PERR_NOTINTERP:
+		error("process %d ('%s', %s) is not a Ruby or Python process", (int)pid,
+		      t->comm, t->exe_path ? t->exe_path : "unknown executable");
+		hint("give the pid of a ruby or python3 process (pgrep -a 'ruby|python')");
+		return EXIT_NOTINTERP;
+	case PERR_UNSUPPORTED:
+		error("%s %s is not supported (process %d)", target_lang_name(t->lang),
+		      *t->version ? t->version : "of unknown version", (int)pid);
+		hint("pyrospy reads Python 3.8 to 3.15 and Ruby 2.7 to 4.0");
+		return EXIT_UNSUPPORTED;
+	default:
+		error("cannot read process %d: %s", (int)pid, perr_str(err));
+		hint("run with -v for details");
+		return EXIT_FAIL;
+	}
+}
+
+static void on_signal(int sig)
+{
+	stop_flag = 1;
+	if (child_pid > 0)
+		kill((pid_t)child_pid, sig);
+}
+
+static void install_signals(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+}
+
+static int write_profile(const struct cli_opts *o, const struct profile *p,
+			 const struct sampler_result *res, pid_t pid)
+{
+	const struct out_ops *ops = out_find(o->format);
+	struct out_meta meta;
+	char title[64], name[96];
+	const char *path = o->output;
+	FILE *f;
+	int ret;
+
+	snprintf(title, sizeof(title), "pid %d", (int)pid);
+	meta.title = title;
+	meta.duration = res->elapsed;
+	meta.rate = o->rate;
+	if (!path) {
+		time_t now = time(NULL);
+		struct tm tm;
+
+		localtime_r(&now, &tm);
+		snprintf(name, sizeof(name), "pyrospy-%d-%04d%02d%02d-%02d%02d%02d.%s", (int)pid,
+			 tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
+			 tm.tm_sec, ops->ext);
+		path = name;
+	}
+	if (!strcmp(path, "-")) {
+		ret = ops->write(stdout, p, &meta);
+		if (fflush(stdout) == EOF)
+			ret = -1;
+	} else {
+		f = fopen(path, "we");
+		if (!f) {
+			error("cannot open '%s': %s", path, strerror(errno));
+			hint("check the directory exists and is writable, or use --output -");
+			return EXIT_FAIL;
+		}
+		ret = ops->write(f, p, &meta);
+		if (fclose(f) == EOF)
+			ret = -1;
+	}
+	if (ret) {
+		error("cannot write '%s': %s", path, strerror(errno));
+		hint("check free space, or use --output -");
+		return EXIT_FAIL;
+	}
+	if (strcmp(path, "-"))
+		note(o, "wrote %s profile to '%s' (%llu samples)", ops->name, path,
+		     (unsigned long long)p->total);
+	return EXIT_OK;
+}
+
+static int profile_target(struct cli_opts *o, struct target *t, pid_t child)
+{
+	struct sampler_opts so = {
+		.rate = o->rate,
+		.duration = o->duration,
+		.reader = { .idle = o->idle, .gil_only = o->gil },
+		.child = child,
+		.verbose = o->verbose,
+	};
+	struct sampler_result res;
+	struct profile p;
+	enum perr err;
+	int ret;
+
+	note(o, "profiling process %d (%s %s) at %u Hz%s", (int)t->pid,
+	     target_lang_name(t->lang), t->version, o->rate,
+	     o->duration > 0 ? "" : ", Ctrl-C to stop");
+	if (t->lang == TARGET_RUBY) {
+		error("reading Ruby stacks is not implemented yet (process %d, Ruby %s)",
+		      (int)t->pid, t->version);
+		hint("this build can profile Python 3.8 to 3.15");
+		return EXIT_UNSUPPORTED;
+	}
+	profile_init(&p);
+	p.threads = o->threads;
+	p.no_lines = o->function;
+	err = sampler_run(t, &p, &so, &res, &stop_flag);
+	if (err) {
+		profile_release(&p);
+		return report_target(t, err);
+	}
+	if (o->verbose)
+		fprintf(stderr, "pyrospy: %s\n", res.describe);
+	if (o->verbose || res.dropped * 100 > res.stacks + res.dropped)
+		fprintf(stderr,
+			"pyrospy: %llu samples in %.1f s (%.0f Hz), %llu stacks, %llu dropped, "
+			"%llu late, %.1f reads and %.0f us CPU per sample\n",
+			(unsigned long long)res.ticks, res.elapsed,
+			res.elapsed > 0 ? (double)res.ticks / res.elapsed : 0.0,
+			(unsigned long long)res.stacks, (unsigned long long)res.dropped,
+			(unsigned long long)res.late,
+			res.ticks ? (double)res.reads / (double)res.ticks : 0.0,
+			res.ticks ? res.cpu * 1e6 / (double)res.ticks : 0.0);
+	if (res.end == PERR_EXITED && !child)
+		note(o, "process %d exited; writing what was sampled", (int)t->pid);
+	else if (res.end == PERR_STARTUP)
+		note(o, "process %d never finished starting its interpreter", (int)t->pid);
+	else if (res.end && res.end != PERR_EXITED)
+		note(o, "sampling stopped early: %s", perr_str(res.end));
+	if (!p.total)
+		note(o, "no samples collected%s", o->idle ? "" : " (every thread idle? try --idle)");
+	ret = write_profile(o, &p, &res, t->pid);
+	profile_release(&p);
+	return ret;
+}
+
+static int cmd_record(struct cli_opts *o)
+{
+	struct target t;
+	enum perr err;
+	int ret;
+
+	install_signals();
+	err = target_open(&t, o->pid);
+	if (err)
+		ret = report_target(&t, err);
+	else
+		ret = profile_target(o, &t, 0);
+	target_close(&t);
+	return ret;
+}
+
+/*
+ * exec: start the command and wait until it has become an interpreter
+ * (it may still be a shell or the dynamic loader for a while).
+ */
+static int cmd_exec(struct cli_opts *o)
+{
+	struct target t;
+	enum perr err = PERR_NOTINTERP;
+	int status, ret;
+	pid_t pid;
+
+	install_signals();
+	pid = fork();
+	if (pid < 0) {
+		error("cannot start '%s': %s", o->argv[0], strerror(errno));
+		return EXIT_FAIL;
+	}
+	if (pid == 0) {
+		execvp(o->argv[0], o->argv);
+		fprintf(stderr, "pyrospy: error: cannot run '%s': %s\n", o->argv[0], strerror(errno));
+		_exit(127);
+	}
+	child_pid = pid;
+	memset(&t, 0, sizeof(t));
+	for (int tries = 0; tries < 500 && !stop_flag; tries++) {
+		struct timespec ts = { 0, 10 * 1000 * 1000 };
+
+		target_close(&t);
+		err = target_open(&t, pid);
+		if (err != PERR_NOTINTERP && err != PERR_NOTFOUND && err != PERR_CORRUPT)
+			break;
+		if (waitpid(pid, &status, WNOHANG) == pid) {
+			child_pid = 0;
+			target_close(&t);
+			error("'%s' exited before pyrospy could find an interpreter in it", o->argv[0]);
+			hint("is it a Ruby or Python program?");
+			return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+		}
+		nanosleep(&ts, NULL);
+	}
+	if (err)
+		ret = report_target(&t, err);
+	else
+		ret = profile_target(o, &t, pid);
+	target_close(&t);
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	child_pid = 0;
+	if (ret != EXIT_OK)
+		return ret;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+int cli_main(int argc, char **argv)
+{
+	struct cli_opts o = {
+		.rate = DEFAULT_RATE,
+		.format = "folded",
+	};
+	int ret;
+
+	if (argc < 2) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	o.cmd = argv[1];
+	if (!strcmp(o.cmd, "-h") || !strcmp(o.cmd, "--help")) {
+		usage(stdout);
+		return EXIT_OK;
+	}
+	if (!strcmp(o.cmd, "-V") || !strcmp(o.cmd, "--version")) {
+		printf("pyrospy %s\n", PACKAGE_VERSION);
+		return EXIT_OK;
+	}
+	if (!strcmp(o.cmd, "help")) {
+		if (argc < 3) {
+			usage(stdout);
+			return EXIT_OK;
+		}
+		if (!strcmp(argv[2], "record") || !strcmp(argv[2], "exec")) {
+			fputs(!strcmp(argv[2], "exec") ? usage_exec : usage_record, stdout);
+			fputs(usage_options, stdout);
+			return EXIT_OK;
+		}
+		return usage_error(NULL, "unknown command '%s'", argv[2]);
+	}
+	if (strcmp(o.cmd, "record") && strcmp(o.cmd, "exec")) {
+		error("unknown command '%s'", o.cmd);
+		hint("commands are record and exec; see 'pyrospy --help'");
+		return EXIT_USAGE;
+	}
+	ret = parse_opts(&o, argc - 1, argv + 1);
+	if (ret >= 0)
+		return ret;
+	return !strcmp(o.cmd, "exec") ? cmd_exec(&o) : cmd_record(&o);
+}

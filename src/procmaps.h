@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef PYROSPY_PROCMAPS_H
+#define PYROSPY_PROCMAPS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "perr.h"
+
+enum procmap_perm {
+	PROCMAP_R = 1 << 0,
+	PROCMAP_W = 1 << 1,
+	PROCMAP_X = 1 << 2,
+	PROCMAP_P = 1 << 3,	/* private (copy on write), else shared */
+};
+
+/*
+ * One line of /proc/PID/maps.  path is NULL for anonymous maps, and the
+ * kernel's text otherwise ("[heap]", "/usr/lib/..."), without a trailing
+ * " (deleted)", which sets `deleted' instead.  Paths are as the target
+ * sees them: relative to its root, not ours.
+ */
+struct procmap {
+	uint64_t start, end;	/* [start, end) */
+	uint64_t offset;	/* file offset of start */
+	uint64_t inode;
+	unsigned int dev_major, dev_minor;
+	unsigned int perms;	/* enum procmap_perm */
+	int deleted;
+	char *path;		/* owned, NULL when anonymous */
+};
+
+/* All maps of one process, sorted by start address (the kernel's order). */
+struct procmaps {
+	struct procmap *map;
+	size_t nr, alloc;
+};
+
+/* Caps on what a hostile or broken maps file may make us hold. */
+#define PROCMAPS_MAX_MAPS	(1u << 20)	/* kernel default max is 65530 */
+#define PROCMAPS_MAX_LINE	8192		/* longer lines are truncated */
+#define PROCMAPS_MAX_BYTES	(256u << 20)
+
+/*
+ * Read /proc/PID/maps into *maps (which is overwritten; call
+ * procmaps_release() on the old contents first if it held any).  Returns
+ * PERR_NOPROC if the process does not exist, PERR_PERM when we may not
+ * read it, PERR_TOOBIG when it exceeds the caps above.
+ */
+enum perr procmaps_read(struct procmaps *maps, pid_t pid);
+
+/*
+ * Parse maps text from a buffer of `len' bytes (need not be NUL
+ * terminated).  Malformed lines are skipped; PERR_CORRUPT is returned only
+ * when no line at all could be parsed from non-empty input.
+ */
+enum perr procmaps_parse(struct procmaps *maps, const char *buf, size_t len);
+
+void procmaps_release(struct procmaps *maps);
+
+/* The map containing addr, or NULL. */
+const struct procmap *procmaps_find(const struct procmaps *maps, uint64_t addr);
+
+/*
+ * True when [addr, addr+len) lies entirely in readable maps (contiguous
+ * maps may be crossed).  The cheap guard before following a pointer read
+ * from the target.
+ */
+int procmaps_readable(const struct procmaps *maps, uint64_t addr, uint64_t len);
+
+/*
+ * The mapping of `path' with file offset 0: the one that places the ELF
+ * header, from which the load bias is computed.  Not "the first
+ * executable map": a library may re-map a page of itself elsewhere.
+ */
+const struct procmap *procmaps_object(const struct procmaps *maps, const char *path);
+
+#endif

@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef PYROSPY_PROCMEM_H
+#define PYROSPY_PROCMEM_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "perr.h"
+
+/*
+ * Reads of another process's memory with process_vm_readv(2): no ptrace,
+ * the target is never stopped.  Every call is counted so that a sampler
+ * can report reads per sample.
+ *
+ * A procmem may instead be backed by a local buffer (procmem_init_buffer):
+ * the fuzz targets and unit tests give the readers fake "remote memory"
+ * that way, through the same code path the real reads take.
+ */
+struct procmem {
+	pid_t pid;
+	/* buffer backend: remote addresses [base, base+len) map to buf */
+	const unsigned char *buf;
+	uint64_t base;
+	size_t len;
+	/* counters */
+	uint64_t calls;		/* syscalls (or buffer reads) made */
+	uint64_t bytes;		/* bytes asked for */
+	uint64_t faults;	/* reads that failed */
+};
+
+/* One piece of a scatter read: len bytes at remote addr into local buf. */
+struct procmem_iov {
+	uint64_t addr;
+	void *buf;
+	size_t len;
+};
+
+void procmem_init(struct procmem *pm, pid_t pid);
+void procmem_init_buffer(struct procmem *pm, uint64_t base, const void *buf, size_t len);
+
+/*
+ * Read len bytes at remote addr.  PERR_OK only when every byte arrived;
+ * PERR_SHORT if the read stopped partway (the rest of buf is zeroed),
+ * PERR_FAULT if nothing at addr is mapped, PERR_EXITED if the process is
+ * gone, PERR_PERM if we may not read it.
+ */
+enum perr procmem_read(struct procmem *pm, uint64_t addr, void *buf, size_t len);
+
+/*
+ * Scatter read: fill every iov in as few syscalls as the kernel allows
+ * (IOV_MAX pieces per call).  *done, if not NULL, receives the number of
+ * leading iovs that were filled completely; the status is that of the
+ * first incomplete one.  An iov past *done has unspecified contents.
+ */
+enum perr procmem_readv(struct procmem *pm, const struct procmem_iov *iov,
+			size_t nr, size_t *done);
+
+/* Convenience for pointer-sized reads. */
+static inline enum perr procmem_read_u64(struct procmem *pm, uint64_t addr, uint64_t *out)
+{
+	return procmem_read(pm, addr, out, sizeof(*out));
+}
+
+#endif

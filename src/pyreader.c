@@ -1,0 +1,698 @@
+/* SPDX-License-Identifier: MIT */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pyline.h"
+#include "pyreader.h"
+#include "pyvm.h"
+#include "target.h"
+#include "taskstat.h"
+#include "utf8.h"
+#include "xalloc.h"
+
+/*
+ * Reading CPython stacks from outside.  The cost of a sample is the number
+ * of process_vm_readv calls, so:
+ *
+ *  - remote memory is read through a per-sample window cache: a read
+ *    fetches the page(s) around what was asked and later reads inside a
+ *    window cost nothing.  On 3.11+ the thread's whole data stack chunk,
+ *    where its frames live, becomes one window;
+ *  - code objects are decoded once and cached by address, with their
+ *    names and line table, so a steady-state frame costs no read at all.
+ *
+ * Nothing read is trusted: every pointer is checked against the target's
+ * maps before it is followed, every length is capped, every chain is
+ * bounded, and a thread whose stack does not hold together is read again
+ * once and then dropped (and counted).
+ */
+
+#define WIN_PAGE	4096u
+#define WIN_NR		8
+#define CHUNK_MAX	(1u << 20)	/* bytes of a data stack chunk read at once */
+#define STR_MAX		4096u		/* code points */
+#define TABLE_MAX	(1u << 20)	/* line table bytes */
+#define INTERP_MAX	64
+#define THREAD_MAX	4096
+#define CODE_CACHE	4096		/* entries, power of two */
+
+struct win {
+	uint64_t addr;
+	size_t len;
+	unsigned char *buf;
+	size_t cap;
+};
+
+struct pycode {
+	uint64_t addr;		/* 0: empty slot */
+	char *name;
+	char *file;
+	int firstlineno;
+	uint8_t *table;
+	size_t table_len;
+	uint64_t code_start;	/* first byte of the bytecode */
+	uint64_t code_bytes;
+};
+
+struct pyreader {
+	struct target *t;
+	struct reader_opts opts;
+	struct pyvm_layout lay;
+	struct taskstat ts;
+	struct reader_stats stats;
+	uint64_t runtime;
+	uint64_t code_type, unicode_type, bytes_type;	/* 0 if unknown */
+	struct win win[WIN_NR];
+	unsigned int win_next;
+	struct win chunk;
+	int maps_refreshed;	/* this sample */
+	struct pycode *cache;
+	size_t cache_nr;
+	/* <= 3.10: offset of the kernel tid in glibc's struct pthread */
+	int64_t pthread_tid_off;
+	pid_t ns_pid;
+	char describe[160];
+	char strbuf[STR_MAX * 4 + 1];
+};
+
+static inline uint64_t get_u64(const unsigned char *b, uint32_t off)
+{
+	uint64_t v;
+
+	memcpy(&v, b + off, sizeof(v));
+	return v;
+}
+
+static inline int32_t get_i32(const unsigned char *b, uint32_t off)
+{
+	int32_t v;
+
+	memcpy(&v, b + off, sizeof(v));
+	return v;
+}
+
+/* Is [addr, addr+len) readable according to the maps we hold? */
+static int mapped(struct pyreader *pr, uint64_t addr, uint64_t len)
+{
+	if (procmaps_readable(&pr->t->maps, addr, len))
+		return 1;
+	/* The target may have mapped memory since: look again, once a sample. */
+	if (pr->maps_refreshed || target_refresh_maps(pr->t))
+		return 0;
+	pr->maps_refreshed = 1;
+	return procmaps_readable(&pr->t->maps, addr, len);
+}
+
+static int win_has(const struct win *w, uint64_t addr, size_t len)
+{
+	return w->len && addr >= w->addr && addr - w->addr <= w->len &&
+	       len <= w->len - (addr - w->addr);
+}
+
+/*
+ * Read len bytes at addr, from a window when possible, else by fetching a
+ * new window: the pages around addr, clipped to the mapping that holds it.
+ */
+static enum perr rd(struct pyreader *pr, uint64_t addr, void *out, size_t len)
+{
+	const struct procmap *m;
+	struct win *w;
+	uint64_t start, end;
+	enum perr err;
+
+	if (win_has(&pr->chunk, addr, len)) {
+		memcpy(out, pr->chunk.buf + (addr - pr->chunk.addr), len);
+		return PERR_OK;
+	}
+	for (int i = 0; i < WIN_NR; i++) {
+		if (win_has(&pr->win[i], addr, len)) {
+			memcpy(out, pr->win[i].buf + (addr - pr->win[i].addr), len);
+			return PERR_OK;
+		}
+	}
+	if (!len)
+		return PERR_OK;
+	if (!mapped(pr, addr, len))
+		return PERR_FAULT;
+	if (len > 2 * WIN_PAGE) {
+		return procmem_read(&pr->t->mem, addr, out, len);
+	}
+	m = procmaps_find(&pr->t->maps, addr);
+	start = addr & ~(uint64_t)(WIN_PAGE - 1);
+	if (start < m->start)
+		start = m->start;
+	end = start + 2 * WIN_PAGE;
+	if (end < addr + len)
+		end = addr + len;
+	/* clip to the readable run of maps holding addr */
+	while (end > start && !procmaps_readable(&pr->t->maps, start, end - start))
+		end -= WIN_PAGE;
+	if (end < addr + len)
+		end = addr + len;
+	w = &pr->win[pr->win_next++ % WIN_NR];
+	if (w->cap < end - start) {
+		w->cap = (size_t)(end - start);
+		w->buf = xrealloc(w->buf, w->cap);
+	}
+	w->len = 0;
+	err = procmem_read(&pr->t->mem, start, w->buf, (size_t)(end - start));
+	if (err)
+		return err;
+	w->addr = start;
+	w->len = (size_t)(end - start);
+	memcpy(out, w->buf + (addr - start), len);
+	return PERR_OK;
+}
+
+static enum perr rd_u64(struct pyreader *pr, uint64_t addr, uint64_t *v)
+{
+	return rd(pr, addr, v, sizeof(*v));
+}
+
+/* Forget every window: memory read in an earlier sample is stale. */
+static void windows_reset(struct pyreader *pr)
+{
+	for (int i = 0; i < WIN_NR; i++)
+		pr->win[i].len = 0;
+	pr->chunk.len = 0;
+	pr->maps_refreshed = 0;
+}
+
+/*
+ * A str object as UTF-8 in pr->strbuf.  Control characters become '?';
+ * lone surrogates and out-of-range code points fail the read: they mean
+ * we are not looking at a real identifier or path.
+ */
+static enum perr read_str(struct pyreader *pr, uint64_t addr, const char **out)
+{
+	const struct pyvm_layout *L = &pr->lay;
+	unsigned char hdr[128];
+	uint32_t state;
+	uint64_t len, data, nbytes;
+	unsigned int kind, compact, ascii;
+	unsigned char raw[STR_MAX * 4];
+	enum perr err;
+
+	if (!addr || (addr & 7))
+		return PERR_CORRUPT;
+	if ((err = rd(pr, addr, hdr, L->unicode.compact_size + 8)))
+		return err;
+	if (pr->unicode_type && get_u64(hdr, L->ob_type) != pr->unicode_type)
+		return PERR_CORRUPT;
+	len = get_u64(hdr, L->unicode.length);
+	memcpy(&state, hdr + L->unicode.state, sizeof(state));
+	kind = state >> 2 & 7;
+	compact = state >> 5 & 1;
+	ascii = state >> 6 & 1;
+	if (len > STR_MAX || (kind != 1 && kind != 2 && kind != 4) || (ascii && kind != 1))
+		return len > STR_MAX ? PERR_TOOBIG : PERR_CORRUPT;
+	if (compact)
+		data = addr + (ascii ? L->unicode.ascii_size : L->unicode.compact_size);
+	else
+		data = get_u64(hdr, L->unicode.compact_size);
+	nbytes = len * kind;
+	if ((err = rd(pr, data, raw, (size_t)nbytes)))
+		return err;
+	if (utf8_from_ucs(pr->strbuf, sizeof(pr->strbuf), raw, (size_t)len, kind, ascii) < 0)
+		return PERR_CORRUPT;
+	*out = pr->strbuf;
+	return PERR_OK;
+}
+
+/* A bytes object's contents, malloc'd, in *out. */
+static enum perr read_bytes(struct pyreader *pr, uint64_t addr, uint8_t **out, size_t *outlen)
+{
+	const struct pyvm_layout *L = &pr->lay;
+	unsigned char hdr[48];
+	uint64_t len;
+	enum perr err;
+
+	if (!addr || (addr & 7))
+		return PERR_CORRUPT;
+	if ((err = rd(pr, addr, hdr, L->bytes.ob_sval)))
+		return err;
+	if (pr->bytes_type && get_u64(hdr, L->ob_type) != pr->bytes_type)
+		return PERR_CORRUPT;
+	len = get_u64(hdr, L->bytes.ob_size);
+	if (len > TABLE_MAX)
+		return PERR_TOOBIG;
+	*out = xmalloc(len ? (size_t)len : 1);
+	*outlen = (size_t)len;
+	if ((err = rd(pr, addr + L->bytes.ob_sval, *out, (size_t)len))) {
+		FREE_AND_NULL(*out);
+		return err;
+	}
+	return PERR_OK;
+}
+
+static void code_release(struct pycode *c)
+{
+	free(c->name);
+	free(c->file);
+	free(c->table);
+	memset(c, 0, sizeof(*c));
+}
+
+static void cache_clear(struct pyreader *pr)
+{
+	for (size_t i = 0; i < CODE_CACHE; i++)
+		if (pr->cache[i].addr)
+			code_release(&pr->cache[i]);
+	pr->cache_nr = 0;
+}
+
+static size_t cache_slot(uint64_t addr)
+{
+	return (size_t)((addr >> 4) * 0x9E3779B97F4A7C15ull >> 52) & (CODE_CACHE - 1);
+}
+
+/* Read and decode the code object at addr; NULL if it does not hold together. */
+static struct pycode *code_get(struct pyreader *pr, uint64_t addr)
+{
+	const struct pyvm_layout *L = &pr->lay;
+	unsigned char hdr[512];
+	struct pycode c = { 0 }, *slot;
+	const char *s;
+	uint64_t name_ptr;
+	size_t i;
+
+	if (!addr || (addr & 7))
+		return NULL;
+	for (i = cache_slot(addr);; i = (i + 1) & (CODE_CACHE - 1)) {
+		if (pr->cache[i].addr == addr)
+			return &pr->cache[i];
+		if (!pr->cache[i].addr)
+			break;
+	}
+	pr->stats.cache_misses++;
+	if (L->code.size > sizeof(hdr) || rd(pr, addr, hdr, L->code.size))
+		return NULL;
+	if (pr->code_type && get_u64(hdr, L->ob_type) != pr->code_type)
+		return NULL;
+	c.addr = addr;
+	c.firstlineno = get_i32(hdr, L->code.firstlineno);
+	if (c.firstlineno < 0)
+		return NULL;
+	if (read_str(pr, get_u64(hdr, L->code.filename), &s))
+		return NULL;
+	c.file = xstrdup(s);
+	name_ptr = get_u64(hdr, L->code.qualname != PYVM_NONE ? L->code.qualname : L->code.name);
+	if (read_str(pr, name_ptr, &s))
+		goto bad;
+	c.name = xstrdup(s);
+	if (read_bytes(pr, get_u64(hdr, L->code.linetable), &c.table, &c.table_len))
+		goto bad;
+	if (L->frames == PYVM_FRAMEOBJ) {
+		/* co_code is a bytes object: only its length is needed */
+		uint64_t bytes = get_u64(hdr, L->code.code);
+		unsigned char bh[32];
+
+		if (rd(pr, bytes, bh, sizeof(bh)))
+			goto bad;
+		c.code_start = bytes + L->bytes.ob_sval;
+		c.code_bytes = get_u64(bh, L->bytes.ob_size);
+	} else {
+		/* PyVarObject: ob_size (at 16) counts 2-byte code units */
+		c.code_start = addr + L->code.code;
+		c.code_bytes = get_u64(hdr, 16) * 2;
+	}
+	if (c.code_bytes > (64u << 20))
+		goto bad;
+	if (pr->cache_nr >= CODE_CACHE * 3 / 4) {
+		cache_clear(pr);
+		i = cache_slot(addr);
+	}
+	slot = &pr->cache[i];
+	*slot = c;
+	pr->cache_nr++;
+	return slot;
+bad:
+	code_release(&c);
+	return NULL;
+}
+
+static int code_line(const struct pyreader *pr, const struct pycode *c, int64_t lasti,
+		     uint64_t instr)
+{
+	int line;
+
+	switch (pr->lay.lines) {
+	case PYVM_LNOTAB:
+		line = pyline_lnotab(c->table, c->table_len, c->firstlineno, lasti);
+		break;
+	case PYVM_LINETABLE:
+		line = pyline_linetable(c->table, c->table_len, c->firstlineno,
+					pr->lay.lasti_units ? lasti * 2 : lasti);
+		break;
+	default:
+		if (instr < c->code_start || instr - c->code_start >= c->code_bytes)
+			return c->firstlineno;	/* not started yet, or torn */
+		line = pyline_locations(c->table, c->table_len, c->firstlineno,
+					(int64_t)((instr - c->code_start) / 2));
+	}
+	return line < 0 ? c->firstlineno : line;
+}
+
+/*
+ * Make the thread's data stack chunk (3.11+) one window: its frames are
+ * contiguous there, so the whole walk usually costs this single read.
+ */
+static void chunk_load(struct pyreader *pr, const unsigned char *ts)
+{
+	const struct pyvm_layout *L = &pr->lay;
+	uint64_t chunk, top, start;
+	size_t len;
+
+	pr->chunk.len = 0;
+	if (L->tstate.datastack_chunk == PYVM_NONE)
+		return;
+	chunk = get_u64(ts, L->tstate.datastack_chunk);
+	top = get_u64(ts, L->tstate.datastack_chunk + 8);
+	if (!chunk || top <= chunk || top - chunk > (64u << 20))
+		return;
+	start = top - chunk > CHUNK_MAX ? top - CHUNK_MAX : chunk;
+	len = (size_t)(top - start);
+	if (!mapped(pr, start, len))
+		return;
+	if (pr->chunk.cap < len) {
+		pr->chunk.cap = len;
+		pr->chunk.buf = xrealloc(pr->chunk.buf, len);
+	}
+	if (procmem_read(&pr->t->mem, start, pr->chunk.buf, len))
+		return;
+	pr->chunk.addr = start;
+	pr->chunk.len = len;
+}
+
+/* Walk one thread's frames into st.  PERR_CORRUPT on a torn or bad chain. */
+static enum perr walk(struct pyreader *pr, const unsigned char *ts, struct stack *st)
+{
+	const struct pyvm_layout *L = &pr->lay;
+	unsigned char fr[512];
+	uint64_t frame, prev = 0;
+	unsigned int steps = 0;
+	size_t flen;
+	enum perr err;
+
+	st->depth = 0;
+	st->truncated = 0;
+	frame = get_u64(ts, L->tstate.frame);
+	if (L->frames == PYVM_CFRAME && frame) {
+		if ((err = rd_u64(pr, frame + L->tstate.cframe_current_frame, &frame)))
+			return err;
+	}
+	if (L->frames != PYVM_FRAMEOBJ)
+		chunk_load(pr, ts);
+	flen = L->frames == PYVM_FRAMEOBJ ? L->frame.lasti + 4 : L->frame.size;
+	if (flen > sizeof(fr))
+		return PERR_CORRUPT;
+	while (frame) {
+		uint64_t code, back, instr = 0;
+		int64_t lasti = -1;
+		struct pycode *c;
+
+		if (++steps > 2 * STACK_MAX_DEPTH || frame == prev || (frame & 7))
+			return PERR_CORRUPT;	/* a cycle, or not a frame */
+		if ((err = rd(pr, frame, fr, flen)))
+			return err;
+		code = get_u64(fr, L->frame.code);
+		if (L->stackref_tagged)
+			code &= ~(uint64_t)3;
+		back = get_u64(fr, L->frame.back);
+		prev = frame;
+		frame = back;
+		if (L->shim_owner != PYVM_NONE && fr[L->frame.owner] >= L->shim_owner)
+			continue;	/* entry frame of the C stack: not Python code */
+		if (L->frames == PYVM_FRAMEOBJ)
+			lasti = get_i32(fr, L->frame.lasti);
+		else
+			instr = get_u64(fr, L->frame.instr);
+		c = code_get(pr, code);
+		if (!c) {
+			pr->stats.bad_frames++;
+			return PERR_CORRUPT;
+		}
+		if (st->depth == STACK_MAX_DEPTH) {
+			st->truncated = 1;
+			continue;
+		}
+		st->frame[st->depth].name = c->name;
+		st->frame[st->depth].file = c->file;
+		st->frame[st->depth].line = code_line(pr, c, lasti, instr);
+		st->depth++;
+	}
+	return PERR_OK;
+}
+
+/*
+ * <= 3.10 records only the pthread_t.  glibc's struct pthread holds the
+ * kernel tid at a fixed offset: find it once, from a thread whose tid we
+ * know (the main thread's tid is the pid), and reuse it.
+ */
+static pid_t pthread_tid(struct pyreader *pr, uint64_t pthread)
+{
+	int32_t words[256];
+
+	if (!pthread || (pthread & 7))
+		return 0;
+	if (pr->pthread_tid_off < 0) {
+		if (rd(pr, pthread, words, sizeof(words)))
+			return 0;
+		for (size_t i = 0; i < ARRAY_SIZE(words); i++) {
+			if (words[i] == pr->ns_pid) {
+				pr->pthread_tid_off = (int64_t)(i * sizeof(int32_t));
+				return pr->ns_pid;
+			}
+		}
+		return 0;
+	} else {
+		int32_t tid;
+
+		if (rd(pr, pthread + (uint64_t)pr->pthread_tid_off, &tid, sizeof(tid)) || tid <= 0)
+			return 0;
+		return tid;
+	}
+}
+
+static pid_t ns_pid_of(pid_t pid)
+{
+	char path[64], line[256];
+	pid_t last = pid;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return pid;
+	while (fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, "NSpid:", 6)) {
+			char *p = line + 6, *end;
+
+			for (;;) {
+				long v = strtol(p, &end, 10);
+
+				if (end == p)
+					break;
+				last = (pid_t)v;
+				p = end;
+			}
+			break;
+		}
+	}
+	fclose(f);
+	return last;
+}
+
+enum perr pyreader_new(struct target *t, const struct reader_opts *opts,
+		       struct pyreader **out)
+{
+	const struct pyvm_layout *base = pyvm_find(t->minor);
+	struct pyreader *pr;
+	uint64_t size;
+	int tls;
+
+	if (!base)
+		return PERR_UNSUPPORTED;
+	pr = xcalloc(1, sizeof(*pr));
+	pr->t = t;
+	pr->opts = *opts;
+	pr->lay = *base;
+	pr->pthread_tid_off = -1;
+	pr->ns_pid = ns_pid_of(t->pid);
+	pr->cache = xcalloc(CODE_CACHE, sizeof(*pr->cache));
+	taskstat_init(&pr->ts, t->pid);
+	if (target_symbol(t, "_PyRuntime", &pr->runtime, &tls) &&
+	    target_section(t, ".PyRuntime", &pr->runtime, &size)) {
+		pyreader_free(pr);
+		return PERR_NOTFOUND;
+	}
+	if (target_symbol(t, "PyCode_Type", &pr->code_type, &tls))
+		pr->code_type = 0;
+	if (target_symbol(t, "PyUnicode_Type", &pr->unicode_type, &tls))
+		pr->unicode_type = 0;
+	if (target_symbol(t, "PyBytes_Type", &pr->bytes_type, &tls))
+		pr->bytes_type = 0;
+	snprintf(pr->describe, sizeof(pr->describe), "Python %s, shipped offsets for 3.%u",
+		 t->version, base->minor);
+
+	/* 3.13+: the target's own offsets win over the shipped table. */
+	if (t->minor >= 13) {
+		const struct pyvm_debug_layout *dl = pyvm_debug_find(t->minor);
+		unsigned char *img;
+		unsigned int mismatch = 0;
+
+		if (dl) {
+			img = xmalloc(dl->size);
+			if (!procmem_read(&t->mem, pr->runtime, img, dl->size) &&
+			    !pyvm_from_debug(&pr->lay, base, dl, img, dl->size, &mismatch))
+				snprintf(pr->describe, sizeof(pr->describe),
+					 "Python %s, offsets from the target's _Py_DebugOffsets "
+					 "(%u differ from the shipped table)", t->version, mismatch);
+			else
+				pr->lay = *base;
+			free(img);
+		}
+	}
+	*out = pr;
+	return PERR_OK;
+}
+
+void pyreader_free(struct pyreader *pr)
+{
+	if (!pr)
+		return;
+	cache_clear(pr);
+	free(pr->cache);
+	for (int i = 0; i < WIN_NR; i++)
+		free(pr->win[i].buf);
+	free(pr->chunk.buf);
+	taskstat_release(&pr->ts);
+	free(pr);
+}
+
+const struct reader_stats *pyreader_stats(const struct pyreader *pr)
+{
+	return &pr->stats;
+}
+
+const char *pyreader_describe(const struct pyreader *pr)
+{
+	return pr->describe;
+}
+
+/* Which tstate holds the GIL (0 if none or unknown). */
+static uint64_t gil_holder(struct pyreader *pr, const unsigned char *interp)
+{
+	const struct pyvm_layout *L = &pr->lay;
+	uint64_t gil, holder = 0;
+	int32_t locked = 0;
+
+	if (L->runtime.tstate_current != PYVM_NONE) {
+		if (rd_u64(pr, pr->runtime + L->runtime.tstate_current, &holder))
+			return 0;
+		return holder;
+	}
+	if (L->interp.ceval_gil == PYVM_NONE)
+		return 0;
+	gil = get_u64(interp, 0);
+	if (!gil || rd(pr, gil + L->gil.locked, &locked, sizeof(locked)) ||
+	    rd_u64(pr, gil + L->gil.last_holder, &holder))
+		return 0;
+	return locked ? holder : 0;
+}
+
+enum perr pyreader_sample(struct pyreader *pr, reader_cb cb, void *arg)
+{
+	const struct pyvm_layout *L = &pr->lay;
+	static struct stack st;		/* large: keep it off the stack */
+	unsigned char ts[4096];
+	uint64_t interp, head;
+	unsigned int ninterp = 0;
+	enum perr err;
+
+	pr->stats.samples++;
+	windows_reset(pr);
+	if (L->tstate.size > sizeof(ts))
+		return PERR_UNSUPPORTED;
+	err = rd_u64(pr, pr->runtime + L->runtime.interpreters_head, &interp);
+	if (err)
+		return perr_is_fatal(err) ? err : PERR_OK;
+	if (!interp)
+		return PERR_STARTUP;
+	for (; interp && ninterp < INTERP_MAX; ninterp++) {
+		unsigned char gilp[8] = { 0 };
+		uint64_t next, tstate, holder;
+		unsigned int nthreads = 0;
+
+		if ((err = rd_u64(pr, interp + L->interp.next, &next)) ||
+		    (err = rd_u64(pr, interp + L->interp.threads_head, &head)))
+			return perr_is_fatal(err) ? err : PERR_OK;
+		if (L->interp.ceval_gil != PYVM_NONE)
+			rd(pr, interp + L->interp.ceval_gil, gilp, sizeof(gilp));
+		holder = gil_holder(pr, gilp);
+		for (tstate = head; tstate && nthreads < THREAD_MAX; nthreads++) {
+			uint64_t tnext;
+			pid_t tid;
+			int tries;
+
+			if ((err = rd(pr, tstate, ts, L->tstate.size))) {
+				if (perr_is_fatal(err))
+					return err;
+				pr->stats.dropped++;
+				break;
+			}
+			if (get_u64(ts, L->tstate.interp) != interp) {
+				pr->stats.dropped++;	/* torn: the list changed under us */
+				break;
+			}
+			tnext = get_u64(ts, L->tstate.next);
+			memset(&st, 0, offsetof(struct stack, frame));
+			st.thread_id = get_u64(ts, L->tstate.thread_id);
+			if (L->tstate.native_thread_id != PYVM_NONE)
+				tid = (pid_t)get_u64(ts, L->tstate.native_thread_id);
+			else
+				tid = pthread_tid(pr, st.thread_id);
+			st.tid = taskstat_host_tid(&pr->ts, tid);
+			st.holds_gil = holder ? holder == tstate : -1;
+			if (st.tid > 0) {
+				char state = taskstat_state(&pr->ts, st.tid);
+
+				st.idle = state ? state != 'R' : -1;
+			} else {
+				st.idle = -1;
+			}
+			if ((pr->opts.gil_only && st.holds_gil != 1) ||
+			    (!pr->opts.idle && st.idle == 1)) {
+				tstate = tnext;
+				continue;
+			}
+			for (tries = 0; tries < 2; tries++) {
+				if (tries) {
+					/* read the thread state afresh: frames moved */
+					windows_reset(pr);
+					pr->stats.retries++;
+					if (rd(pr, tstate, ts, L->tstate.size) ||
+					    get_u64(ts, L->tstate.interp) != interp)
+						break;
+				}
+				err = walk(pr, ts, &st);
+				if (!err || perr_is_fatal(err))
+					break;
+			}
+			if (err && perr_is_fatal(err))
+				return err;
+			if (err || tries == 2) {
+				pr->stats.dropped++;
+			} else if (st.depth || pr->opts.idle) {
+				pr->stats.stacks++;
+				cb(arg, &st);
+			}
+			tstate = tnext;
+		}
+		interp = next;
+	}
+	return PERR_OK;
+}

@@ -1,0 +1,153 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef PYROSPY_PYVM_H
+#define PYROSPY_PYVM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * Where CPython keeps what a stack walk needs, for one layout (x86-64,
+ * default GIL build).  The numbers live in pyvm-structs/, one file per
+ * layout change; pyvm.c picks one by minor version.  From 3.13 on the
+ * target publishes its own offsets (_Py_DebugOffsets at the start of
+ * _PyRuntime) and pyvm_from_debug() overrides the shipped table with them.
+ *
+ *   _PyRuntime
+ *     .interpreters.head --> PyInterpreterState --next--> ...
+ *                              .threads.head --> PyThreadState --next--> ...
+ *                                                  .frame / .cframe / .current_frame
+ *                                                     |
+ *   frame (PyFrameObject <= 3.10, _PyInterpreterFrame 3.11+)  --back/previous--> ...
+ *     .code --> PyCodeObject { co_filename, co_name, co_qualname,
+ *                              co_firstlineno, co_linetable, code }
+ *
+ * An offset of PYVM_NONE means "this version has no such field".
+ */
+#define PYVM_NONE UINT32_MAX
+
+enum pyvm_frames {
+	PYVM_FRAMEOBJ,		/* 3.8-3.10: PyFrameObject chain, f_lasti */
+	PYVM_CFRAME,		/* 3.11-3.12: tstate->cframe->current_frame, prev_instr */
+	PYVM_IFRAME,		/* 3.13+: tstate->current_frame, instr_ptr */
+};
+
+enum pyvm_lines {
+	PYVM_LNOTAB,		/* 3.8-3.9: co_lnotab, byte offsets */
+	PYVM_LINETABLE,		/* 3.10: PEP 626 ranges, byte offsets */
+	PYVM_LOCATIONS,		/* 3.11+: location table, code units */
+};
+
+struct pyvm_layout {
+	unsigned int minor;		/* 3.minor */
+	enum pyvm_frames frames;
+	enum pyvm_lines lines;
+	int lasti_units;		/* f_lasti counts 2-byte units (3.10) */
+	int stackref_tagged;		/* 3.14+: mask low 2 bits of f_executable */
+	uint32_t shim_owner;		/* frames with owner >= this are shims; NONE: no shims */
+
+	struct {
+		uint32_t interpreters_head;
+		uint32_t tstate_current;	/* gilstate.tstate_current (<= 3.11) */
+		uint32_t gil_locked;		/* ceval.gil.locked (<= 3.11) */
+		uint32_t gil_last_holder;	/* ceval.gil.last_holder (<= 3.11) */
+	} runtime;
+	struct {
+		uint32_t next;
+		uint32_t threads_head;
+		uint32_t id;
+		uint32_t ceval_gil;		/* 3.12+: pointer to struct _gil_runtime_state */
+		uint32_t modules;		/* sys.modules dict */
+	} interp;
+	struct {
+		uint32_t locked;		/* offsets inside struct _gil_runtime_state */
+		uint32_t last_holder;
+	} gil;
+	struct {
+		uint32_t size;
+		uint32_t next;
+		uint32_t interp;
+		uint32_t frame;			/* frame, cframe or current_frame */
+		uint32_t cframe_current_frame;	/* inside _PyCFrame (3.11-3.12) */
+		uint32_t thread_id;		/* pthread_t */
+		uint32_t native_thread_id;	/* kernel tid, 3.11+ */
+		uint32_t datastack_chunk;	/* 3.11+ */
+		uint32_t status;		/* 3.13: _status bitfield, holds_gil bit 5 */
+	} tstate;
+	struct {
+		uint32_t size;
+		uint32_t back;			/* f_back / previous */
+		uint32_t code;			/* f_code / f_executable */
+		uint32_t lasti;			/* int f_lasti (<= 3.10) */
+		uint32_t instr;			/* prev_instr / instr_ptr (3.11+) */
+		uint32_t owner;			/* char owner (3.11+) */
+		uint32_t localsplus;
+	} frame;
+	struct {
+		uint32_t size;
+		uint32_t filename;
+		uint32_t name;
+		uint32_t qualname;		/* 3.11+ */
+		uint32_t firstlineno;
+		uint32_t linetable;		/* co_lnotab / co_linetable */
+		uint32_t code;			/* co_code bytes (<= 3.10) or co_code_adaptive */
+	} code;
+	struct {
+		uint32_t ascii_size;		/* sizeof(PyASCIIObject) */
+		uint32_t compact_size;		/* sizeof(PyCompactUnicodeObject) */
+		uint32_t length;
+		uint32_t state;
+	} unicode;
+	struct {
+		uint32_t ob_size;
+		uint32_t ob_sval;
+	} bytes;
+	uint32_t ob_type;
+};
+
+/*
+ * Where each field sits inside _Py_DebugOffsets (3.13+), for one layout of
+ * that struct.  The struct does not describe itself and changed between
+ * 3.13 and 3.14, so it is data like the rest.  The cookie is at 0, the
+ * version (PY_VERSION_HEX) at 8, free_threaded at 16.
+ */
+struct pyvm_debug_layout {
+	unsigned int minor;
+	uint32_t size;				/* bytes to read from _PyRuntime */
+	uint32_t runtime_size, runtime_interpreters_head;
+	uint32_t interp_size, interp_next, interp_threads_head, interp_id,
+		 interp_ceval_gil, interp_gil_locked, interp_gil_holder,
+		 interp_gil_runtime_state, interp_modules;
+	uint32_t tstate_size, tstate_next, tstate_interp, tstate_current_frame,
+		 tstate_thread_id, tstate_native_thread_id, tstate_datastack_chunk,
+		 tstate_status;
+	uint32_t frame_size, frame_previous, frame_executable, frame_instr_ptr,
+		 frame_localsplus, frame_owner;
+	uint32_t code_size, code_filename, code_name, code_qualname, code_linetable,
+		 code_firstlineno, code_adaptive;
+	uint32_t pyobject_size, pyobject_ob_type;
+	uint32_t unicode_size, unicode_state, unicode_length, unicode_ascii_size;
+	uint32_t bytes_size, bytes_ob_size, bytes_ob_sval;
+};
+
+#define PYVM_MIN_MINOR 8
+#define PYVM_MAX_MINOR 15
+
+/* The shipped layout for 3.minor, or NULL if unsupported. */
+const struct pyvm_layout *pyvm_find(unsigned int minor);
+
+/* The _Py_DebugOffsets layout for 3.minor (13+), or NULL. */
+const struct pyvm_debug_layout *pyvm_debug_find(unsigned int minor);
+
+/*
+ * Fill *out from a _Py_DebugOffsets image (buf, len bytes, as read from
+ * the target) described by dl, starting from the shipped layout `base'
+ * for what the table does not carry.  Every offset is checked against the
+ * size its own group declares; returns 0 on success, -1 if the image is
+ * inconsistent (then *out is unspecified).  *mismatch counts the fields
+ * where the target disagreed with the shipped table.
+ */
+int pyvm_from_debug(struct pyvm_layout *out, const struct pyvm_layout *base,
+		    const struct pyvm_debug_layout *dl, const void *buf, size_t len,
+		    unsigned int *mismatch);
+
+#endif

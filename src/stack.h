@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef PYROSPY_STACK_H
+#define PYROSPY_STACK_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+/*
+ * One thread's stack in one sample: what a reader hands the aggregator.
+ * Frames are leaf first (index 0 is the executing function), as a walk
+ * finds them.  Strings are borrowed from the reader's caches and stay valid
+ * until the next sample; the aggregator copies what it keeps.
+ */
+struct stack_frame {
+	const char *name;	/* "Shop.checkout", "<module>" */
+	const char *file;	/* as the interpreter reports it */
+	int line;		/* 0 when unknown */
+};
+
+#define STACK_MAX_DEPTH 4096	/* deeper stacks are cut, marked truncated */
+
+struct stack {
+	pid_t tid;		/* kernel thread id, 0 if unknown */
+	uint64_t thread_id;	/* interpreter's id (pthread_t, Ruby VALUE) */
+	const char *thread_name;	/* NULL if none */
+	int holds_gil;		/* -1 unknown */
+	int idle;		/* -1 unknown */
+	int truncated;		/* frames beyond STACK_MAX_DEPTH dropped */
+	unsigned int depth;
+	struct stack_frame frame[STACK_MAX_DEPTH];
+};
+
+#endif

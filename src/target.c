@@ -1,0 +1,460 @@
+/* SPDX-License-Identifier: MIT */
+#include "config.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "target.h"
+#include "xalloc.h"
+
+/* Interpreter versions pyrospy can read (see man/pyrospy.1). */
+#define PY_MIN_MINOR 8
+#define PY_MAX_MINOR 15
+
+const char *target_lang_name(enum target_lang lang)
+{
+	switch (lang) {
+	case TARGET_PYTHON:
+		return "Python";
+	case TARGET_RUBY:
+		return "Ruby";
+	default:
+		return "unknown";
+	}
+}
+
+static const char *base_name(const char *path)
+{
+	const char *s = strrchr(path, '/');
+
+	return s ? s + 1 : path;
+}
+
+static int starts_with(const char *s, const char *prefix)
+{
+	return !strncmp(s, prefix, strlen(prefix));
+}
+
+static void object_release(struct target_object *o)
+{
+	if (o->open)
+		elfsym_close(&o->elf);
+	FREE_AND_NULL(o->path);
+	FREE_AND_NULL(o->open_path);
+	o->open = 0;
+}
+
+/*
+ * Does the file at fd match what the map says it is?  Paths in
+ * /proc/PID/maps are resolved against our root when the file is reachable
+ * from it (a chroot: a host path) and against the target's root otherwise
+ * (another mount namespace), so both candidates are tried and the inode
+ * tells which one is really the mapped file.
+ */
+static int same_file(const char *path, const struct procmap *m)
+{
+	struct stat st;
+
+	if (stat(path, &st) < 0 || !S_ISREG(st.st_mode))
+		return 0;
+	return (uint64_t)st.st_ino == m->inode &&
+	       major(st.st_dev) == m->dev_major && minor(st.st_dev) == m->dev_minor;
+}
+
+static enum perr object_open(struct target *t, struct target_object *o,
+			     const struct procmap *m, const char *forced)
+{
+	char buf[PATH_MAX + 64];
+	const char *cand[2];
+	int ncand = 0, pick = -1;
+	enum perr err = PERR_NOTFOUND;
+
+	o->path = xstrdup(m->path);
+	if (forced) {
+		cand[ncand++] = forced;
+	} else {
+		snprintf(buf, sizeof(buf), "/proc/%d/root%s", (int)t->pid, m->path);
+		cand[ncand++] = buf;
+		cand[ncand++] = m->path;
+	}
+	for (int i = 0; i < ncand && pick < 0; i++)
+		if (forced || same_file(cand[i], m))
+			pick = i;
+	/* Inode numbers may not match on some overlay filesystems. */
+	for (int i = 0; i < ncand && pick < 0; i++)
+		if (access(cand[i], R_OK) == 0)
+			pick = i;
+	if (pick < 0)
+		return PERR_NOTFOUND;
+	err = elfsym_open(&o->elf, cand[pick]);
+	if (err)
+		return err;
+	o->open = 1;
+	o->open_path = xstrdup(cand[pick]);
+	if (m->start < o->elf.base_vaddr)
+		return PERR_CORRUPT;
+	o->bias = m->start - o->elf.base_vaddr;
+	return PERR_OK;
+}
+
+static void read_comm(struct target *t)
+{
+	char path[64];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)t->pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	n = read(fd, t->comm, sizeof(t->comm) - 1);
+	close(fd);
+	if (n <= 0)
+		return;
+	t->comm[n] = '\0';
+	t->comm[strcspn(t->comm, "\n")] = '\0';
+}
+
+static char *read_exe(pid_t pid)
+{
+	char path[64], buf[PATH_MAX];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
+	n = readlink(path, buf, sizeof(buf) - 1);
+	if (n <= 0)
+		return NULL;
+	buf[n] = '\0';
+	if (n > 10 && !strcmp(buf + n - 10, " (deleted)"))
+		buf[n - 10] = '\0';
+	return xstrdup(buf);
+}
+
+static int parse_version(const char *s, unsigned int *maj, unsigned int *min, unsigned int *pat)
+{
+	unsigned long v[3] = { 0, 0, 0 };
+	int i = 0;
+
+	while (i < 3) {
+		char *end;
+
+		if (*s < '0' || *s > '9')
+			break;
+		errno = 0;
+		v[i] = strtoul(s, &end, 10);
+		if (errno || v[i] > 255)
+			return 0;
+		i++;
+		s = end;
+		if (*s != '.')
+			break;
+		s++;
+	}
+	if (i < 2)
+		return 0;
+	*maj = (unsigned int)v[0];
+	*min = (unsigned int)v[1];
+	*pat = (unsigned int)v[2];
+	return 1;
+}
+
+/* The interpreter's object: the library if it defines sym, else the exe. */
+static struct target_object *find_defining(struct target *t, const char *sym)
+{
+	struct elfsym_sym s;
+
+	if (t->lib.open && !elfsym_lookup(&t->lib.elf, sym, &s))
+		return &t->lib;
+	if (t->exe.open && !elfsym_lookup(&t->exe.elf, sym, &s))
+		return &t->exe;
+	return NULL;
+}
+
+static enum perr detect_python(struct target *t)
+{
+	struct target_object *o;
+	struct elfsym_sym s;
+	unsigned char hdr[24];
+	uint64_t addr = 0, size;
+	const char *name;
+
+	o = find_defining(t, "_PyRuntime");
+	if (o) {
+		elfsym_lookup(&o->elf, "_PyRuntime", &s);
+		addr = s.value + o->bias;
+	} else {
+		o = t->lib.open ? &t->lib : &t->exe;
+		if (!o->open || elfsym_section(&o->elf, ".PyRuntime", &addr, &size))
+			return PERR_NOTINTERP;
+		addr += o->bias;
+	}
+	t->interp = o;
+	t->lang = TARGET_PYTHON;
+
+	/* 3.13+: the runtime describes itself, cookie first. */
+	if (!procmem_read(&t->mem, addr, hdr, sizeof(hdr)) &&
+	    !memcmp(hdr, "xdebugpy", 8)) {
+		uint64_t hex;
+
+		memcpy(&hex, hdr + 8, sizeof(hex));
+		t->major = (unsigned int)(hex >> 24 & 0xff);
+		t->minor = (unsigned int)(hex >> 16 & 0xff);
+		t->patch = (unsigned int)(hex >> 8 & 0xff);
+		goto found;
+	}
+	/* 3.11+: Py_Version is PY_VERSION_HEX in read-only data. */
+	if (!elfsym_lookup(&o->elf, "Py_Version", &s)) {
+		uint32_t hex;
+
+		if (!elfsym_read(&o->elf, s.value, &hex, sizeof(hex)) && hex >> 24 == 3) {
+			t->major = hex >> 24 & 0xff;
+			t->minor = hex >> 16 & 0xff;
+			t->patch = hex >> 8 & 0xff;
+			goto found;
+		}
+	}
+	/* Older: the library or executable name, python3.X / libpython3.X. */
+	name = base_name(o->path);
+	if (starts_with(name, "libpython"))
+		name += strlen("libpython");
+	else if (starts_with(name, "python"))
+		name += strlen("python");
+	else
+		name = "";
+	if (!parse_version(name, &t->major, &t->minor, &t->patch))
+		return PERR_UNSUPPORTED;	/* a Python of unknown version */
+	snprintf(t->version, sizeof(t->version), "%u.%u", t->major, t->minor);
+	goto check;
+found:
+	snprintf(t->version, sizeof(t->version), "%u.%u.%u", t->major, t->minor, t->patch);
+check:
+	if (t->major != 3 || t->minor < PY_MIN_MINOR || t->minor > PY_MAX_MINOR)
+		return PERR_UNSUPPORTED;
+	return PERR_OK;
+}
+
+static enum perr detect_ruby(struct target *t)
+{
+	struct target_object *o = find_defining(t, "ruby_version");
+	struct elfsym_sym s;
+	char buf[32];
+
+	if (!o)
+		return PERR_NOTINTERP;
+	t->interp = o;
+	t->lang = TARGET_RUBY;
+	elfsym_lookup(&o->elf, "ruby_version", &s);
+	memset(buf, 0, sizeof(buf));
+	if (elfsym_read(&o->elf, s.value, buf, sizeof(buf) - 1) ||
+	    !parse_version(buf, &t->major, &t->minor, &t->patch))
+		return PERR_UNSUPPORTED;
+	snprintf(t->version, sizeof(t->version), "%u.%u.%u", t->major, t->minor, t->patch);
+	/* 2.7 to 4.0 */
+	if (t->major * 100 + t->minor < 207 || t->major * 100 + t->minor > 400)
+		return PERR_UNSUPPORTED;
+	return PERR_OK;
+}
+
+enum perr target_open(struct target *t, pid_t pid)
+{
+	const struct procmap *m;
+	char path[64];
+	struct stat st;
+	enum perr err;
+
+	memset(t, 0, sizeof(*t));
+	t->pid = pid;
+	procmem_init(&t->mem, pid);
+	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
+	if (pid <= 0 || stat(path, &st) < 0)
+		return PERR_NOPROC;
+	read_comm(t);
+	err = procmaps_read(&t->maps, pid);
+	if (err)
+		return err;
+	t->exe_path = read_exe(pid);
+	if (!t->exe_path)
+		return errno == ENOENT ? PERR_EXITED : perr_from_errno(errno);
+
+	/* A zero-length remote read tells us whether memory is readable at all. */
+	m = procmaps_object(&t->maps, t->exe_path);
+	if (m) {
+		snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
+		err = object_open(t, &t->exe, m, path);
+		if (err && err != PERR_NOTFOUND && err != PERR_CORRUPT)
+			return err;
+		if (err)
+			object_release(&t->exe);
+	}
+	for (size_t i = 0; i < t->maps.nr; i++) {
+		const char *name;
+
+		m = &t->maps.map[i];
+		if (!m->path || m->offset != 0)
+			continue;
+		name = base_name(m->path);
+		if (!starts_with(name, "libpython") && !starts_with(name, "libruby"))
+			continue;
+		if (object_open(t, &t->lib, m, NULL)) {
+			object_release(&t->lib);
+			continue;
+		}
+		break;
+	}
+	/* Probe readability once, so permission problems surface here. */
+	{
+		uint64_t word;
+
+		m = t->maps.nr ? &t->maps.map[0] : NULL;
+		if (m && (err = procmem_read(&t->mem, m->start, &word, sizeof(word))) &&
+		    (err == PERR_PERM || err == PERR_EXITED))
+			return err;
+	}
+	err = detect_python(t);
+	if (err == PERR_NOTINTERP)
+		err = detect_ruby(t);
+	if (err == PERR_NOTINTERP)
+		t->lang = TARGET_UNKNOWN;
+	return err;
+}
+
+void target_close(struct target *t)
+{
+	object_release(&t->exe);
+	object_release(&t->lib);
+	procmaps_release(&t->maps);
+	FREE_AND_NULL(t->exe_path);
+	t->interp = NULL;
+}
+
+enum perr target_refresh_maps(struct target *t)
+{
+	struct procmaps fresh;
+	enum perr err = procmaps_read(&fresh, t->pid);
+
+	if (err)
+		return err;
+	procmaps_release(&t->maps);
+	t->maps = fresh;
+	return PERR_OK;
+}
+
+enum perr target_symbol(struct target *t, const char *name, uint64_t *addr, int *tls)
+{
+	struct target_object *objs[2] = { &t->lib, &t->exe };
+
+	for (int i = 0; i < 2; i++) {
+		struct elfsym_sym s;
+
+		if (!objs[i]->open || elfsym_lookup(&objs[i]->elf, name, &s))
+			continue;
+		if (tls)
+			*tls = s.type == ELFSYM_TLS;
+		*addr = s.type == ELFSYM_TLS ? s.value : s.value + objs[i]->bias;
+		return PERR_OK;
+	}
+	return PERR_NOTFOUND;
+}
+
+enum perr target_section(struct target *t, const char *name, uint64_t *addr, uint64_t *size)
+{
+	if (!t->interp || elfsym_section(&t->interp->elf, name, addr, size))
+		return PERR_NOTFOUND;
+	*addr += t->interp->bias;
+	return PERR_OK;
+}
+
+static int status_field(pid_t pid, const char *key, char *out, size_t outlen)
+{
+	char path[64], line[512];
+	size_t klen = strlen(key);
+	FILE *f;
+	int found = 0;
+
+	if (pid)
+		snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	else
+		snprintf(path, sizeof(path), "/proc/self/status");
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, key, klen) && line[klen] == ':') {
+			const char *v = line + klen + 1;
+
+			while (*v == ' ' || *v == '\t')
+				v++;
+			snprintf(out, outlen, "%s", v);
+			out[strcspn(out, "\n")] = '\0';
+			found = 1;
+			break;
+		}
+	}
+	fclose(f);
+	return found;
+}
+
+enum target_perm_cause target_perm_cause(pid_t pid)
+{
+	char buf[128];
+	unsigned long ruid, euid;
+	unsigned long long cap;
+	int scope = 0;
+	FILE *f;
+
+	/* Uid: real effective saved fs */
+	if (status_field(pid, "Uid", buf, sizeof(buf)) &&
+	    sscanf(buf, "%lu %lu", &ruid, &euid) == 2 && geteuid() != 0 &&
+	    euid != geteuid())
+		return TARGET_PERM_OTHER_USER;
+	if (status_field(0, "CapEff", buf, sizeof(buf)) &&
+	    sscanf(buf, "%llx", &cap) == 1 && geteuid() == 0 && !(cap & (1ull << 19)))
+		return TARGET_PERM_NOCAP;
+	f = fopen("/proc/sys/kernel/yama/ptrace_scope", "re");
+	if (f) {
+		if (fscanf(f, "%d", &scope) != 1)
+			scope = 0;
+		fclose(f);
+	}
+	if (scope >= 1)
+		return TARGET_PERM_YAMA;
+	if (geteuid() != 0)
+		return TARGET_PERM_OTHER_USER;
+	return TARGET_PERM_UNKNOWN;
+}
+
+int target_tasks(pid_t pid, pid_t **tids)
+{
+	char path[64];
+	struct dirent *de;
+	size_t n = 0, alloc = 16;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	d = opendir(path);
+	if (!d)
+		return -1;
+	*tids = xmalloc(alloc * sizeof(**tids));
+	while ((de = readdir(d))) {
+		char *end;
+		long v = strtol(de->d_name, &end, 10);
+
+		if (*end || v <= 0 || v > INT_MAX)
+			continue;
+		if (n == alloc) {
+			alloc *= 2;
+			*tids = xreallocarray(*tids, alloc, sizeof(**tids));
+		}
+		(*tids)[n++] = (pid_t)v;
+	}
+	closedir(d);
+	return (int)n;
+}

@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef PYROSPY_TARGET_H
+#define PYROSPY_TARGET_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "elfsym.h"
+#include "perr.h"
+#include "procmaps.h"
+#include "procmem.h"
+
+enum target_lang {
+	TARGET_UNKNOWN,
+	TARGET_PYTHON,
+	TARGET_RUBY,
+};
+
+/*
+ * One ELF object mapped in the target (the executable or an interpreter
+ * library).  `path' is as /proc/PID/maps shows it; `open_path' is the
+ * file we actually opened, reached through /proc/PID/root or /proc/PID/exe
+ * so that targets in a chroot or another mount namespace work.
+ */
+struct target_object {
+	char *path;
+	char *open_path;
+	uint64_t bias;		/* runtime address = link-time vaddr + bias */
+	struct elfsym elf;
+	int open;
+};
+
+/*
+ * A process being profiled: what it is, where its interpreter lives, and
+ * a handle for reading its memory.  Filled by target_open(); everything is
+ * owned by the struct and freed by target_close().
+ */
+struct target {
+	pid_t pid;
+	enum target_lang lang;
+	unsigned int major, minor, patch;
+	char version[32];	/* as the interpreter spells it: "3.11.2", "3.4.1" */
+	char comm[64];		/* /proc/PID/comm, for messages */
+	char *exe_path;		/* readlink /proc/PID/exe */
+	struct procmaps maps;
+	struct procmem mem;
+	struct target_object exe;
+	struct target_object lib;	/* libpython / libruby, if mapped */
+	struct target_object *interp;	/* the object holding the runtime (exe or lib) */
+};
+
+/*
+ * Open process pid: read its maps, find the interpreter, its version and
+ * the object that holds its runtime.  Never executes anything of the
+ * target's and never stops it.
+ *
+ * Errors: PERR_NOPROC (no such pid), PERR_EXITED (gone or a zombie),
+ * PERR_PERM (maps or memory unreadable: see target_perm_cause()),
+ * PERR_NOTINTERP (t->comm and t->exe_path say what it is instead),
+ * PERR_UNSUPPORTED (t->lang and t->version say which interpreter).
+ * On error t is still safe to pass to target_close().
+ */
+enum perr target_open(struct target *t, pid_t pid);
+void target_close(struct target *t);
+
+/* Re-read /proc/PID/maps (after the target mapped or unmapped memory). */
+enum perr target_refresh_maps(struct target *t);
+
+/*
+ * Runtime address of a symbol of the interpreter object (the library
+ * first, then the executable).  PERR_NOTFOUND if neither defines it.  A
+ * TLS symbol yields its offset in the TLS block, with *tls set.
+ */
+enum perr target_symbol(struct target *t, const char *name, uint64_t *addr, int *tls);
+
+/* Runtime address and size of a named section of the interpreter object. */
+enum perr target_section(struct target *t, const char *name, uint64_t *addr, uint64_t *size);
+
+/* Why reading pid was refused, for the hint the CLI prints. */
+enum target_perm_cause {
+	TARGET_PERM_UNKNOWN,
+	TARGET_PERM_OTHER_USER,	/* the target runs as another user and we are not root */
+	TARGET_PERM_YAMA,	/* kernel.yama.ptrace_scope forbids it */
+	TARGET_PERM_NOCAP,	/* root without CAP_SYS_PTRACE: a container default */
+};
+enum target_perm_cause target_perm_cause(pid_t pid);
+
+/* "Python" / "Ruby" / "unknown" */
+const char *target_lang_name(enum target_lang lang);
+
+/*
+ * Kernel thread ids of the process (/proc/PID/task), in *tids (caller
+ * frees).  Returns the count, or -1 with errno set.
+ */
+int target_tasks(pid_t pid, pid_t **tids);
+
+#endif

@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: MIT */
+#include "config.h"
+
+#include <stdint.h>
+#include <string.h>
+
+#include "utf8.h"
+
+int utf8_from_ucs(char *out, size_t cap, const void *data, size_t len, unsigned int kind,
+		  int ascii)
+{
+	const unsigned char *p = data;
+	size_t o = 0;
+
+	for (size_t i = 0; i < len; i++) {
+		uint32_t c;
+
+		switch (kind) {
+		case 1:
+			c = p[i];
+			break;
+		case 2:
+			c = (uint32_t)p[2 * i] | (uint32_t)p[2 * i + 1] << 8;
+			break;
+		case 4:
+			memcpy(&c, p + 4 * i, 4);
+			break;
+		default:
+			return -1;
+		}
+		if ((ascii && c > 0x7f) || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff))
+			return -1;
+		if (c < 0x20 || c == 0x7f)
+			c = '?';
+		if (cap - o < 5)
+			return -1;
+		if (c < 0x80) {
+			out[o++] = (char)c;
+		} else if (c < 0x800) {
+			out[o++] = (char)(0xc0 | c >> 6);
+			out[o++] = (char)(0x80 | (c & 0x3f));
+		} else if (c < 0x10000) {
+			out[o++] = (char)(0xe0 | c >> 12);
+			out[o++] = (char)(0x80 | (c >> 6 & 0x3f));
+			out[o++] = (char)(0x80 | (c & 0x3f));
+		} else {
+			out[o++] = (char)(0xf0 | c >> 18);
+			out[o++] = (char)(0x80 | (c >> 12 & 0x3f));
+			out[o++] = (char)(0x80 | (c >> 6 & 0x3f));
+			out[o++] = (char)(0x80 | (c & 0x3f));
+		}
+	}
+	if (o >= cap)
+		return -1;
+	out[o] = '\0';
+	return (int)o;
+}
+
+int utf8_valid(const char *s, size_t n)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t i = 0;
+
+	while (i < n) {
+		unsigned char c = p[i];
+		uint32_t cp;
+		size_t k;
+
+		if (c < 0x80) {
+			i++;
+			continue;
+		} else if ((c & 0xe0) == 0xc0) {
+			k = 1;
+			cp = c & 0x1f;
+		} else if ((c & 0xf0) == 0xe0) {
+			k = 2;
+			cp = c & 0x0f;
+		} else if ((c & 0xf8) == 0xf0) {
+			k = 3;
+			cp = c & 0x07;
+		} else {
+			return 0;
+		}
+		if (n - i <= k)
+			return 0;
+		for (size_t j = 1; j <= k; j++) {
+			if ((p[i + j] & 0xc0) != 0x80)
+				return 0;
+			cp = cp << 6 | (p[i + j] & 0x3f);
+		}
+		if ((k == 1 && cp < 0x80) || (k == 2 && cp < 0x800) || (k == 3 && cp < 0x10000) ||
+		    cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+			return 0;
+		i += k + 1;
+	}
+	return 1;
+}

@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef PYROSPY_UTF8_H
+#define PYROSPY_UTF8_H
+
+#include <stddef.h>
+
+/*
+ * Encode len code points stored `kind' bytes each (1 Latin-1, 2 UCS-2,
+ * 4 UCS-4, little endian: CPython's PEP 393 layouts) as NUL-terminated
+ * UTF-8 in out (cap bytes, at least 4*len+1 to be sure it fits).  ascii
+ * says the data claims to be 7-bit.  Control characters become '?'.
+ * Returns the bytes written, or -1 for data no real string holds
+ * (surrogates, values past U+10FFFF, 8-bit bytes claimed ASCII) or when
+ * out is too small.
+ */
+int utf8_from_ucs(char *out, size_t cap, const void *data, size_t len, unsigned int kind,
+		  int ascii);
+
+/* Is s (n bytes) well-formed UTF-8?  (no overlongs, no surrogates) */
+int utf8_valid(const char *s, size_t n);
+
+#endif

@@ -1,0 +1,206 @@
+/* SPDX-License-Identifier: MIT */
+#include "config.h"
+
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "helpers.h"
+#include "target.h"
+
+const struct interp test_pythons[] = {
+	{ "bullseye", "python3.9", TARGET_PYTHON, 3, 9 },
+	{ NULL, "python3.11", TARGET_PYTHON, 3, 11 },
+	{ "trixie", "python3.13", TARGET_PYTHON, 3, 13 },
+	{ "sid", "python3.14", TARGET_PYTHON, 3, 14 },
+	{ "sid", "python3.15", TARGET_PYTHON, 3, 15 },
+};
+const size_t test_npythons = sizeof(test_pythons) / sizeof(test_pythons[0]);
+
+const struct interp test_rubies[] = {
+	{ "bullseye", "ruby2.7", TARGET_RUBY, 2, 7 },
+	{ NULL, "ruby3.1", TARGET_RUBY, 3, 1 },
+	{ "trixie", "ruby3.3", TARGET_RUBY, 3, 3 },
+	{ "sid", "ruby3.4", TARGET_RUBY, 3, 4 },
+};
+const size_t test_nrubies = sizeof(test_rubies) / sizeof(test_rubies[0]);
+
+const char *test_chroots(void)
+{
+	const char *d = getenv("PYROSPY_CHROOTS");
+
+	return d && *d ? d : "/var/cache/pyrospy/chroots";
+}
+
+const char *test_target_path(const char *name)
+{
+	static char buf[4][1024];
+	static int n;
+	char *b = buf[n++ % 4];
+
+	snprintf(b, 1024, "%s/tests/targets/%s", SRCDIR, name);
+	return b;
+}
+
+/* Copy a target script into the chroot's /tmp so the interpreter can open it. */
+const char *test_target_for(const struct interp *in, const char *name)
+{
+	static char buf[4][1024];
+	static int n;
+	char *b = buf[n++ % 4], dst[1024], cmd[3072];
+
+	if (!in->root)
+		return test_target_path(name);
+	snprintf(dst, sizeof(dst), "%s/%s/tmp/%s", test_chroots(), in->root, name);
+	snprintf(cmd, sizeof(cmd), "cp '%s' '%s'", test_target_path(name), dst);
+	cr_assert_eq(system(cmd), 0, "cannot copy %s into chroot %s", name, in->root);
+	snprintf(b, 1024, "/tmp/%s", name);
+	return b;
+}
+
+pid_t test_start(const struct interp *in, const char *const *args, char *ready, size_t cap)
+{
+	char root[1024];
+	const char *argv[32];
+	int fds[2], n = 0;
+	pid_t pid;
+	FILE *f;
+
+	if (in->root) {
+		struct stat st;
+
+		snprintf(root, sizeof(root), "%s/%s", test_chroots(), in->root);
+		cr_assert(stat(root, &st) == 0,
+			  "chroot %s missing: run scripts/provision-chroots", root);
+		argv[n++] = "chroot";
+		argv[n++] = root;
+	}
+	argv[n++] = in->bin;
+	for (int i = 0; args[i] && n < 31; i++)
+		argv[n++] = args[i];
+	argv[n] = NULL;
+	cr_assert(pipe(fds) == 0);
+	pid = fork();
+	cr_assert(pid >= 0);
+	if (pid == 0) {
+		dup2(fds[1], 1);
+		close(fds[0]);
+		close(fds[1]);
+		/* chroot(8) execs the interpreter: the pid stays the same */
+		execvp(argv[0], (char *const *)argv);
+		_exit(127);
+	}
+	close(fds[1]);
+	f = fdopen(fds[0], "r");
+	cr_assert(f);
+	if (!fgets(ready, (int)cap, f)) {
+		int status;
+
+		waitpid(pid, &status, 0);
+		cr_assert_fail("%s did not start (status %d)", in->bin, status);
+	}
+	ready[strcspn(ready, "\n")] = '\0';
+	/* keep the pipe open in a leaked FILE: closing it would SIGPIPE the target */
+	return pid;
+}
+
+void test_stop(pid_t pid)
+{
+	int status;
+
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+}
+
+static char *slurp_fd(int fd)
+{
+	size_t len = 0, cap = 4096;
+	char *buf = malloc(cap);
+	ssize_t n;
+
+	while ((n = read(fd, buf + len, cap - len - 1)) > 0 || (n < 0 && errno == EINTR)) {
+		if (n < 0)
+			continue;
+		len += (size_t)n;
+		if (cap - len < 2) {
+			cap *= 2;
+			buf = realloc(buf, cap);
+		}
+	}
+	buf[len] = '\0';
+	return buf;
+}
+
+int test_pyrospy(const char *const *args, char **out, char **err)
+{
+	const char *bin = getenv("PYROSPY");
+	char path[1024], errpath[] = "/tmp/pyrospy-test-err-XXXXXX";
+	const char *argv[64];
+	int fds[2], efd, status, n = 0;
+	pid_t pid;
+
+	if (!bin) {
+		snprintf(path, sizeof(path), "%s/pyrospy", BUILDDIR);
+		bin = path;
+	}
+	argv[n++] = bin;
+	for (int i = 0; args[i] && n < 63; i++)
+		argv[n++] = args[i];
+	argv[n] = NULL;
+	efd = mkstemp(errpath);
+	cr_assert(efd >= 0);
+	unlink(errpath);
+	cr_assert(pipe(fds) == 0);
+	pid = fork();
+	cr_assert(pid >= 0);
+	if (pid == 0) {
+		dup2(fds[1], 1);
+		dup2(efd, 2);
+		close(fds[0]);
+		close(fds[1]);
+		execv(bin, (char *const *)argv);
+		_exit(127);
+	}
+	close(fds[1]);
+	*out = slurp_fd(fds[0]);
+	close(fds[0]);
+	waitpid(pid, &status, 0);
+	lseek(efd, 0, SEEK_SET);
+	*err = slurp_fd(efd);
+	close(efd);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+unsigned long test_folded_count(const char *folded, const char *needle)
+{
+	unsigned long total = 0;
+	const char *line = folded;
+
+	while (*line) {
+		const char *nl = strchr(line, '\n');
+		size_t len = nl ? (size_t)(nl - line) : strlen(line);
+		const char *sp = NULL;
+
+		for (size_t i = len; i-- > 0;)
+			if (line[i] == ' ') {
+				sp = line + i;
+				break;
+			}
+		if (sp) {
+			char *stack = strndup(line, (size_t)(sp - line));
+
+			if (strstr(stack, needle))
+				total += strtoul(sp + 1, NULL, 10);
+			free(stack);
+		}
+		line = nl ? nl + 1 : line + len;
+	}
+	return total;
+}

@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef PYROSPY_TEST_HELPERS_H
+#define PYROSPY_TEST_HELPERS_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+/*
+ * An interpreter of the test matrix: which chroot (NULL: the host) and
+ * which binary inside it.  The chroots are built by
+ * scripts/provision-chroots; a missing one fails the test, never skips.
+ */
+struct interp {
+	const char *root;	/* chroot name, NULL for the host */
+	const char *bin;	/* "python3.13", "ruby3.3" */
+	int lang;		/* TARGET_PYTHON / TARGET_RUBY */
+	unsigned int major, minor;
+};
+
+extern const struct interp test_pythons[];
+extern const size_t test_npythons;
+extern const struct interp test_rubies[];
+extern const size_t test_nrubies;
+
+/* Directory of the chroots ($PYROSPY_CHROOTS or the provisioning default). */
+const char *test_chroots(void);
+
+/*
+ * Start `bin args...' (in its chroot if any) with stdout on a pipe, and
+ * wait until it prints a first line (the target's "ready"), copied to
+ * ready (cap bytes).  Returns the pid; the test must call test_stop().
+ */
+pid_t test_start(const struct interp *in, const char *const *args, char *ready, size_t cap);
+void test_stop(pid_t pid);
+
+/*
+ * Run the pyrospy binary with args, capturing stdout and stderr into
+ * malloc'd strings (caller frees).  Returns the exit status, or 128+signal.
+ */
+int test_pyrospy(const char *const *args, char **out, char **err);
+
+/* Path of a file under tests/targets. */
+const char *test_target_path(const char *name);
+
+/* Path of the script as the target sees it: chroots get a copy in /tmp. */
+const char *test_target_for(const struct interp *in, const char *name);
+
+/* Sum of counts of folded lines whose stack contains needle. */
+unsigned long test_folded_count(const char *folded, const char *needle);
+
+#endif

@@ -1,0 +1,3 @@
+$stdout.puts "ready #{RUBY_VERSION}"
+$stdout.flush
+sleep

@@ -1,0 +1,126 @@
+/* SPDX-License-Identifier: MIT */
+#include "config.h"
+
+#include <criterion/criterion.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "procmem.h"
+
+/*
+ * A forked child shares our address layout, so the addresses of these
+ * buffers are valid in it; it changes their contents, then waits.
+ */
+static char region_a[64], region_b[4096];
+static unsigned char *edge;	/* last 16 bytes of a page before a hole */
+
+static pid_t start_child(void)
+{
+	int fds[2];
+	pid_t pid;
+	char c;
+
+	edge = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	cr_assert(edge != MAP_FAILED);
+	munmap(edge + 4096, 4096);
+	cr_assert(pipe(fds) == 0);
+	pid = fork();
+	cr_assert(pid >= 0);
+	if (pid == 0) {
+		strcpy(region_a, "child region a");
+		memset(region_b, 'b', sizeof(region_b));
+		memset(edge, 'e', 4096);
+		if (write(fds[1], "x", 1) != 1)
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	cr_assert_eq(read(fds[0], &c, 1), 1);
+	close(fds[0]);
+	close(fds[1]);
+	return pid;
+}
+
+static void stop_child(pid_t pid)
+{
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+}
+
+Test(procmem, single_and_scatter)
+{
+	pid_t pid = start_child();
+	struct procmem pm;
+	char a[64], b[4096], e[8];
+	struct procmem_iov iov[3] = {
+		{ (uint64_t)(uintptr_t)region_a, a, sizeof(a) },
+		{ (uint64_t)(uintptr_t)region_b, b, sizeof(b) },
+		{ (uint64_t)(uintptr_t)edge + 100, e, sizeof(e) },
+	};
+	size_t done;
+
+	procmem_init(&pm, pid);
+	cr_assert_eq(procmem_read(&pm, (uint64_t)(uintptr_t)region_a, a, sizeof(a)), PERR_OK);
+	cr_assert_str_eq(a, "child region a");
+	cr_assert_str_neq(region_a, "child region a", "the parent's copy is untouched");
+	memset(a, 0, sizeof(a));
+	cr_assert_eq(procmem_readv(&pm, iov, 3, &done), PERR_OK);
+	cr_assert_eq(done, 3);
+	cr_assert_str_eq(a, "child region a");
+	cr_assert_eq(b[4095], 'b');
+	cr_assert_eq(memcmp(e, "eeeeeeee", 8), 0);
+	cr_assert_eq(pm.calls, 2, "the scatter read is one syscall");
+	stop_child(pid);
+}
+
+Test(procmem, short_read_and_fault)
+{
+	pid_t pid = start_child();
+	struct procmem pm;
+	char buf[64], a[16];
+	struct procmem_iov iov[2] = {
+		{ (uint64_t)(uintptr_t)region_a, a, sizeof(a) },
+		{ (uint64_t)(uintptr_t)edge + 4096 - 16, buf, sizeof(buf) },
+	};
+	size_t done;
+
+	procmem_init(&pm, pid);
+	memset(buf, 'x', sizeof(buf));
+	cr_assert_eq(procmem_read(&pm, (uint64_t)(uintptr_t)edge + 4096 - 16, buf, sizeof(buf)),
+		     PERR_SHORT);
+	cr_assert_eq(buf[15], 'e');
+	cr_assert_eq(buf[16], 0, "the unread part is zeroed");
+	cr_assert_eq(procmem_readv(&pm, iov, 2, &done), PERR_SHORT);
+	cr_assert_eq(done, 1);
+	cr_assert_eq(procmem_read(&pm, (uint64_t)(uintptr_t)edge + 4096, buf, 8), PERR_FAULT);
+	cr_assert_eq(procmem_read(&pm, 8, buf, 8), PERR_FAULT);
+	stop_child(pid);
+}
+
+Test(procmem, dead_process)
+{
+	pid_t pid = start_child();
+	struct procmem pm;
+	char a[8];
+
+	stop_child(pid);
+	procmem_init(&pm, pid);
+	cr_assert_eq(procmem_read(&pm, (uint64_t)(uintptr_t)region_a, a, sizeof(a)), PERR_EXITED);
+}
+
+Test(procmem, buffer_backend)
+{
+	static const char mem[] = "0123456789";
+	struct procmem pm;
+	char out[8];
+
+	procmem_init_buffer(&pm, 0x1000, mem, 10);
+	cr_assert_eq(procmem_read(&pm, 0x1002, out, 4), PERR_OK);
+	cr_assert_eq(memcmp(out, "2345", 4), 0);
+	cr_assert_eq(procmem_read(&pm, 0x1008, out, 4), PERR_SHORT);
+	cr_assert_eq(procmem_read(&pm, 0x2000, out, 4), PERR_FAULT);
+	cr_assert_eq(procmem_read(&pm, 0xfff, out, 4), PERR_FAULT);
+}
