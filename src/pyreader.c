@@ -477,6 +477,25 @@ static pid_t pthread_tid(struct pyreader *pr, uint64_t pthread)
 	}
 }
 
+/*
+ * Find the tid offset before the first sample's threads are named: the
+ * main thread may come last in the list, so look at every thread first.
+ */
+static void pthread_discover(struct pyreader *pr, uint64_t head)
+{
+	const struct pyvm_layout *L = &pr->lay;
+	uint64_t tstate = head, id;
+	unsigned int n = 0;
+
+	for (; tstate && n < THREAD_MAX && pr->pthread_tid_off < 0; n++) {
+		if (rd_u64(pr, tstate + L->tstate.thread_id, &id))
+			return;
+		pthread_tid(pr, id);
+		if (rd_u64(pr, tstate + L->tstate.next, &tstate))
+			return;
+	}
+}
+
 static pid_t ns_pid_of(pid_t pid)
 {
 	char path[64], line[256];
@@ -633,6 +652,8 @@ enum perr pyreader_sample(struct pyreader *pr, reader_cb cb, void *arg)
 		if (L->interp.ceval_gil != PYVM_NONE)
 			rd(pr, interp + L->interp.ceval_gil, gilp, sizeof(gilp));
 		holder = gil_holder(pr, gilp);
+		if (L->tstate.native_thread_id == PYVM_NONE && pr->pthread_tid_off < 0)
+			pthread_discover(pr, head);
 		for (tstate = head; tstate && nthreads < THREAD_MAX; nthreads++) {
 			uint64_t tnext;
 			pid_t tid;

@@ -17,7 +17,7 @@
 
 const struct interp test_pythons[] = {
 	{ "bullseye", "python3.9", TARGET_PYTHON, 3, 9 },
-	{ NULL, "python3.11", TARGET_PYTHON, 3, 11 },
+	{ NULL, "/usr/bin/python3.11", TARGET_PYTHON, 3, 11 },
 	{ "trixie", "python3.13", TARGET_PYTHON, 3, 13 },
 	{ "sid", "python3.14", TARGET_PYTHON, 3, 14 },
 	{ "sid", "python3.15", TARGET_PYTHON, 3, 15 },
@@ -26,7 +26,7 @@ const size_t test_npythons = sizeof(test_pythons) / sizeof(test_pythons[0]);
 
 const struct interp test_rubies[] = {
 	{ "bullseye", "ruby2.7", TARGET_RUBY, 2, 7 },
-	{ NULL, "ruby3.1", TARGET_RUBY, 3, 1 },
+	{ NULL, "/usr/bin/ruby3.1", TARGET_RUBY, 3, 1 },
 	{ "trixie", "ruby3.3", TARGET_RUBY, 3, 3 },
 	{ "sid", "ruby3.4", TARGET_RUBY, 3, 4 },
 };
@@ -140,6 +140,12 @@ static char *slurp_fd(int fd)
 
 int test_pyrospy(const char *const *args, char **out, char **err)
 {
+	return test_pyrospy_wrapped(NULL, args, out, err);
+}
+
+int test_pyrospy_wrapped(const char *const *wrap, const char *const *args, char **out,
+			 char **err)
+{
 	const char *bin = getenv("PYROSPY");
 	char path[1024], errpath[] = "/tmp/pyrospy-test-err-XXXXXX";
 	const char *argv[64];
@@ -150,6 +156,8 @@ int test_pyrospy(const char *const *args, char **out, char **err)
 		snprintf(path, sizeof(path), "%s/pyrospy", BUILDDIR);
 		bin = path;
 	}
+	for (int i = 0; wrap && wrap[i] && n < 16; i++)
+		argv[n++] = wrap[i];
 	argv[n++] = bin;
 	for (int i = 0; args[i] && n < 63; i++)
 		argv[n++] = args[i];
@@ -165,7 +173,7 @@ int test_pyrospy(const char *const *args, char **out, char **err)
 		dup2(efd, 2);
 		close(fds[0]);
 		close(fds[1]);
-		execv(bin, (char *const *)argv);
+		execvp(argv[0], (char *const *)argv);
 		_exit(127);
 	}
 	close(fds[1]);
@@ -203,4 +211,13 @@ unsigned long test_folded_count(const char *folded, const char *needle)
 		line = nl ? nl + 1 : line + len;
 	}
 	return total;
+}
+
+size_t *test_indexes(size_t n)
+{
+	size_t *v = cr_malloc(sizeof(size_t) * n);
+
+	for (size_t i = 0; i < n; i++)
+		v[i] = i;
+	return v;
 }

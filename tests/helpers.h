@@ -22,6 +22,9 @@ extern const size_t test_npythons;
 extern const struct interp test_rubies[];
 extern const size_t test_nrubies;
 
+/* 0..n-1, for parameterized tests (criterion-owned memory). */
+size_t *test_indexes(size_t n);
+
 /* Directory of the chroots ($PYROSPY_CHROOTS or the provisioning default). */
 const char *test_chroots(void);
 
@@ -38,6 +41,10 @@ void test_stop(pid_t pid);
  * malloc'd strings (caller frees).  Returns the exit status, or 128+signal.
  */
 int test_pyrospy(const char *const *args, char **out, char **err);
+
+/* The same, run through a wrapper command (setpriv ...). */
+int test_pyrospy_wrapped(const char *const *wrap, const char *const *args, char **out,
+			 char **err);
 
 /* Path of a file under tests/targets. */
 const char *test_target_path(const char *name);

@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: MIT */
+#include "config.h"
+
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "out.h"
+#include "profile.h"
+#include "stack.h"
+
+static struct stack st;
+
+static void make_stack(int variant)
+{
+	memset(&st, 0, sizeof(st));
+	st.tid = 7;
+	st.depth = 3;
+	st.frame[2] = (struct stack_frame){ "<module>", "app.py", 20 };
+	st.frame[1] = (struct stack_frame){ variant ? "bar" : "foo", "app.py", variant ? 12 : 8 };
+	st.frame[0] = (struct stack_frame){ "work", "app.py", 4 };
+}
+
+static char *folded(const struct profile *p)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	struct out_meta meta = { "test", 1.0, 100 };
+
+	cr_assert_eq(out_folded.write(f, p, &meta), 0);
+	fclose(f);
+	return buf;
+}
+
+Test(profile, aggregates_and_writes_folded)
+{
+	struct profile p;
+	char *s;
+
+	profile_init(&p);
+	for (int i = 0; i < 75; i++) {
+		make_stack(0);
+		profile_add(&p, &st, 1);
+	}
+	for (int i = 0; i < 25; i++) {
+		make_stack(1);
+		profile_add(&p, &st, 1);
+	}
+	cr_assert_eq(p.nstack, 2);
+	cr_assert_eq(p.total, 100);
+	s = folded(&p);
+	cr_assert_str_eq(s, "<module> (app.py:20);foo (app.py:8);work (app.py:4) 75\n"
+			    "<module> (app.py:20);bar (app.py:12);work (app.py:4) 25\n");
+	free(s);
+	profile_release(&p);
+}
+
+Test(profile, memory_bounded_by_distinct_stacks)
+{
+	struct profile p;
+	uint32_t nstr, nframe, nstack, astack;
+
+	profile_init(&p);
+	for (int i = 0; i < 1000; i++) {
+		make_stack(i & 1);
+		profile_add(&p, &st, 1);
+	}
+	nstr = p.nstr;
+	nframe = p.nframe;
+	nstack = p.nstack;
+	astack = p.astack;
+	for (int i = 0; i < 10000; i++) {
+		make_stack(i & 1);
+		profile_add(&p, &st, 1);
+	}
+	cr_assert_eq(p.nstr, nstr);
+	cr_assert_eq(p.nframe, nframe);
+	cr_assert_eq(p.nstack, nstack);
+	cr_assert_eq(p.astack, astack, "no allocation growth for 10x the samples");
+	cr_assert_eq(p.total, 11000);
+	profile_release(&p);
+}
+
+Test(profile, hostile_names_cannot_break_lines)
+{
+	struct profile p;
+	char *s;
+
+	profile_init(&p);
+	memset(&st, 0, sizeof(st));
+	st.depth = 1;
+	st.frame[0] = (struct stack_frame){ "a;b\nc 99", "x;y\r.py", 3 };
+	profile_add(&p, &st, 2);
+	s = folded(&p);
+	cr_assert_str_eq(s, "a:b?c 99 (x:y?.py:3) 2\n");
+	free(s);
+	profile_release(&p);
+}
+
+Test(profile, thread_root_and_function_mode)
+{
+	struct profile p;
+	char *s;
+
+	profile_init(&p);
+	p.threads = 1;
+	p.no_lines = 1;
+	make_stack(0);
+	profile_add(&p, &st, 1);
+	st.frame[0].line = 5;	/* another line of the same function merges */
+	profile_add(&p, &st, 1);
+	s = folded(&p);
+	cr_assert_str_eq(s, "thread (7);<module> (app.py);foo (app.py);work (app.py) 2\n");
+	free(s);
+	profile_release(&p);
+}

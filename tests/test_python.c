@@ -1,0 +1,173 @@
+/* SPDX-License-Identifier: MIT */
+#include "config.h"
+
+#include <criterion/criterion.h>
+#include <criterion/parameterized.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "helpers.h"
+
+/*
+ * Real CPython interpreters of every version in the matrix, profiled by
+ * the pyrospy binary as a user would run it.
+ */
+static char *profile(const struct interp *in, const char *script, const char *const *extra,
+		     const char **path)
+{
+	const char *sargs[] = { test_target_for(in, script), NULL };
+	const char *args[24] = { "record", "--pid" };
+	char ready[64], pidbuf[32], *out, *err;
+	int n = 2, st;
+	pid_t pid = test_start(in, sargs, ready, sizeof(ready));
+
+	*path = sargs[0];
+	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)pid);
+	args[n++] = pidbuf;
+	args[n++] = "-o";
+	args[n++] = "-";
+	for (int i = 0; extra[i] && n < 22; i++)
+		args[n++] = extra[i];
+	args[n] = NULL;
+	st = test_pyrospy(args, &out, &err);
+	test_stop(pid);
+	cr_assert_eq(st, 0, "%s: exit %d: %s", in->bin, st, err);
+	cr_assert(!strstr(err, "dropped"), "%s: dropped samples: %s", in->bin, err);
+	free(err);
+	return out;
+}
+
+ParameterizedTestParameters(python, seed_split)
+{
+	return cr_make_param_array(size_t, (void *)test_indexes(test_npythons), test_npythons);
+}
+
+/* foo 75% +- 4, bar 25% +- 4, and the leaf on the loop's lines. */
+ParameterizedTest(size_t *i, python, seed_split, .timeout = 60)
+{
+	const struct interp *in = &test_pythons[*i];
+	const char *extra[] = { "-r", "100", "-d", "10", NULL };
+	const char *path;
+	char *out = profile(in, "seed.py", extra, &path);
+	char l4[1100], l5[1100];
+	unsigned long foo = test_folded_count(out, "foo ("), bar = test_folded_count(out, "bar (");
+	unsigned long work = test_folded_count(out, "work (");
+	double share;
+
+	cr_assert_gt(foo + bar, 900, "%s: %lu samples in 10 s at 100 Hz", in->bin, foo + bar);
+	share = 100.0 * (double)foo / (double)(foo + bar);
+	cr_assert(share >= 71 && share <= 79, "%s: foo %.1f%% (foo %lu, bar %lu)", in->bin, share,
+		  foo, bar);
+	snprintf(l4, sizeof(l4), "work (%s:4)", path);
+	snprintf(l5, sizeof(l5), "work (%s:5)", path);
+	cr_assert_eq(test_folded_count(out, l4) + test_folded_count(out, l5), work,
+		     "%s: work samples off the loop lines:\n%s", in->bin, out);
+	free(out);
+}
+
+ParameterizedTestParameters(python, deep_recursion)
+{
+	return cr_make_param_array(size_t, (void *)test_indexes(test_npythons), test_npythons);
+}
+
+/* All 400 frames, in order: <module>, rec x 400, spin. */
+ParameterizedTest(size_t *i, python, deep_recursion, .timeout = 60)
+{
+	const struct interp *in = &test_pythons[*i];
+	const char *extra[] = { "-r", "100", "-d", "2", NULL };
+	const char *path;
+	char *out = profile(in, "recursion.py", extra, &path);
+	char *line = out, *save;
+	unsigned long stacks = 0;
+
+	for (line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char want[1200];
+		int recs = 0;
+		char *p = line;
+
+		if (!strstr(line, "spin ("))
+			continue;
+		stacks++;
+		snprintf(want, sizeof(want), "<module> (%s:", path);
+		cr_assert(!strncmp(line, want, strlen(want)), "%s: root is not <module>: %.200s",
+			  in->bin, line);
+		while ((p = strstr(p, ";rec (")))
+			recs++, p++;
+		cr_assert_eq(recs, 400, "%s: %d rec frames", in->bin, recs);
+		p = strrchr(line, ';');
+		cr_assert(!strncmp(p, ";spin (", 7), "%s: leaf is %.60s", in->bin, p);
+		snprintf(want, sizeof(want), ";rec (%s:14);spin", path);
+		cr_assert_not_null(strstr(line, want), "%s: the innermost rec calls spin at line 14",
+				   in->bin);
+	}
+	cr_assert_gt(stacks, 0, "%s: no stack reached spin()", in->bin);
+	free(out);
+}
+
+ParameterizedTestParameters(python, threads)
+{
+	return cr_make_param_array(size_t, (void *)test_indexes(test_npythons), test_npythons);
+}
+
+/*
+ * Four busy threads each appear under their own thread; the main thread,
+ * sleeping in join(), only with --idle.
+ */
+ParameterizedTest(size_t *i, python, threads, .timeout = 60)
+{
+	const struct interp *in = &test_pythons[*i];
+	const char *extra[] = { "--threads", "-r", "100", "-d", "3", NULL };
+	const char *extra_idle[] = { "--threads", "--idle", "-r", "100", "-d", "2", NULL };
+	const char *path;
+	char *out = profile(in, "threads.py", extra, &path);
+	char *idle = profile(in, "threads.py", extra_idle, &path);
+	char tids[4][32];
+
+	for (int k = 0; k < 4; k++) {
+		char fn[16], *p, *line;
+
+		snprintf(fn, sizeof(fn), "busy%d (", k);
+		cr_assert_geq(test_folded_count(out, fn), 3, "%s: %s missing:\n%s", in->bin, fn, out);
+		/* the thread root of busyK's stacks */
+		p = strstr(out, fn);
+		line = p;
+		while (line > out && line[-1] != '\n')
+			line--;
+		cr_assert(!strncmp(line, "thread (", 8));
+		snprintf(tids[k], sizeof(tids[k]), "%.*s", (int)(strchr(line, ')') - line + 1), line);
+		for (int j = 0; j < k; j++)
+			cr_assert_str_neq(tids[j], tids[k], "%s: busy%d and busy%d share %s", in->bin,
+					  j, k, tids[k]);
+	}
+	cr_assert_eq(test_folded_count(out, "join ("), 0, "%s: idle main thread shown:\n%s",
+		     in->bin, out);
+	cr_assert_gt(test_folded_count(idle, "join ("), 0, "%s: --idle lost the main thread:\n%s",
+		     in->bin, idle);
+	free(out);
+	free(idle);
+}
+
+ParameterizedTestParameters(python, names)
+{
+	return cr_make_param_array(size_t, (void *)test_indexes(test_npythons), test_npythons);
+}
+
+/* Qualified names where the version has them; sensible names for the rest. */
+ParameterizedTest(size_t *i, python, names, .timeout = 60)
+{
+	const struct interp *in = &test_pythons[*i];
+	const char *extra[] = { "-r", "200", "-d", "4", NULL };
+	const char *path;
+	char *out = profile(in, "names.py", extra, &path);
+	const char *want_new[] = { ";Shop.checkout (", ";Shop.report (", ";<lambda> (", ";gen (",
+				   ";coro (", NULL };
+	const char *want_old[] = { ";checkout (", ";report (", ";<lambda> (", ";gen (", ";coro (",
+				   ";<listcomp> (", NULL };
+	const char **want = in->minor >= 11 ? want_new : want_old;
+
+	for (int k = 0; want[k]; k++)
+		cr_assert_gt(test_folded_count(out, want[k]), 0, "%s: no '%s' in:\n%s", in->bin,
+			     want[k], out);
+	free(out);
+}
