@@ -496,35 +496,6 @@ static void pthread_discover(struct pyreader *pr, uint64_t head)
 	}
 }
 
-static pid_t ns_pid_of(pid_t pid)
-{
-	char path[64], line[256];
-	pid_t last = pid;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return pid;
-	while (fgets(line, sizeof(line), f)) {
-		if (!strncmp(line, "NSpid:", 6)) {
-			char *p = line + 6, *end;
-
-			for (;;) {
-				long v = strtol(p, &end, 10);
-
-				if (end == p)
-					break;
-				last = (pid_t)v;
-				p = end;
-			}
-			break;
-		}
-	}
-	fclose(f);
-	return last;
-}
-
 enum perr pyreader_new(struct target *t, const struct reader_opts *opts,
 		       struct pyreader **out)
 {
@@ -540,7 +511,9 @@ enum perr pyreader_new(struct target *t, const struct reader_opts *opts,
 	pr->opts = *opts;
 	pr->lay = *base;
 	pr->pthread_tid_off = -1;
-	pr->ns_pid = ns_pid_of(t->pid);
+	pr->ns_pid = taskstat_nspid(t->pid, t->pid);
+	if (!pr->ns_pid)
+		pr->ns_pid = t->pid;
 	pr->cache = xcalloc(CODE_CACHE, sizeof(*pr->cache));
 	taskstat_init(&pr->ts, t->pid);
 	if (target_symbol(t, "_PyRuntime", &pr->runtime, &tls) &&

@@ -56,7 +56,7 @@ static void drop(struct taskstat *ts, size_t i)
 }
 
 /* The innermost id on the NSpid line of a task's status. */
-static pid_t read_nspid(pid_t pid, pid_t tid)
+pid_t taskstat_nspid(pid_t pid, pid_t tid)
 {
 	char path[96], line[256];
 	pid_t last = 0;
@@ -128,7 +128,7 @@ pid_t taskstat_host_tid(struct taskstat *ts, pid_t ns_tid)
 	for (int i = 0; i < n; i++) {
 		if (find(ts, tids[i], 0))
 			continue;
-		add(ts, tids[i], read_nspid(ts->pid, tids[i]));
+		add(ts, tids[i], taskstat_nspid(ts->pid, tids[i]));
 	}
 	if (n >= 0)
 		free(tids);

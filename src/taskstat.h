@@ -36,4 +36,7 @@ pid_t taskstat_host_tid(struct taskstat *ts, pid_t ns_tid);
  */
 char taskstat_state(struct taskstat *ts, pid_t tid);
 
+/* Thread tid of process pid as its own PID namespace knows it, or 0. */
+pid_t taskstat_nspid(pid_t pid, pid_t tid);
+
 #endif

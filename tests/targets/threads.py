@@ -1,5 +1,6 @@
 # Four busy threads; the main thread sleeps in join().
 import threading
+import time
 
 
 def busy0():
@@ -26,5 +27,13 @@ ts = [threading.Thread(target=f) for f in (busy0, busy1, busy2, busy3)]
 for t in ts:
     t.daemon = True
     t.start()
-print("ready", flush=True)
+
+
+def announce():
+    # say "ready" once the main thread is surely asleep in join()
+    time.sleep(0.5)
+    print("ready", flush=True)
+
+
+threading.Thread(target=announce, daemon=True).start()
 ts[0].join()
