@@ -71,7 +71,7 @@ struct pyvm_layout {
 		uint32_t thread_id;		/* pthread_t */
 		uint32_t native_thread_id;	/* kernel tid, 3.11+ */
 		uint32_t datastack_chunk;	/* 3.11+ */
-		uint32_t status;		/* 3.13: _status bitfield, holds_gil bit 5 */
+		uint32_t status;		/* 3.13+: _status bitfield; bit 5 is holds_gil in 3.13 only */
 	} tstate;
 	struct {
 		uint32_t size;

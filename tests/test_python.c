@@ -171,3 +171,35 @@ ParameterizedTest(size_t *i, python, names, .timeout = 60)
 			     want[k], out);
 	free(out);
 }
+
+ParameterizedTestParameters(python, gil_only)
+{
+	return cr_make_param_array(size_t, (void *)test_indexes(test_npythons), test_npythons);
+}
+
+/*
+ * --gil keeps one thread per sample at most: four busy threads give no
+ * more stacks than samples, where without it they give about four times
+ * as many running-or-runnable stacks.
+ */
+ParameterizedTest(size_t *i, python, gil_only, .timeout = 60)
+{
+	const struct interp *in = &test_pythons[*i];
+	const char *extra[] = { "--gil", "--idle", "-r", "100", "-d", "2", NULL };
+	const char *path;
+	char *out = profile(in, "threads.py", extra, &path);
+	unsigned long busy = 0;
+
+	for (int k = 0; k < 4; k++) {
+		char fn[16];
+
+		snprintf(fn, sizeof(fn), "busy%d (", k);
+		busy += test_folded_count(out, fn);
+	}
+	cr_assert_gt(busy, 50, "%s: GIL holder found in only %lu samples:\n%s", in->bin, busy, out);
+	cr_assert_leq(busy, 215, "%s: %lu stacks in ~200 samples: more than one per sample",
+		      in->bin, busy);
+	cr_assert_eq(test_folded_count(out, "join ("), 0, "%s: the joining thread holds no GIL",
+		     in->bin);
+	free(out);
+}
