@@ -678,9 +678,9 @@ enum perr pyreader_sample(struct pyreader *pr, reader_cb cb, void *arg)
 			}
 			if (err && perr_is_fatal(err))
 				return err;
-			if (err || tries == 2) {
+			if (err) {
 				pr->stats.dropped++;
-			} else if (st.depth || pr->opts.idle) {
+			} else if (st.depth) {	/* no Python frames: nothing to show */
 				pr->stats.stacks++;
 				cb(arg, &st);
 			}
