@@ -446,7 +446,7 @@ static int cmd_exec(struct cli_opts *o)
 {
 	struct target t;
 	enum perr err = PERR_NOTINTERP;
-	int status, ret;
+	int status, ret, stopped = 0;
 	pid_t pid;
 
 	install_signals();
@@ -483,11 +483,22 @@ static int cmd_exec(struct cli_opts *o)
 	else
 		ret = profile_target(o, &t, pid);
 	target_close(&t);
+	/*
+	 * The profile is written and the command still runs: the duration
+	 * passed.  It was started to be profiled, so stop it rather than wait
+	 * for it or leave it behind.
+	 */
+	if (ret == EXIT_OK && !stop_flag && waitpid(pid, &status, WNOHANG) == 0) {
+		note(o, "duration reached: stopping '%s' (pid %d) with SIGTERM", o->argv[0],
+		     (int)pid);
+		kill(pid, SIGTERM);
+		stopped = 1;
+	}
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
 	child_pid = 0;
-	if (ret != EXIT_OK)
-		return ret;
+	if (ret != EXIT_OK || stopped)
+		return ret;	/* stopped by us: its status says nothing */
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 

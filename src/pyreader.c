@@ -8,6 +8,7 @@
 #include "pyline.h"
 #include "pyreader.h"
 #include "pyvm.h"
+#include "rmem.h"
 #include "target.h"
 #include "taskstat.h"
 #include "utf8.h"
@@ -30,21 +31,12 @@
  * once and then dropped (and counted).
  */
 
-#define WIN_PAGE	4096u
-#define WIN_NR		8
 #define CHUNK_MAX	(1u << 20)	/* bytes of a data stack chunk read at once */
 #define STR_MAX		4096u		/* code points */
 #define TABLE_MAX	(1u << 20)	/* line table bytes */
 #define INTERP_MAX	64
 #define THREAD_MAX	4096
 #define CODE_CACHE	4096		/* entries, power of two */
-
-struct win {
-	uint64_t addr;
-	size_t len;
-	unsigned char *buf;
-	size_t cap;
-};
 
 struct pycode {
 	uint64_t addr;		/* 0: empty slot */
@@ -65,10 +57,7 @@ struct pyreader {
 	struct reader_stats stats;
 	uint64_t runtime;
 	uint64_t code_type, unicode_type, bytes_type;	/* 0 if unknown */
-	struct win win[WIN_NR];
-	unsigned int win_next;
-	struct win chunk;
-	int maps_refreshed;	/* this sample */
+	struct rmem mem;
 	struct pycode *cache;
 	size_t cache_nr;
 	/* <= 3.10: offset of the kernel tid in glibc's struct pthread */
@@ -78,107 +67,14 @@ struct pyreader {
 	char strbuf[STR_MAX * 4 + 1];
 };
 
-static inline uint64_t get_u64(const unsigned char *b, uint32_t off)
-{
-	uint64_t v;
-
-	memcpy(&v, b + off, sizeof(v));
-	return v;
-}
-
-static inline int32_t get_i32(const unsigned char *b, uint32_t off)
-{
-	int32_t v;
-
-	memcpy(&v, b + off, sizeof(v));
-	return v;
-}
-
-/* Is [addr, addr+len) readable according to the maps we hold? */
-static int mapped(struct pyreader *pr, uint64_t addr, uint64_t len)
-{
-	if (procmaps_readable(&pr->t->maps, addr, len))
-		return 1;
-	/* The target may have mapped memory since: look again, once a sample. */
-	if (pr->maps_refreshed || target_refresh_maps(pr->t))
-		return 0;
-	pr->maps_refreshed = 1;
-	return procmaps_readable(&pr->t->maps, addr, len);
-}
-
-static int win_has(const struct win *w, uint64_t addr, size_t len)
-{
-	return w->len && addr >= w->addr && addr - w->addr <= w->len &&
-	       len <= w->len - (addr - w->addr);
-}
-
-/*
- * Read len bytes at addr, from a window when possible, else by fetching a
- * new window: the pages around addr, clipped to the mapping that holds it.
- */
 static enum perr rd(struct pyreader *pr, uint64_t addr, void *out, size_t len)
 {
-	const struct procmap *m;
-	struct win *w;
-	uint64_t start, end;
-	enum perr err;
-
-	if (win_has(&pr->chunk, addr, len)) {
-		memcpy(out, pr->chunk.buf + (addr - pr->chunk.addr), len);
-		return PERR_OK;
-	}
-	for (int i = 0; i < WIN_NR; i++) {
-		if (win_has(&pr->win[i], addr, len)) {
-			memcpy(out, pr->win[i].buf + (addr - pr->win[i].addr), len);
-			return PERR_OK;
-		}
-	}
-	if (!len)
-		return PERR_OK;
-	if (!mapped(pr, addr, len))
-		return PERR_FAULT;
-	if (len > 2 * WIN_PAGE) {
-		return procmem_read(&pr->t->mem, addr, out, len);
-	}
-	m = procmaps_find(&pr->t->maps, addr);
-	start = addr & ~(uint64_t)(WIN_PAGE - 1);
-	if (start < m->start)
-		start = m->start;
-	end = start + 2 * WIN_PAGE;
-	if (end < addr + len)
-		end = addr + len;
-	/* clip to the readable run of maps holding addr */
-	while (end > start && !procmaps_readable(&pr->t->maps, start, end - start))
-		end -= WIN_PAGE;
-	if (end < addr + len)
-		end = addr + len;
-	w = &pr->win[pr->win_next++ % WIN_NR];
-	if (w->cap < end - start) {
-		w->cap = (size_t)(end - start);
-		w->buf = xrealloc(w->buf, w->cap);
-	}
-	w->len = 0;
-	err = procmem_read(&pr->t->mem, start, w->buf, (size_t)(end - start));
-	if (err)
-		return err;
-	w->addr = start;
-	w->len = (size_t)(end - start);
-	memcpy(out, w->buf + (addr - start), len);
-	return PERR_OK;
+	return rmem_read(&pr->mem, addr, out, len);
 }
 
 static enum perr rd_u64(struct pyreader *pr, uint64_t addr, uint64_t *v)
 {
-	return rd(pr, addr, v, sizeof(*v));
-}
-
-/* Forget every window: memory read in an earlier sample is stale. */
-static void windows_reset(struct pyreader *pr)
-{
-	for (int i = 0; i < WIN_NR; i++)
-		pr->win[i].len = 0;
-	pr->chunk.len = 0;
-	pr->maps_refreshed = 0;
+	return rmem_u64(&pr->mem, addr, v);
 }
 
 /*
@@ -366,7 +262,7 @@ static void chunk_load(struct pyreader *pr, const unsigned char *ts)
 	uint64_t chunk, top, start;
 	size_t len;
 
-	pr->chunk.len = 0;
+	pr->mem.big.len = 0;
 	if (L->tstate.datastack_chunk == PYVM_NONE)
 		return;
 	chunk = get_u64(ts, L->tstate.datastack_chunk);
@@ -375,16 +271,7 @@ static void chunk_load(struct pyreader *pr, const unsigned char *ts)
 		return;
 	start = top - chunk > CHUNK_MAX ? top - CHUNK_MAX : chunk;
 	len = (size_t)(top - start);
-	if (!mapped(pr, start, len))
-		return;
-	if (pr->chunk.cap < len) {
-		pr->chunk.cap = len;
-		pr->chunk.buf = xrealloc(pr->chunk.buf, len);
-	}
-	if (procmem_read(&pr->t->mem, start, pr->chunk.buf, len))
-		return;
-	pr->chunk.addr = start;
-	pr->chunk.len = len;
+	rmem_load_big(&pr->mem, start, len);
 }
 
 /* Walk one thread's frames into st.  PERR_CORRUPT on a torn or bad chain. */
@@ -516,6 +403,7 @@ enum perr pyreader_new(struct target *t, const struct reader_opts *opts,
 		pr->ns_pid = t->pid;
 	pr->cache = xcalloc(CODE_CACHE, sizeof(*pr->cache));
 	taskstat_init(&pr->ts, t->pid);
+	rmem_init(&pr->mem, t);
 	if (target_symbol(t, "_PyRuntime", &pr->runtime, &tls) &&
 	    target_section(t, ".PyRuntime", &pr->runtime, &size)) {
 		pyreader_free(pr);
@@ -558,9 +446,7 @@ void pyreader_free(struct pyreader *pr)
 		return;
 	cache_clear(pr);
 	free(pr->cache);
-	for (int i = 0; i < WIN_NR; i++)
-		free(pr->win[i].buf);
-	free(pr->chunk.buf);
+	rmem_release(&pr->mem);
 	taskstat_release(&pr->ts);
 	free(pr);
 }
@@ -606,7 +492,7 @@ enum perr pyreader_sample(struct pyreader *pr, reader_cb cb, void *arg)
 	enum perr err;
 
 	pr->stats.samples++;
-	windows_reset(pr);
+	rmem_reset(&pr->mem);
 	if (L->tstate.size > sizeof(ts))
 		return PERR_UNSUPPORTED;
 	err = rd_u64(pr, pr->runtime + L->runtime.interpreters_head, &interp);
@@ -666,7 +552,7 @@ enum perr pyreader_sample(struct pyreader *pr, reader_cb cb, void *arg)
 			for (tries = 0; tries < 2; tries++) {
 				if (tries) {
 					/* read the thread state afresh: frames moved */
-					windows_reset(pr);
+					rmem_reset(&pr->mem);
 					pr->stats.retries++;
 					if (rd(pr, tstate, ts, L->tstate.size) ||
 					    get_u64(ts, L->tstate.interp) != interp)

@@ -177,3 +177,17 @@ Test(exec, profiles_the_child)
 	free(out);
 	free(err);
 }
+
+/* --duration ends the profile and then the command, with status 0. */
+Test(exec, duration_stops_the_command, .timeout = 30)
+{
+	const char *args[] = { "exec", "-d", "1", "-o", "-", "--", "/usr/bin/python3.11",
+			       test_target_path("seed.py"), NULL };
+	char *out, *err;
+
+	cr_assert_eq(test_pyrospy(args, &out, &err), 0, "stderr: %s", err);
+	cr_assert_gt(test_folded_count(out, "work ("), 50, "profile: '%s'", out);
+	cr_assert_not_null(strstr(err, "stopping"), "stderr: %s", err);
+	free(out);
+	free(err);
+}

@@ -50,19 +50,30 @@ ParameterizedTest(size_t *i, python, seed_split, .timeout = 60)
 	const char *extra[] = { "-r", "100", "-d", "10", NULL };
 	const char *path;
 	char *out = profile(in, "seed.py", extra, &path);
-	char l4[1100], l5[1100];
 	unsigned long foo = test_folded_count(out, "foo ("), bar = test_folded_count(out, "bar (");
-	unsigned long work = test_folded_count(out, "work (");
+	unsigned long work = test_folded_count(out, "work ("), at[6] = { 0 };
 	double share;
 
 	cr_assert_gt(foo + bar, 900, "%s: %lu samples in 10 s at 100 Hz", in->bin, foo + bar);
 	share = 100.0 * (double)foo / (double)(foo + bar);
 	cr_assert(share >= 71 && share <= 79, "%s: foo %.1f%% (foo %lu, bar %lu)", in->bin, share,
 		  foo, bar);
-	snprintf(l4, sizeof(l4), "work (%s:4)", path);
-	snprintf(l5, sizeof(l5), "work (%s:5)", path);
-	cr_assert_eq(test_folded_count(out, l4) + test_folded_count(out, l5), work,
-		     "%s: work samples off the loop lines:\n%s", in->bin, out);
+	/*
+	 * The loop (lines 4-5) is where work() spends its time.  A sample may
+	 * rightly land on its entry (line 2, RESUME on 3.11+) or on "i = 0"
+	 * (line 3) about once in a thousand; never outside the function.
+	 */
+	for (int l = 2; l <= 5; l++) {
+		char want[1100];
+
+		snprintf(want, sizeof(want), "work (%s:%d)", path, l);
+		at[l] = test_folded_count(out, want);
+	}
+	cr_assert_eq(at[2] + at[3] + at[4] + at[5], work, "%s: work samples off its lines:\n%s",
+		     in->bin, out);
+	cr_assert_geq(at[4] + at[5], work - work / 100,
+		      "%s: %lu of %lu work samples on the loop lines:\n%s", in->bin, at[4] + at[5],
+		      work, out);
 	free(out);
 }
 

@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: MIT */
+#include "config.h"
+
+#include <stdlib.h>
+
+#include "rmem.h"
+#include "target.h"
+#include "xalloc.h"
+
+void rmem_init(struct rmem *m, struct target *t)
+{
+	memset(m, 0, sizeof(*m));
+	m->t = t;
+}
+
+void rmem_release(struct rmem *m)
+{
+	for (int i = 0; i < RMEM_WINDOWS; i++)
+		free(m->win[i].buf);
+	free(m->big.buf);
+	memset(m, 0, sizeof(*m));
+}
+
+void rmem_reset(struct rmem *m)
+{
+	for (int i = 0; i < RMEM_WINDOWS; i++)
+		m->win[i].len = 0;
+	m->big.len = 0;
+	m->maps_refreshed = 0;
+}
+
+int rmem_mapped(struct rmem *m, uint64_t addr, uint64_t len)
+{
+	if (procmaps_readable(&m->t->maps, addr, len))
+		return 1;
+	/* The target may have mapped memory since: look again, once a sample. */
+	if (m->maps_refreshed || target_refresh_maps(m->t))
+		return 0;
+	m->maps_refreshed = 1;
+	return procmaps_readable(&m->t->maps, addr, len);
+}
+
+static int win_has(const struct rmem_win *w, uint64_t addr, size_t len)
+{
+	return w->len && addr >= w->addr && addr - w->addr <= w->len &&
+	       len <= w->len - (addr - w->addr);
+}
+
+static void win_fit(struct rmem_win *w, size_t len)
+{
+	if (w->cap < len) {
+		w->cap = len;
+		w->buf = xrealloc(w->buf, len);
+	}
+}
+
+/*
+ * Read from a window when possible, else fetch a new one: the two pages
+ * around addr, clipped to the readable maps that hold it.
+ */
+enum perr rmem_read(struct rmem *m, uint64_t addr, void *out, size_t len)
+{
+	const struct procmap *map;
+	struct rmem_win *w;
+	uint64_t start, end;
+	enum perr err;
+
+	if (win_has(&m->big, addr, len)) {
+		memcpy(out, m->big.buf + (addr - m->big.addr), len);
+		return PERR_OK;
+	}
+	for (int i = 0; i < RMEM_WINDOWS; i++) {
+		if (win_has(&m->win[i], addr, len)) {
+			memcpy(out, m->win[i].buf + (addr - m->win[i].addr), len);
+			return PERR_OK;
+		}
+	}
+	if (!len)
+		return PERR_OK;
+	if (!rmem_mapped(m, addr, len))
+		return PERR_FAULT;
+	if (len > 2 * RMEM_PAGE)
+		return procmem_read(&m->t->mem, addr, out, len);
+	map = procmaps_find(&m->t->maps, addr);
+	start = addr & ~(uint64_t)(RMEM_PAGE - 1);
+	if (start < map->start)
+		start = map->start;
+	end = start + 2 * RMEM_PAGE;
+	if (end < addr + len)
+		end = addr + len;
+	while (end > start && !procmaps_readable(&m->t->maps, start, end - start))
+		end -= RMEM_PAGE;
+	if (end < addr + len)
+		end = addr + len;
+	w = &m->win[m->next++ % RMEM_WINDOWS];
+	win_fit(w, (size_t)(end - start));
+	w->len = 0;
+	err = procmem_read(&m->t->mem, start, w->buf, (size_t)(end - start));
+	if (err)
+		return err;
+	w->addr = start;
+	w->len = (size_t)(end - start);
+	memcpy(out, w->buf + (addr - start), len);
+	return PERR_OK;
+}
+
+enum perr rmem_load_big(struct rmem *m, uint64_t addr, size_t len)
+{
+	enum perr err;
+
+	m->big.len = 0;
+	if (!len || !rmem_mapped(m, addr, len))
+		return PERR_FAULT;
+	win_fit(&m->big, len);
+	err = procmem_read(&m->t->mem, addr, m->big.buf, len);
+	if (err)
+		return err;
+	m->big.addr = addr;
+	m->big.len = len;
+	return PERR_OK;
+}

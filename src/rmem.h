@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef PYROSPY_RMEM_H
+#define PYROSPY_RMEM_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "perr.h"
+
+struct target;
+
+/*
+ * The target's memory as a stack reader sees it during one sample: reads
+ * go through a small cache of windows, so that a read fetches the pages
+ * around what was asked and later reads nearby cost no syscall.  One
+ * extra "big" window holds a region the reader knows it will walk (a
+ * Python data stack chunk, a Ruby VM stack).  rmem_reset() forgets all of
+ * it: memory read in an earlier sample is stale.
+ *
+ * Every read is checked against the target's maps first (refreshed at most
+ * once a sample when something looks newly mapped), so a garbage pointer
+ * costs no syscall and never faults.
+ */
+#define RMEM_WINDOWS	8
+#define RMEM_PAGE	4096u
+
+struct rmem_win {
+	uint64_t addr;
+	size_t len;
+	unsigned char *buf;
+	size_t cap;
+};
+
+struct rmem {
+	struct target *t;
+	struct rmem_win win[RMEM_WINDOWS];
+	unsigned int next;
+	struct rmem_win big;
+	int maps_refreshed;
+};
+
+void rmem_init(struct rmem *m, struct target *t);
+void rmem_release(struct rmem *m);
+void rmem_reset(struct rmem *m);
+
+/* Is [addr, addr+len) readable according to the target's maps? */
+int rmem_mapped(struct rmem *m, uint64_t addr, uint64_t len);
+
+/* Read len bytes at addr into out. */
+enum perr rmem_read(struct rmem *m, uint64_t addr, void *out, size_t len);
+
+/* Make [addr, addr+len) the big window (one read).  */
+enum perr rmem_load_big(struct rmem *m, uint64_t addr, size_t len);
+
+static inline enum perr rmem_u64(struct rmem *m, uint64_t addr, uint64_t *v)
+{
+	return rmem_read(m, addr, v, sizeof(*v));
+}
+
+static inline uint64_t get_u64(const unsigned char *b, uint32_t off)
+{
+	uint64_t v;
+
+	memcpy(&v, b + off, sizeof(v));
+	return v;
+}
+
+static inline uint32_t get_u32(const unsigned char *b, uint32_t off)
+{
+	uint32_t v;
+
+	memcpy(&v, b + off, sizeof(v));
+	return v;
+}
+
+static inline int32_t get_i32(const unsigned char *b, uint32_t off)
+{
+	int32_t v;
+
+	memcpy(&v, b + off, sizeof(v));
+	return v;
+}
+
+#endif
