@@ -383,12 +383,6 @@ static int profile_target(struct cli_opts *o, struct target *t, pid_t child)
 	note(o, "profiling process %d (%s %s) at %u Hz%s", (int)t->pid,
 	     target_lang_name(t->lang), t->version, o->rate,
 	     o->duration > 0 ? "" : ", Ctrl-C to stop");
-	if (t->lang == TARGET_RUBY) {
-		error("reading Ruby stacks is not implemented yet (process %d, Ruby %s)",
-		      (int)t->pid, t->version);
-		hint("this build can profile Python 3.8 to 3.15");
-		return EXIT_UNSUPPORTED;
-	}
 	profile_init(&p);
 	p.threads = o->threads;
 	p.no_lines = o->function;

@@ -5,28 +5,11 @@
 #include <stdint.h>
 
 #include "perr.h"
-#include "stack.h"
+#include "reader.h"
 
 struct target;
 struct pyreader;
 
-/* What to keep of each sample. */
-struct reader_opts {
-	int idle;		/* keep threads that are not running */
-	int gil_only;		/* keep only the thread holding the GIL/GVL */
-};
-
-/* Counters a reader keeps; the CLI reports them. */
-struct reader_stats {
-	uint64_t samples;	/* calls to *_sample */
-	uint64_t stacks;	/* thread stacks delivered */
-	uint64_t dropped;	/* thread stacks given up as inconsistent */
-	uint64_t retries;	/* stacks read again after a torn read */
-	uint64_t bad_frames;	/* frames that failed validation */
-	uint64_t cache_misses;	/* code objects read */
-};
-
-typedef void (*reader_cb)(void *arg, const struct stack *st);
 
 /*
  * Prepare to read the Python stacks of target t (already opened and found

@@ -119,3 +119,11 @@ enum perr rmem_load_big(struct rmem *m, uint64_t addr, size_t len)
 	m->big.len = len;
 	return PERR_OK;
 }
+
+unsigned char *rmem_big_prepare(struct rmem *m, uint64_t addr, size_t len)
+{
+	win_fit(&m->big, len ? len : 1);
+	m->big.addr = addr;
+	m->big.len = len;
+	return m->big.buf;
+}

@@ -53,6 +53,13 @@ enum perr rmem_read(struct rmem *m, uint64_t addr, void *out, size_t len);
 /* Make [addr, addr+len) the big window (one read).  */
 enum perr rmem_load_big(struct rmem *m, uint64_t addr, size_t len);
 
+/*
+ * Make [addr, addr+len) the big window and return its buffer, for the
+ * caller to fill (in a scatter read of its own).  If that read fails the
+ * caller must set m->big.len = 0.
+ */
+unsigned char *rmem_big_prepare(struct rmem *m, uint64_t addr, size_t len);
+
 static inline enum perr rmem_u64(struct rmem *m, uint64_t addr, uint64_t *v)
 {
 	return rmem_read(m, addr, v, sizeof(*v));

@@ -8,7 +8,7 @@
 #include <time.h>
 
 #include "profile.h"
-#include "pyreader.h"
+#include "reader.h"
 #include "sampler.h"
 #include "target.h"
 
@@ -54,17 +54,11 @@ enum perr sampler_run(struct target *t, struct profile *p, const struct sampler_
 		      struct sampler_result *res, volatile sig_atomic_t *stop)
 {
 	int64_t period = NSEC / opts->rate, start, next, end = 0;
-	struct pyreader *pr = NULL;
+	struct reader *r = NULL;
 	double cpu0;
 	enum perr err;
 
 	memset(res, 0, sizeof(*res));
-	if (t->lang != TARGET_PYTHON)
-		return PERR_UNSUPPORTED;
-	err = pyreader_new(t, &opts->reader, &pr);
-	if (err)
-		return err;
-	snprintf(res->describe, sizeof(res->describe), "%s", pyreader_describe(pr));
 	cpu0 = cpu_seconds();
 	start = next = now_ns();
 	if (opts->duration > 0)
@@ -73,7 +67,16 @@ enum perr sampler_run(struct target *t, struct profile *p, const struct sampler_
 		struct timespec ts;
 		int64_t now;
 
-		err = pyreader_sample(pr, add_stack, p);
+		if (!r) {
+			/* a Ruby VM that does not exist yet cannot be found */
+			err = reader_new(t, &opts->reader, &r);
+			if (err && err != PERR_STARTUP)
+				return err;
+			if (r)
+				snprintf(res->describe, sizeof(res->describe), "%s",
+					 reader_describe(r));
+		}
+		err = r ? reader_sample(r, add_stack, p) : PERR_STARTUP;
 		res->ticks++;
 		if (err == PERR_STARTUP) {
 			/* exec mode attaches before the runtime exists */
@@ -107,10 +110,12 @@ enum perr sampler_run(struct target *t, struct profile *p, const struct sampler_
 	}
 	res->elapsed = (double)(now_ns() - start) / NSEC;
 	res->cpu = cpu_seconds() - cpu0;
-	res->stacks = pyreader_stats(pr)->stacks;
-	res->dropped = pyreader_stats(pr)->dropped;
-	res->retries = pyreader_stats(pr)->retries;
+	if (r) {
+		res->stacks = reader_stats(r)->stacks;
+		res->dropped = reader_stats(r)->dropped;
+		res->retries = reader_stats(r)->retries;
+	}
 	res->reads = t->mem.calls;
-	pyreader_free(pr);
+	reader_free(r);
 	return PERR_OK;
 }

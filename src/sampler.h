@@ -6,7 +6,7 @@
 #include <stdint.h>
 
 #include "perr.h"
-#include "pyreader.h"
+#include "reader.h"
 
 struct target;
 struct profile;
@@ -27,7 +27,7 @@ struct sampler_result {
 	double elapsed;		/* seconds */
 	double cpu;		/* our user+sys seconds while sampling */
 	enum perr end;		/* PERR_OK, or why sampling stopped early */
-	char describe[160];
+	char describe[256];
 };
 
 /*

@@ -56,42 +56,68 @@ int utf8_from_ucs(char *out, size_t cap, const void *data, size_t len, unsigned 
 	return (int)o;
 }
 
+/* Length of the well-formed UTF-8 sequence at p (n bytes left), or 0. */
+static size_t seq_len(const unsigned char *p, size_t n)
+{
+	unsigned char c = p[0];
+	uint32_t cp;
+	size_t k;
+
+	if (c < 0x80)
+		return 1;
+	else if ((c & 0xe0) == 0xc0)
+		k = 1, cp = c & 0x1f;
+	else if ((c & 0xf0) == 0xe0)
+		k = 2, cp = c & 0x0f;
+	else if ((c & 0xf8) == 0xf0)
+		k = 3, cp = c & 0x07;
+	else
+		return 0;
+	if (n <= k)
+		return 0;
+	for (size_t j = 1; j <= k; j++) {
+		if ((p[j] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (p[j] & 0x3f);
+	}
+	if ((k == 1 && cp < 0x80) || (k == 2 && cp < 0x800) || (k == 3 && cp < 0x10000) ||
+	    cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return k + 1;
+}
+
 int utf8_valid(const char *s, size_t n)
 {
 	const unsigned char *p = (const unsigned char *)s;
-	size_t i = 0;
 
-	while (i < n) {
-		unsigned char c = p[i];
-		uint32_t cp;
-		size_t k;
-
-		if (c < 0x80) {
-			i++;
-			continue;
-		} else if ((c & 0xe0) == 0xc0) {
-			k = 1;
-			cp = c & 0x1f;
-		} else if ((c & 0xf0) == 0xe0) {
-			k = 2;
-			cp = c & 0x0f;
-		} else if ((c & 0xf8) == 0xf0) {
-			k = 3;
-			cp = c & 0x07;
-		} else {
+	for (size_t i = 0, k; i < n; i += k)
+		if (!(k = seq_len(p + i, n - i)))
 			return 0;
-		}
-		if (n - i <= k)
-			return 0;
-		for (size_t j = 1; j <= k; j++) {
-			if ((p[i + j] & 0xc0) != 0x80)
-				return 0;
-			cp = cp << 6 | (p[i + j] & 0x3f);
-		}
-		if ((k == 1 && cp < 0x80) || (k == 2 && cp < 0x800) || (k == 3 && cp < 0x10000) ||
-		    cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-			return 0;
-		i += k + 1;
-	}
 	return 1;
+}
+
+size_t utf8_sanitize(char *out, size_t cap, const void *data, size_t len)
+{
+	const unsigned char *p = data;
+	size_t o = 0, i = 0, k;
+
+	if (!cap)
+		return 0;
+	while (i < len) {
+		k = seq_len(p + i, len - i);
+		if (k == 1 && (p[i] < 0x20 || p[i] == 0x7f))
+			k = 0;
+		if (o + (k ? k : 1) >= cap)
+			break;
+		if (k) {
+			memcpy(out + o, p + i, k);
+			o += k;
+			i += k;
+		} else {
+			out[o++] = '?';
+			i++;
+		}
+	}
+	out[o] = '\0';
+	return o;
 }

@@ -19,4 +19,12 @@ int utf8_from_ucs(char *out, size_t cap, const void *data, size_t len, unsigned 
 /* Is s (n bytes) well-formed UTF-8?  (no overlongs, no surrogates) */
 int utf8_valid(const char *s, size_t n);
 
+/*
+ * Copy len bytes of what should be UTF-8 into out (cap bytes, always
+ * NUL-terminated), replacing each byte that is not part of a well-formed
+ * sequence, and each control character, with '?'.  Stops early rather
+ * than split a character when out is full.  Returns the bytes written.
+ */
+size_t utf8_sanitize(char *out, size_t cap, const void *data, size_t len);
+
 #endif

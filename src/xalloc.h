@@ -16,6 +16,8 @@ void *xrealloc(void *ptr, size_t size);
 void *xreallocarray(void *ptr, size_t nmemb, size_t size);
 char *xstrdup(const char *s);
 char *xstrndup(const char *s, size_t n);
+/* printf into a new string */
+char *xstrfmt(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 #define FREE_AND_NULL(p) do { free(p); (p) = NULL; } while (0)
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))

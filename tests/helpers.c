@@ -221,3 +221,44 @@ size_t *test_indexes(size_t n)
 		v[i] = i;
 	return v;
 }
+
+char *test_profile(const struct interp *in, const char *script, const char *const *extra,
+		   const char **path)
+{
+	const char *sargs[] = { test_target_for(in, script), NULL };
+	const char *args[24] = { "record", "--pid" };
+	char ready[64], pidbuf[32], *out, *err;
+	int n = 2, st;
+	pid_t pid = test_start(in, sargs, ready, sizeof(ready));
+
+	*path = sargs[0];
+	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)pid);
+	args[n++] = pidbuf;
+	args[n++] = "-o";
+	args[n++] = "-";
+	for (int i = 0; extra[i] && n < 22; i++)
+		args[n++] = extra[i];
+	args[n] = NULL;
+	st = test_pyrospy(args, &out, &err);
+	test_stop(pid);
+	cr_assert_eq(st, 0, "%s: exit %d: %s", in->bin, st, err);
+	cr_assert(!strstr(err, "dropped"), "%s: dropped samples: %s", in->bin, err);
+	free(err);
+	return out;
+}
+
+
+int test_thread_of(const char *folded, const char *needle, char *tid, size_t cap)
+{
+	const char *p = strstr(folded, needle), *line, *end;
+
+	if (!p)
+		return 0;
+	for (line = p; line > folded && line[-1] != '\n'; line--)
+		;
+	end = strchr(line, ')');
+	if (strncmp(line, "thread (", 8) || !end || end > p)
+		return 0;
+	snprintf(tid, cap, "%.*s", (int)(end - line + 1), line);
+	return 1;
+}

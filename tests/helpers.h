@@ -55,4 +55,19 @@ const char *test_target_for(const struct interp *in, const char *name);
 /* Sum of counts of folded lines whose stack contains needle. */
 unsigned long test_folded_count(const char *folded, const char *needle);
 
+/*
+ * The "thread (TID)" root frame (--threads) of the first stack containing
+ * needle, into tid.  0 if there is none.
+ */
+int test_thread_of(const char *folded, const char *needle, char *tid, size_t cap);
+
+/*
+ * Start script (under tests/targets) with interpreter in, profile it with
+ * `record --pid PID -o - extra...', stop it, and return the folded output
+ * (caller frees).  *path is the script's path as the target saw it.  Fails
+ * the test if pyrospy fails or says it dropped samples.
+ */
+char *test_profile(const struct interp *in, const char *script, const char *const *extra,
+		   const char **path);
+
 #endif

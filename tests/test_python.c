@@ -9,34 +9,7 @@
 
 #include "helpers.h"
 
-/*
- * Real CPython interpreters of every version in the matrix, profiled by
- * the pyrospy binary as a user would run it.
- */
-static char *profile(const struct interp *in, const char *script, const char *const *extra,
-		     const char **path)
-{
-	const char *sargs[] = { test_target_for(in, script), NULL };
-	const char *args[24] = { "record", "--pid" };
-	char ready[64], pidbuf[32], *out, *err;
-	int n = 2, st;
-	pid_t pid = test_start(in, sargs, ready, sizeof(ready));
-
-	*path = sargs[0];
-	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)pid);
-	args[n++] = pidbuf;
-	args[n++] = "-o";
-	args[n++] = "-";
-	for (int i = 0; extra[i] && n < 22; i++)
-		args[n++] = extra[i];
-	args[n] = NULL;
-	st = test_pyrospy(args, &out, &err);
-	test_stop(pid);
-	cr_assert_eq(st, 0, "%s: exit %d: %s", in->bin, st, err);
-	cr_assert(!strstr(err, "dropped"), "%s: dropped samples: %s", in->bin, err);
-	free(err);
-	return out;
-}
+/* Real CPython interpreters of every version in the matrix, profiled by pyrospy. */
 
 ParameterizedTestParameters(python, seed_split)
 {
@@ -49,7 +22,7 @@ ParameterizedTest(size_t *i, python, seed_split, .timeout = 60)
 	const struct interp *in = &test_pythons[*i];
 	const char *extra[] = { "-r", "100", "-d", "10", NULL };
 	const char *path;
-	char *out = profile(in, "seed.py", extra, &path);
+	char *out = test_profile(in, "seed.py", extra, &path);
 	unsigned long foo = test_folded_count(out, "foo ("), bar = test_folded_count(out, "bar (");
 	unsigned long work = test_folded_count(out, "work ("), at[6] = { 0 };
 	double share;
@@ -88,7 +61,7 @@ ParameterizedTest(size_t *i, python, deep_recursion, .timeout = 60)
 	const struct interp *in = &test_pythons[*i];
 	const char *extra[] = { "-r", "100", "-d", "2", NULL };
 	const char *path;
-	char *out = profile(in, "recursion.py", extra, &path);
+	char *out = test_profile(in, "recursion.py", extra, &path);
 	char *line = out, *save;
 	unsigned long stacks = 0;
 
@@ -131,22 +104,17 @@ ParameterizedTest(size_t *i, python, threads, .timeout = 60)
 	const char *extra[] = { "--threads", "-r", "100", "-d", "3", NULL };
 	const char *extra_idle[] = { "--threads", "--idle", "-r", "100", "-d", "2", NULL };
 	const char *path;
-	char *out = profile(in, "threads.py", extra, &path);
-	char *idle = profile(in, "threads.py", extra_idle, &path);
+	char *out = test_profile(in, "threads.py", extra, &path);
+	char *idle = test_profile(in, "threads.py", extra_idle, &path);
 	char tids[4][32];
 
 	for (int k = 0; k < 4; k++) {
-		char fn[16], *p, *line;
+		char fn[16];
 
 		snprintf(fn, sizeof(fn), "busy%d (", k);
 		cr_assert_geq(test_folded_count(out, fn), 3, "%s: %s missing:\n%s", in->bin, fn, out);
-		/* the thread root of busyK's stacks */
-		p = strstr(out, fn);
-		line = p;
-		while (line > out && line[-1] != '\n')
-			line--;
-		cr_assert(!strncmp(line, "thread (", 8));
-		snprintf(tids[k], sizeof(tids[k]), "%.*s", (int)(strchr(line, ')') - line + 1), line);
+		cr_assert(test_thread_of(out, fn, tids[k], sizeof(tids[k])), "%s: %s has no thread",
+			  in->bin, fn);
 		for (int j = 0; j < k; j++)
 			cr_assert_str_neq(tids[j], tids[k], "%s: busy%d and busy%d share %s", in->bin,
 					  j, k, tids[k]);
@@ -170,7 +138,7 @@ ParameterizedTest(size_t *i, python, names, .timeout = 60)
 	const struct interp *in = &test_pythons[*i];
 	const char *extra[] = { "-r", "200", "-d", "4", NULL };
 	const char *path;
-	char *out = profile(in, "names.py", extra, &path);
+	char *out = test_profile(in, "names.py", extra, &path);
 	const char *want_new[] = { ";Shop.checkout (", ";Shop.report (", ";<lambda> (", ";gen (",
 				   ";coro (", NULL };
 	const char *want_old[] = { ";checkout (", ";report (", ";<lambda> (", ";gen (", ";coro (",
@@ -198,7 +166,7 @@ ParameterizedTest(size_t *i, python, gil_only, .timeout = 60)
 	const struct interp *in = &test_pythons[*i];
 	const char *extra[] = { "--gil", "--idle", "-r", "100", "-d", "2", NULL };
 	const char *path;
-	char *out = profile(in, "threads.py", extra, &path);
+	char *out = test_profile(in, "threads.py", extra, &path);
 	unsigned long busy = 0;
 
 	for (int k = 0; k < 4; k++) {

@@ -41,3 +41,20 @@ Test(utf8, rejects_what_no_string_holds)
 	cr_assert_not(utf8_valid("\xed\xa0\x80", 3), "surrogate");
 	cr_assert_not(utf8_valid("\xe3\x81", 2), "cut short");
 }
+
+Test(utf8, sanitize_keeps_text_and_replaces_the_rest)
+{
+	char out[16];
+
+	cr_assert_eq(utf8_sanitize(out, sizeof(out), "caf\xc3\xa9", 5), 5);
+	cr_assert_str_eq(out, "caf\xc3\xa9");
+	/* a stray continuation byte, a truncated sequence, a newline, a DEL */
+	cr_assert_eq(utf8_sanitize(out, sizeof(out), "a\x80" "b\xe3\x81\n\x7f", 7), 7);
+	cr_assert_str_eq(out, "a?b??\?\?");
+	/* never split a character, always terminate */
+	cr_assert_eq(utf8_sanitize(out, 5, "abc\xe3\x81\x82", 6), 3);
+	cr_assert_str_eq(out, "abc");
+	cr_assert_eq(utf8_sanitize(out, 1, "abc", 3), 0);
+	cr_assert_str_eq(out, "");
+	cr_assert(utf8_valid(out, strlen(out)));
+}

@@ -1,0 +1,1340 @@
+/* SPDX-License-Identifier: MIT */
+#include "config.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rbreader.h"
+#include "rmem.h"
+#include "rubyvm.h"
+#include "target.h"
+#include "taskstat.h"
+#include "utf8.h"
+#include "xalloc.h"
+
+/*
+ * Reading CRuby stacks from outside.
+ *
+ * Threads come from the main ractor's thread list (3.0+) or the VM's
+ * living_threads (2.7).  For each thread: its execution context, whose
+ * control frames sit at the top of its VM stack, innermost first, and are
+ * copied in one read; the environment words each frame points at (ep[0]
+ * the frame's magic, ep[-1] the previous environment, ep[-2] its method
+ * entry) are read from the used part of the VM stack in a second one.
+ *
+ * An iseq (Ruby code) frame's name, path and line table are read once and
+ * cached by address, and so are method entries (for "Class#method" names)
+ * and class paths.  Since GC may free or move any of them, every cache
+ * entry a walk used is checked again, all in one scatter read, before the
+ * stack is handed on; a walk that used a stale entry is done again.
+ *
+ * Lines come from the program counter through Ruby's own succinct index
+ * table, as Ruby's backtraces do, not from the method's last line.
+ */
+
+#define STR_MAX		4096u		/* bytes of a name or path */
+#define THREAD_MAX	4096
+#define FRAMES_MAX	(1u << 16)	/* control frames read at once */
+#define ENV_SPAN_MAX	(1u << 21)	/* bytes of VM stack read at once */
+#define ISEQ_CACHE	4096		/* entries, powers of two */
+#define ME_CACHE	2048
+#define OBJ_CACHE	4096
+#define ID_CACHE	2048
+#define VALIDATE_MAX	256
+#define GUESS_SLOTS	256
+
+/* Frame magic in ep[0] (stable from 2.4 to 4.0). */
+#define FRAME_MAGIC_MASK	0x7fff0001u
+#define FRAME_MAGIC_CFUNC	0x55550001u
+#define FRAME_FLAG_CFRAME	0x0080u
+
+/* RBasic flags: the type in the low 5 bits. */
+#define T_MASK		0x1f
+#define T_CLASS		0x02
+#define T_MODULE	0x03
+#define T_STRING	0x05
+#define T_ARRAY		0x07
+#define T_IMEMO		0x1a
+#define T_ICLASS	0x1c
+#define IMEMO_TYPE(f)	((unsigned int)((f) >> 12) & 0x0f)
+#define IMEMO_ISEQ	7
+
+struct rbiseq {
+	uint64_t addr;			/* 0: empty */
+	uint64_t body;
+	char *label;			/* "block in foo" */
+	char *base_label;		/* "foo" */
+	char *path;
+	int first_lineno;
+	uint64_t encoded;		/* iseq_encoded */
+	uint32_t size;			/* in VALUEs */
+	uint32_t ninfo;
+	int *lines;			/* line of each insns_info entry */
+	unsigned char *succ;		/* succinct index table */
+	size_t succ_len;
+	/* the name last built for this iseq, and the method entry it used */
+	uint64_t named_me;
+	char *name;
+};
+
+struct rbme {
+	uint64_t addr;			/* 0: empty */
+	uint64_t def, owner;
+	int cfunc;
+	char *prefix;			/* "Shop#" / "Shop." / "" */
+	char *name;			/* cfunc: "Integer#times" */
+};
+
+/* What a method-entry-or-cref word points at. */
+struct rbobj {
+	uint64_t addr;
+	uint64_t flags;
+	uint64_t inner;			/* svar: its cref_or_me */
+};
+
+struct rbid {
+	uint64_t id;
+	char *name;
+};
+
+struct rbclass {
+	uint64_t addr;
+	char *path;			/* NULL: anonymous */
+};
+
+struct check {
+	uint64_t addr;
+	uint64_t want[3];		/* words 0..2 expected (see validate()) */
+	uint64_t got[3];
+	int kind;			/* 0 iseq, 1 method entry */
+	void *entry;
+};
+
+struct rbreader {
+	struct target *t;
+	struct reader_opts opts;
+	const struct rubyvm_layout *L;
+	struct rmem mem;
+	struct taskstat ts;
+	struct reader_stats stats;
+	uint64_t vm;
+	uint64_t symbols;		/* &ruby_global_symbols, 0 if not found */
+	uint64_t last_id;
+	pid_t ns_pid;
+	int64_t pthread_tid_off;	/* <= 3.0: kernel tid inside struct pthread */
+	struct rbiseq *iseqs;
+	size_t niseqs;
+	struct rbme *mes;
+	size_t nmes;
+	struct rbobj *objs;
+	struct rbid *ids;
+	struct rbclass *classes;
+	size_t nclasses;
+	struct check checks[VALIDATE_MAX];
+	size_t nchecks;
+	unsigned char *cfps;
+	size_t cfps_cap;
+	struct ecguess *guess;
+	char describe[200];
+	char strbuf[STR_MAX + 1];
+	char namebuf[3 * STR_MAX];
+	char thread_name[256];
+};
+
+static size_t slot(uint64_t addr, size_t cap)
+{
+	return (size_t)((addr >> 3) * 0x9E3779B97F4A7C15ull >> 40) & (cap - 1);
+}
+
+static enum perr rd(struct rbreader *rr, uint64_t addr, void *out, size_t len)
+{
+	return rmem_read(&rr->mem, addr, out, len);
+}
+
+static enum perr rd_u64(struct rbreader *rr, uint64_t addr, uint64_t *v)
+{
+	return rmem_u64(&rr->mem, addr, v);
+}
+
+/* A heap object's address: aligned, not an immediate, not NULL. */
+static int is_obj(uint64_t v)
+{
+	return v && !(v & 7);
+}
+
+static enum perr obj_flags(struct rbreader *rr, uint64_t v, uint64_t *flags)
+{
+	if (!is_obj(v))
+		return PERR_CORRUPT;
+	return rd_u64(rr, v, flags);
+}
+
+/* A String's bytes, sanitized to UTF-8, in rr->strbuf. */
+static enum perr read_string(struct rbreader *rr, uint64_t v, const char **out)
+{
+	const struct rubyvm_layout *L = rr->L;
+	unsigned char hdr[40], raw[STR_MAX];
+	uint64_t flags, len, ptr;
+	enum perr err;
+
+	if (!is_obj(v))
+		return PERR_CORRUPT;
+	if ((err = rd(rr, v, hdr, sizeof(hdr))))
+		return err;
+	flags = get_u64(hdr, 0);
+	if ((flags & T_MASK) != T_STRING)
+		return PERR_CORRUPT;
+	if (!(flags & L->string.noembed)) {
+		if (L->string.embed_len == RUBYVM_NONE)
+			len = flags >> L->string.embed_len_shift & L->string.embed_len_mask;
+		else
+			len = get_u64(hdr, L->string.embed_len);
+		ptr = v + L->string.embed_ptr;
+	} else {
+		len = get_u64(hdr, L->string.heap_len);
+		ptr = get_u64(hdr, L->string.heap_ptr);
+	}
+	if (len > STR_MAX)
+		len = STR_MAX;		/* keep the start of an absurdly long name */
+	if ((err = rd(rr, ptr, raw, (size_t)len)))
+		return err;
+	utf8_sanitize(rr->strbuf, sizeof(rr->strbuf), raw, (size_t)len);
+	*out = rr->strbuf;
+	return PERR_OK;
+}
+
+static enum perr dup_string(struct rbreader *rr, uint64_t v, char **out)
+{
+	const char *s;
+	enum perr err = read_string(rr, v, &s);
+
+	if (!err)
+		*out = xstrdup(s);
+	return err;
+}
+
+/* Element i of an Array. */
+static enum perr array_at(struct rbreader *rr, uint64_t v, uint64_t i, uint64_t *out)
+{
+	const struct rubyvm_layout *L = rr->L;
+	unsigned char hdr[40];
+	uint64_t flags, len, ptr;
+	enum perr err;
+
+	if (!is_obj(v))
+		return PERR_CORRUPT;
+	if ((err = rd(rr, v, hdr, sizeof(hdr))))
+		return err;
+	flags = get_u64(hdr, 0);
+	if ((flags & T_MASK) != T_ARRAY)
+		return PERR_CORRUPT;
+	if (flags & L->array.embed) {
+		len = flags >> L->array.embed_len_shift & L->array.embed_len_mask;
+		ptr = v + L->array.embed_ptr;
+	} else {
+		len = get_u64(hdr, L->array.heap_len);
+		ptr = get_u64(hdr, L->array.heap_ptr);
+	}
+	if (i >= len)
+		return PERR_CORRUPT;
+	return rd_u64(rr, ptr + 8 * i, out);
+}
+
+/* The name of a Symbol ID, through the global symbol table; NULL if unknown. */
+static const char *id_name(struct rbreader *rr, uint64_t id)
+{
+	const struct rubyvm_layout *L = rr->L;
+	struct rbid *e;
+	uint64_t serial, chunk, str;
+	const char *s;
+
+	if (!rr->symbols || !id)
+		return NULL;
+	e = &rr->ids[slot(id, ID_CACHE)];
+	if (e->id == id)
+		return e->name;
+	serial = id > L->last_op_id ? id >> L->id_scope_shift : id;
+	if (serial > rr->last_id) {
+		uint32_t last;
+
+		/* new symbols since we looked */
+		if (rd(rr, rr->symbols + L->symbols.last_id, &last, sizeof(last)) || serial > last)
+			return NULL;
+		rr->last_id = last;
+	}
+	if (rd_u64(rr, rr->symbols + L->symbols.ids, &chunk) ||
+	    array_at(rr, chunk, serial / L->symbols.unit, &chunk) ||
+	    array_at(rr, chunk, serial % L->symbols.unit * L->symbols.entry_size, &str) ||
+	    read_string(rr, str, &s))
+		return NULL;
+	free(e->name);
+	e->id = id;
+	e->name = xstrdup(s);
+	return e->name;
+}
+
+/*
+ * Find the value of the ivar called `name' in an st_table keyed by ID
+ * (the iv_tbl of a class before 3.2).  0 if absent.
+ */
+static uint64_t st_ivar(struct rbreader *rr, uint64_t tbl, const char *name)
+{
+	unsigned char hdr[56], ent[24 * 16];
+	uint64_t start, bound, entries;
+
+	if (!is_obj(tbl) || rd(rr, tbl, hdr, sizeof(hdr)))
+		return 0;
+	start = get_u64(hdr, 32);
+	bound = get_u64(hdr, 40);
+	entries = get_u64(hdr, 48);
+	if (bound < start || bound - start > 64 || !is_obj(entries))
+		return 0;
+	for (uint64_t i = start; i < bound; i += 16) {
+		uint64_t n = bound - i < 16 ? bound - i : 16;
+
+		if (rd(rr, entries + 24 * i, ent, (size_t)(24 * n)))
+			return 0;
+		for (uint64_t j = 0; j < n; j++) {
+			const char *key;
+
+			if (get_u64(ent, (uint32_t)(24 * j)) == UINT64_MAX)
+				continue;	/* deleted */
+			key = id_name(rr, get_u64(ent, (uint32_t)(24 * j + 8)));
+			if (key && !strcmp(key, name))
+				return get_u64(ent, (uint32_t)(24 * j + 16));
+		}
+	}
+	return 0;
+}
+
+/* The classext of a class, 0 if unreadable. */
+static uint64_t class_ext(struct rbreader *rr, uint64_t klass)
+{
+	const struct rubyvm_layout *L = rr->L;
+	uint64_t ext;
+
+	if (L->klass.ext_embedded != RUBYVM_NONE)
+		return klass + L->klass.ext_embedded;
+	if (rd_u64(rr, klass + L->klass.ext_ptr, &ext) || !is_obj(ext))
+		return 0;
+	return ext;
+}
+
+/* A class's permanent path ("Shop", "A::B"); NULL if anonymous or unknown. */
+static const char *class_path(struct rbreader *rr, uint64_t klass)
+{
+	const struct rubyvm_layout *L = rr->L;
+	struct rbclass *e = &rr->classes[slot(klass, OBJ_CACHE)];
+	uint64_t ext, path = 0;
+	char *s = NULL;
+
+	if (e->addr == klass)
+		return e->path;
+	ext = class_ext(rr, klass);
+	if (!ext)
+		return NULL;
+	switch (L->klass.classpath_kind) {
+	case RUBYVM_CLASSPATH_FIELD:
+		if (rd_u64(rr, ext + L->klass.classpath, &path))
+			return NULL;
+		break;
+	case RUBYVM_CLASSPATH_IVAR:
+		if (!rd_u64(rr, ext + L->klass.iv_tbl, &path))
+			path = st_ivar(rr, path, "__classpath__");
+		break;
+	case RUBYVM_CLASSPATH_SHAPE:
+		path = 0;	/* not read yet: names stay unqualified on 3.2 */
+		break;
+	}
+	if (path && dup_string(rr, path, &s))
+		s = NULL;
+	if (s && s[0] == '#') {
+		FREE_AND_NULL(s);	/* "#<Class:0x...>": not permanent */
+	}
+	free(e->path);
+	e->addr = klass;
+	e->path = s;
+	return s;
+}
+
+/* "Shop#" or "Shop." for methods owned by klass; "" when it has no name. */
+static char *method_prefix(struct rbreader *rr, uint64_t owner)
+{
+	const struct rubyvm_layout *L = rr->L;
+	uint64_t flags, attached = 0, ext, tbl;
+	const char *path;
+	unsigned int type;
+
+	if (obj_flags(rr, owner, &flags))
+		return xstrdup("");
+	type = flags & T_MASK;
+	if (type != T_CLASS && type != T_MODULE && type != T_ICLASS)
+		return xstrdup("");
+	if (!(flags & L->fl_singleton)) {
+		path = class_path(rr, owner);
+		return path ? xstrfmt("%s#", path) : xstrdup("");
+	}
+	ext = class_ext(rr, owner);
+	if (!ext)
+		return xstrdup("");
+	if (L->klass.attached_object != RUBYVM_NONE)
+		rd_u64(rr, ext + L->klass.attached_object, &attached);
+	else if (L->klass.iv_tbl != RUBYVM_NONE && !rd_u64(rr, ext + L->klass.iv_tbl, &tbl))
+		attached = st_ivar(rr, tbl, "__attached__");
+	if (obj_flags(rr, attached, &flags))
+		return xstrdup("");
+	type = flags & T_MASK;
+	if (type != T_CLASS && type != T_MODULE)
+		return xstrdup("");
+	path = class_path(rr, attached);
+	return path ? xstrfmt("%s.", path) : xstrdup("");
+}
+
+static void me_release(struct rbme *m)
+{
+	free(m->prefix);
+	free(m->name);
+	memset(m, 0, sizeof(*m));
+}
+
+/* The method entry at addr, decoded and cached; NULL if it is none. */
+static struct rbme *me_get(struct rbreader *rr, uint64_t addr, int *fresh)
+{
+	const struct rubyvm_layout *L = rr->L;
+	struct rbme *e = &rr->mes[slot(addr, ME_CACHE)], m = { 0 };
+	unsigned char cme[64];
+	uint32_t dw;
+	uint64_t id;
+	unsigned int type;
+	const char *name;
+
+	*fresh = 0;
+	if (e->addr == addr)
+		return e;
+	if (L->cme.owner + 8 > sizeof(cme) || rd(rr, addr, cme, L->cme.owner + 8))
+		return NULL;
+	m.addr = addr;
+	m.def = get_u64(cme, L->cme.def);
+	m.owner = get_u64(cme, L->cme.owner);
+	if (!is_obj(m.def) || rd(rr, m.def, &dw, sizeof(dw)) ||
+	    rd_u64(rr, m.def + L->def.original_id, &id))
+		return NULL;
+	type = dw >> L->def.type_shift & ((1u << L->def.type_bits) - 1);
+	m.cfunc = type == L->method_type_cfunc;
+	m.prefix = method_prefix(rr, m.owner);
+	if (m.cfunc) {
+		name = id_name(rr, id);
+		m.name = xstrfmt("%s%s", m.prefix, name ? name : "(unknown cfunc)");
+	}
+	me_release(e);
+	*e = m;
+	*fresh = 1;
+	return e;
+}
+
+/*
+ * What an ep[-2] word holds: a method entry (returned), a cref (0), or an
+ * svar holding either.  Mirrors Ruby's check_method_entry().
+ */
+static uint64_t check_method_entry(struct rbreader *rr, uint64_t v, int can_be_svar)
+{
+	const struct rubyvm_layout *L = rr->L;
+	struct rbobj *o;
+	unsigned int it;
+
+	if (!is_obj(v))
+		return 0;
+	o = &rr->objs[slot(v, OBJ_CACHE)];
+	if (o->addr != v) {
+		unsigned char hdr[16];
+
+		if (rd(rr, v, hdr, sizeof(hdr)))
+			return 0;
+		o->addr = v;
+		o->flags = get_u64(hdr, 0);
+		o->inner = get_u64(hdr, 8);
+	}
+	if ((o->flags & T_MASK) != T_IMEMO)
+		return 0;
+	it = IMEMO_TYPE(o->flags);
+	if (it == L->imemo_ment)
+		return v;
+	if (it == L->imemo_svar && can_be_svar)
+		return check_method_entry(rr, o->inner, 0);
+	return 0;
+}
+
+/*
+ * The method entry a frame runs under, as Ruby's rb_vm_frame_method_entry()
+ * finds it: ep[-2] of each environment out to the method's own.
+ */
+static uint64_t frame_method_entry(struct rbreader *rr, uint64_t ep)
+{
+	const struct rubyvm_layout *L = rr->L;
+	uint64_t w[3], me;
+
+	for (int depth = 0; depth < 256; depth++) {
+		if (!is_obj(ep) || rd(rr, ep - 16, w, sizeof(w)))
+			return 0;
+		if (w[2] & L->env.flag_local)
+			return check_method_entry(rr, w[0], 1);
+		if ((me = check_method_entry(rr, w[0], 0)))
+			return me;
+		ep = w[1] & ~(uint64_t)L->env.prev_ep_mask;
+	}
+	return 0;
+}
+
+static void iseq_release(struct rbiseq *q)
+{
+	free(q->label);
+	free(q->base_label);
+	free(q->path);
+	free(q->lines);
+	free(q->succ);
+	free(q->name);
+	memset(q, 0, sizeof(*q));
+}
+
+/* Path of an iseq: pathobj is a String or [path, realpath]; Ruby shows path. */
+static enum perr iseq_path(struct rbreader *rr, uint64_t pathobj, char **out)
+{
+	uint64_t flags, path;
+
+	if (obj_flags(rr, pathobj, &flags))
+		return PERR_CORRUPT;
+	if ((flags & T_MASK) == T_ARRAY) {
+		if (array_at(rr, pathobj, 0, &path))
+			return PERR_CORRUPT;
+		pathobj = path;
+	}
+	return dup_string(rr, pathobj, out);
+}
+
+/* Read the line table: insns_info line numbers and the succinct index. */
+static enum perr iseq_lines(struct rbreader *rr, struct rbiseq *q, const unsigned char *body)
+{
+	const struct rubyvm_layout *L = rr->L;
+	uint64_t info = get_u64(body, L->iseq.insns_info_body);
+	uint64_t succ = get_u64(body, L->iseq.succ_index_table);
+	uint32_t n = get_u32(body, L->iseq.insns_info_size), esz = L->iseq.insn_info_size;
+	unsigned char *raw;
+
+	if (n > (1u << 20) || q->size > (1u << 24))
+		return PERR_CORRUPT;
+	q->ninfo = n;
+	if (!n)
+		return PERR_OK;
+	raw = xmalloc((size_t)n * esz);
+	if (rd(rr, info, raw, (size_t)n * esz)) {
+		free(raw);
+		return PERR_CORRUPT;
+	}
+	q->lines = xmalloc(n * sizeof(*q->lines));
+	for (uint32_t i = 0; i < n; i++)
+		q->lines[i] = get_i32(raw, i * esz + L->iseq.insn_info_line_no);
+	free(raw);
+	if (n > 1) {
+		/* 6 words of immediate ranks, then 80-byte blocks of 512 bits */
+		uint64_t blocks = q->size > 54 ? (q->size - 54 + 511) / 512 : 0;
+
+		q->succ_len = (size_t)(48 + blocks * 80);
+		q->succ = xmalloc(q->succ_len);
+		if (rd(rr, succ, q->succ, q->succ_len))
+			return PERR_CORRUPT;
+	}
+	return PERR_OK;
+}
+
+/* The line of the instruction at pos, as Ruby's rb_iseq_line_no(). */
+static int iseq_line(const struct rbiseq *q, uint64_t pos)
+{
+	uint64_t idx;
+
+	if (!q->ninfo)
+		return 0;
+	if (q->ninfo == 1)
+		return q->lines[0];
+	if (pos < 54) {
+		idx = get_u64(q->succ, (uint32_t)(pos / 9 * 8)) >> (pos % 9 * 7) & 0x7f;
+	} else {
+		uint64_t bi = (pos - 54) / 512, bbi = (pos - 54) % 512, sbi = bbi / 64;
+		uint64_t off = 48 + bi * 80, small = 0, bits;
+
+		if (off + 80 > q->succ_len)
+			return 0;
+		if (sbi)
+			small = get_u64(q->succ, (uint32_t)(off + 8)) >> ((sbi - 1) * 9) & 0x1ff;
+		bits = get_u64(q->succ, (uint32_t)(off + 16 + sbi * 8)) << (63 - bbi % 64);
+		idx = get_u32(q->succ, (uint32_t)off) + small + (uint64_t)__builtin_popcountll(bits);
+	}
+	if (idx < 1 || idx > q->ninfo)
+		return 0;
+	return q->lines[idx - 1];
+}
+
+/* The iseq at addr, decoded and cached; NULL if it does not hold together. */
+static struct rbiseq *iseq_get(struct rbreader *rr, uint64_t addr, int *fresh)
+{
+	const struct rubyvm_layout *L = rr->L;
+	struct rbiseq *e = &rr->iseqs[slot(addr, ISEQ_CACHE)], q = { 0 };
+	unsigned char hdr[24], body[512];
+	uint64_t lineno;
+
+	*fresh = 0;
+	if (e->addr == addr)
+		return e;
+	rr->stats.cache_misses++;
+	if (!is_obj(addr) || L->iseq.size > sizeof(body) || rd(rr, addr, hdr, sizeof(hdr)))
+		return NULL;
+	if ((get_u64(hdr, 0) & T_MASK) != T_IMEMO || IMEMO_TYPE(get_u64(hdr, 0)) != IMEMO_ISEQ)
+		return NULL;
+	q.addr = addr;
+	q.body = get_u64(hdr, L->iseq.body);
+	if (!is_obj(q.body) || rd(rr, q.body, body, L->iseq.size))
+		return NULL;
+	q.encoded = get_u64(body, L->iseq.iseq_encoded);
+	q.size = get_u32(body, L->iseq.iseq_size);
+	if (L->iseq.first_lineno_fixnum) {
+		lineno = get_u64(body, L->iseq.first_lineno);
+		q.first_lineno = (lineno & 1) ? (int)((int64_t)lineno >> 1) : 0;
+	} else {
+		q.first_lineno = get_i32(body, L->iseq.first_lineno);
+	}
+	if (dup_string(rr, get_u64(body, L->iseq.label), &q.label) ||
+	    dup_string(rr, get_u64(body, L->iseq.base_label), &q.base_label) ||
+	    iseq_path(rr, get_u64(body, L->iseq.pathobj), &q.path) || iseq_lines(rr, &q, body)) {
+		iseq_release(&q);
+		return NULL;
+	}
+	iseq_release(e);
+	*e = q;
+	rr->niseqs++;
+	*fresh = 1;
+	return e;
+}
+
+/*
+ * The frame's name as Ruby 3.4 labels it: the label with its method part
+ * qualified by the method's owner ("block in Shop#checkout").  Built once
+ * per (iseq, method entry).
+ */
+static const char *iseq_name(struct rbiseq *q, const struct rbme *me)
+{
+	size_t ll, bl;
+
+	if (!me || !*me->prefix || q->base_label[0] == '<')
+		return q->label;
+	if (q->name && q->named_me == me->addr)
+		return q->name;
+	ll = strlen(q->label);
+	bl = strlen(q->base_label);
+	free(q->name);
+	if (bl <= ll && !strcmp(q->label + ll - bl, q->base_label))
+		q->name = xstrfmt("%.*s%s%s", (int)(ll - bl), q->label, me->prefix, q->base_label);
+	else
+		q->name = xstrdup(q->label);
+	q->named_me = me->addr;
+	return q->name;
+}
+
+static void check_add(struct rbreader *rr, int kind, void *entry)
+{
+	struct check *c;
+
+	for (size_t i = 0; i < rr->nchecks; i++)
+		if (rr->checks[i].entry == entry)
+			return;
+	if (rr->nchecks == VALIDATE_MAX)
+		return;
+	c = &rr->checks[rr->nchecks++];
+	c->kind = kind;
+	c->entry = entry;
+	if (kind == 0) {
+		const struct rbiseq *q = entry;
+
+		c->addr = q->addr;
+		c->want[0] = q->body;
+	} else {
+		const struct rbme *m = entry;
+
+		c->addr = m->addr;
+		c->want[0] = m->def;
+		c->want[1] = m->owner;
+	}
+}
+
+/*
+ * Check in one scatter read that every cached entry the walk used still
+ * describes what is at its address.  Drops the stale ones; returns how
+ * many there were.
+ */
+static int validate(struct rbreader *rr)
+{
+	const struct rubyvm_layout *L = rr->L;
+	struct procmem_iov iov[VALIDATE_MAX];
+	size_t done = 0;
+	int stale = 0;
+
+	if (!rr->nchecks)
+		return 0;
+	for (size_t i = 0; i < rr->nchecks; i++) {
+		iov[i].addr = rr->checks[i].addr;
+		iov[i].buf = rr->checks[i].got;
+		iov[i].len = sizeof(rr->checks[i].got);
+	}
+	procmem_readv(&rr->t->mem, iov, rr->nchecks, &done);
+	for (size_t i = 0; i < rr->nchecks; i++) {
+		struct check *c = &rr->checks[i];
+		uint64_t f = c->got[0];
+		int ok = i < done && (f & T_MASK) == T_IMEMO;
+
+		if (ok && c->kind == 0)
+			ok = IMEMO_TYPE(f) == IMEMO_ISEQ && c->got[L->iseq.body / 8] == c->want[0];
+		else if (ok)
+			ok = IMEMO_TYPE(f) == L->imemo_ment && c->got[L->cme.def / 8] == c->want[0];
+		if (ok)
+			continue;
+		stale++;
+		if (c->kind == 0)
+			iseq_release(c->entry);
+		else
+			me_release(c->entry);
+	}
+	rr->nchecks = 0;
+	return stale;
+}
+
+/*
+ * Where an execution context's frames and environments were last time:
+ * the next sample reads them all, with the EC itself, in one scatter read.
+ */
+struct ecguess {
+	uint64_t ec;
+	uint64_t vm_stack, end;		/* the VM stack */
+	uint64_t cfp;			/* first control frame read */
+	uint64_t env_lo, env_hi;	/* environments read */
+};
+
+#define GUESS_FRAMES	16		/* deeper than last time, still a hit */
+#define GUESS_ENV	2048		/* bytes of slack around the environments */
+
+struct frames {
+	uint64_t vm_stack, cfp;
+	uint64_t n;			/* control frames, innermost first */
+	const unsigned char *buf;	/* their bytes */
+	int truncated;			/* the outermost ones were left out */
+};
+
+/* Check the EC header and derive the frame count; PERR_OK with n = 0 if idle. */
+static enum perr frames_from_ec(struct rbreader *rr, const unsigned char *hdr, struct frames *fr,
+				uint64_t *end)
+{
+	const struct rubyvm_layout *L = rr->L;
+	uint64_t vm_size = get_u64(hdr, L->ec.vm_stack_size);
+
+	fr->vm_stack = get_u64(hdr, L->ec.vm_stack);
+	fr->cfp = get_u64(hdr, L->ec.cfp);
+	fr->n = 0;
+	fr->truncated = 0;
+	if (!fr->vm_stack)
+		return PERR_OK;		/* not started, or finished */
+	if ((fr->vm_stack & 7) || vm_size > (1u << 24) || (fr->cfp & 7))
+		return PERR_CORRUPT;
+	*end = fr->vm_stack + vm_size * 8;
+	if (fr->cfp < fr->vm_stack || fr->cfp >= *end || (*end - fr->cfp) % L->cfp.size)
+		return PERR_CORRUPT;
+	/* the outermost slot is a dummy frame */
+	fr->n = (*end - fr->cfp) / L->cfp.size - 1;
+	return PERR_OK;
+}
+
+/* The span of VM stack holding the environments of fr's frames. */
+static void env_span(struct rbreader *rr, const struct frames *fr, uint64_t *lo, uint64_t *hi)
+{
+	const struct rubyvm_layout *L = rr->L;
+
+	*lo = UINT64_MAX;
+	*hi = 0;
+	for (uint64_t i = 0; i < fr->n; i++) {
+		uint64_t ep = get_u64(fr->buf, (uint32_t)(i * L->cfp.size + L->cfp.ep));
+
+		if (ep >= fr->vm_stack + 16 && ep < fr->cfp) {
+			if (ep - 16 < *lo)
+				*lo = ep - 16;
+			if (ep + 8 > *hi)
+				*hi = ep + 8;
+		}
+	}
+}
+
+static void cfps_fit(struct rbreader *rr, size_t len)
+{
+	if (rr->cfps_cap < len) {
+		rr->cfps_cap = len;
+		rr->cfps = xrealloc(rr->cfps, len);
+	}
+}
+
+/*
+ * One scatter read of the EC, its frames, the environments and the frames
+ * once more, where they were last time.  The target runs meanwhile, so the
+ * read is good only if the second copy of the frames matches the first
+ * (but for the running frame's pc and sp) and everything needed was
+ * inside.  Returns 1 when it is.
+ */
+static int frames_guessed(struct rbreader *rr, struct ecguess *g, unsigned char *hdr,
+			  struct frames *fr)
+{
+	const struct rubyvm_layout *L = rr->L;
+	struct procmem_iov iov[5];
+	unsigned char again[256];
+	uint64_t end, lo, hi, cfp0, off, env_lo, env_hi;
+	size_t done, len;
+
+	cfp0 = g->cfp > g->vm_stack + GUESS_FRAMES * L->cfp.size ?
+		       g->cfp - GUESS_FRAMES * L->cfp.size : g->vm_stack;
+	lo = g->env_lo > g->vm_stack + GUESS_ENV ? g->env_lo - GUESS_ENV : g->vm_stack;
+	hi = g->env_hi + GUESS_ENV < cfp0 ? g->env_hi + GUESS_ENV : cfp0;
+	if (hi <= lo || hi - lo > ENV_SPAN_MAX || g->end - cfp0 > (uint64_t)FRAMES_MAX * L->cfp.size)
+		return 0;
+	len = (size_t)(g->end - cfp0);
+	cfps_fit(rr, 2 * len);
+	iov[0] = (struct procmem_iov){ g->ec, hdr, L->ec.size };
+	iov[1] = (struct procmem_iov){ cfp0, rr->cfps, len };
+	iov[2] = (struct procmem_iov){ lo, rmem_big_prepare(&rr->mem, lo, (size_t)(hi - lo)),
+				       (size_t)(hi - lo) };
+	iov[3] = (struct procmem_iov){ cfp0, rr->cfps + len, len };
+	iov[4] = (struct procmem_iov){ g->ec, again, L->ec.size };
+	if (procmem_readv(&rr->t->mem, iov, 5, &done) || done != 5 ||
+	    frames_from_ec(rr, hdr, fr, &end) || !fr->n || fr->vm_stack != g->vm_stack ||
+	    end != g->end || fr->cfp < cfp0)
+		goto miss;
+	/*
+	 * Frames pushed and popped above both reads' innermost frame are
+	 * fine (they existed when read); from there out, nothing may change.
+	 */
+	off = get_u64(again, L->ec.cfp);
+	if (off < cfp0 || off >= end || (end - off) % L->cfp.size)
+		goto miss;
+	off = (off > fr->cfp ? off : fr->cfp) - cfp0;
+	if (len - off > 16 &&
+	    memcmp(rr->cfps + off + 16, rr->cfps + len + off + 16, (size_t)(len - off - 16)))
+		goto miss;
+	off = fr->cfp - cfp0;
+	fr->buf = rr->cfps + off;
+	env_span(rr, fr, &env_lo, &env_hi);
+	if (env_lo < lo || env_hi > hi)
+		goto miss;
+	g->cfp = fr->cfp;
+	g->env_lo = env_lo;
+	g->env_hi = env_hi;
+	return 1;
+miss:
+	rr->mem.big.len = 0;
+	return 0;
+}
+
+/* Learn where an EC's frames and environments are, with plain reads. */
+static enum perr frames_probe(struct rbreader *rr, uint64_t ec, struct ecguess *g,
+			      struct frames *fr)
+{
+	const struct rubyvm_layout *L = rr->L;
+	unsigned char hdr[256];
+	uint64_t end, lo, hi;
+	enum perr err;
+
+	g->ec = 0;
+	if ((err = procmem_read(&rr->t->mem, ec, hdr, L->ec.size)) ||
+	    (err = frames_from_ec(rr, hdr, fr, &end)))
+		return err;
+	if (!fr->n)
+		return PERR_OK;
+	if (fr->n > FRAMES_MAX) {
+		fr->n = FRAMES_MAX;	/* the innermost ones */
+		fr->truncated = 1;
+	}
+	cfps_fit(rr, (size_t)(fr->n * L->cfp.size));
+	if ((err = procmem_read(&rr->t->mem, fr->cfp, rr->cfps, (size_t)(fr->n * L->cfp.size))))
+		return err;
+	fr->buf = rr->cfps;
+	env_span(rr, fr, &lo, &hi);
+	if (hi <= lo) {
+		lo = fr->vm_stack;	/* no environment on the stack */
+		hi = lo + 8;
+	}
+	*g = (struct ecguess){ ec, fr->vm_stack, end, fr->cfp, lo, hi };
+	return PERR_OK;
+}
+
+/*
+ * Read the EC, its frames and their environments consistently: in one
+ * scatter read where they were last sample, or, when that misses, after
+ * finding out where they are now.
+ */
+static enum perr load_frames(struct rbreader *rr, uint64_t ec, struct frames *fr)
+{
+	const struct rubyvm_layout *L = rr->L;
+	struct ecguess *g = &rr->guess[slot(ec, GUESS_SLOTS)];
+	unsigned char hdr[256];
+	enum perr err;
+
+	if (L->ec.size > sizeof(hdr))
+		return PERR_UNSUPPORTED;
+	if (g->ec == ec && frames_guessed(rr, g, hdr, fr))
+		return PERR_OK;
+	if ((err = frames_probe(rr, ec, g, fr)) || !fr->n || fr->truncated)
+		return err;	/* idle, or too deep to read twice: take the plain read */
+	if (frames_guessed(rr, g, hdr, fr))
+		return PERR_OK;
+	return PERR_CORRUPT;
+}
+
+/*
+ * Walk one thread's control frames into st.  PERR_CORRUPT if torn: the
+ * target pushes and pops frames while we read, so frames and environments
+ * that do not fit together mean a read across a change.  With `strict'
+ * unset (the last try), a frame whose pc lies outside its code is kept
+ * with line 0 instead.
+ */
+static enum perr walk(struct rbreader *rr, uint64_t ec, struct stack *st, int strict)
+{
+	const struct rubyvm_layout *L = rr->L;
+	struct frames fr;
+	uint64_t prev_ep = UINT64_MAX;
+	unsigned int pending = 0;	/* cfunc frames waiting for their caller's line */
+	enum perr err;
+
+	st->depth = 0;
+	st->truncated = 0;
+	rr->nchecks = 0;
+	if ((err = load_frames(rr, ec, &fr)))
+		return err;
+	st->truncated = fr.truncated;
+	for (uint64_t i = 0; i < fr.n; i++) {
+		const unsigned char *f = fr.buf + i * L->cfp.size;
+		uint64_t pc = get_u64(f, L->cfp.pc), iseq = get_u64(f, L->cfp.iseq);
+		uint64_t ep = get_u64(f, L->cfp.ep), magic, meaddr;
+		struct stack_frame *sf;
+		struct rbiseq *q;
+		struct rbme *me = NULL;
+		int fresh;
+
+		if (!is_obj(ep) || rd_u64(rr, ep, &magic))
+			return PERR_CORRUPT;
+		if (ep >= fr.vm_stack && ep < fr.cfp) {
+			/* environments on the stack lie deeper for outer frames */
+			if (ep >= prev_ep)
+				return PERR_CORRUPT;
+			prev_ep = ep;
+		}
+		if (st->depth == STACK_MAX_DEPTH) {
+			st->truncated = 1;
+			break;
+		}
+		sf = &st->frame[st->depth];
+		if ((magic & FRAME_MAGIC_MASK) == FRAME_MAGIC_CFUNC) {
+			meaddr = frame_method_entry(rr, ep);
+			me = meaddr ? me_get(rr, meaddr, &fresh) : NULL;
+			if (!me || !me->cfunc)
+				continue;
+			if (!fresh)
+				check_add(rr, 1, me);
+			sf->name = me->name;
+			sf->file = "(cfunc)";
+			sf->line = 0;
+			st->depth++;
+			pending++;
+			continue;
+		}
+		if ((magic & FRAME_FLAG_CFRAME) || !pc || !iseq)
+			continue;	/* IFUNC, dummy: not Ruby code */
+		q = iseq_get(rr, iseq, &fresh);
+		if (!q) {
+			rr->stats.bad_frames++;
+			return PERR_CORRUPT;
+		}
+		if (!fresh)
+			check_add(rr, 0, q);
+		meaddr = frame_method_entry(rr, ep);
+		if (meaddr) {
+			me = me_get(rr, meaddr, &fresh);
+			if (me && !fresh)
+				check_add(rr, 1, me);
+		}
+		sf->name = iseq_name(q, me);
+		sf->file = q->path;
+		if (L->cfp.jit_return != RUBYVM_NONE && get_u64(f, L->cfp.jit_return))
+			sf->line = 0;	/* pushed by the JIT: pc is not trustworthy */
+		else if ((pc < q->encoded || (pc - q->encoded) / 8 > q->size) && strict)
+			return PERR_CORRUPT;	/* pc of another iseq: torn */
+		else if (pc < q->encoded || (pc - q->encoded) / 8 > q->size)
+			sf->line = 0;
+		else
+			sf->line = iseq_line(q, (pc - q->encoded) / 8 ? (pc - q->encoded) / 8 - 1 : 0);
+		/* C functions show where their Ruby caller called them, as Ruby does */
+		for (; pending; pending--) {
+			st->frame[st->depth - pending].file = sf->file;
+			st->frame[st->depth - pending].line = sf->line;
+		}
+		st->depth++;
+	}
+	return PERR_OK;
+}
+
+/* <= 3.0: the kernel tid from glibc's struct pthread (see pyreader.c). */
+static pid_t pthread_tid(struct rbreader *rr, uint64_t pthread, int is_main)
+{
+	int32_t words[256], tid;
+
+	if (!is_obj(pthread))
+		return 0;
+	if (rr->pthread_tid_off < 0) {
+		if (!is_main || rd(rr, pthread, words, sizeof(words)))
+			return 0;
+		for (size_t i = 0; i < ARRAY_SIZE(words); i++) {
+			if (words[i] == rr->ns_pid) {
+				rr->pthread_tid_off = (int64_t)(i * sizeof(int32_t));
+				return rr->ns_pid;
+			}
+		}
+		return 0;
+	}
+	if (rd(rr, pthread + (uint64_t)rr->pthread_tid_off, &tid, sizeof(tid)) || tid <= 0)
+		return 0;
+	return tid;
+}
+
+static pid_t thread_tid(struct rbreader *rr, const unsigned char *th, int is_main)
+{
+	const struct rubyvm_layout *L = rr->L;
+	uint64_t nt;
+	int32_t tid;
+
+	if (L->thread.tid != RUBYVM_NONE)
+		return get_i32(th, L->thread.tid);
+	if (L->thread.nt != RUBYVM_NONE) {
+		nt = get_u64(th, L->thread.nt);
+		if (!is_obj(nt) || rd(rr, nt + L->thread.nt_tid, &tid, sizeof(tid)))
+			return 0;
+		return tid;
+	}
+	return pthread_tid(rr, get_u64(th, L->thread.thread_id), is_main);
+}
+
+/*
+ * Find rb_vm_t.  Exported as ruby_current_vm_ptr up to 3.2; from 3.3 on
+ * the symbol is hidden, but ruby_vm_at_exit() (exported) loads it first
+ * thing with a RIP-relative mov, directly or through the GOT.
+ */
+static uint64_t vm_ptr_addr(struct rbreader *rr)
+{
+	uint64_t addr, fn, got, got_size;
+	unsigned char code[64];
+	int tls;
+
+	if (!target_symbol(rr->t, "ruby_current_vm_ptr", &addr, &tls) && !tls)
+		return addr;
+	if (target_symbol(rr->t, "ruby_vm_at_exit", &fn, &tls) || tls ||
+	    rd(rr, fn, code, sizeof(code)))
+		return 0;
+	for (size_t i = 0; i + 7 <= sizeof(code); i++) {
+		int32_t disp;
+
+		/* REX.W (+R) 8B /r, mod 00 r/m 101: mov disp32(%rip), %reg */
+		if ((code[i] != 0x48 && code[i] != 0x4c) || code[i + 1] != 0x8b ||
+		    (code[i + 2] & 0xc7) != 0x05)
+			continue;
+		memcpy(&disp, code + i + 3, sizeof(disp));
+		addr = fn + i + 7 + (uint64_t)(int64_t)disp;
+		if (!target_section(rr->t, ".got", &got, &got_size) && addr >= got &&
+		    addr < got + got_size && rd_u64(rr, addr, &addr))
+			return 0;
+		return addr;
+	}
+	return 0;
+}
+
+/* Does vm look like the VM: main thread and ractor pointing back? */
+static enum perr vm_check(struct rbreader *rr, uint64_t vm)
+{
+	const struct rubyvm_layout *L = rr->L;
+	uint64_t main_thread, ractor, back;
+
+	if (!vm)
+		return PERR_STARTUP;
+	if (!is_obj(vm) || rd_u64(rr, vm + L->vm.main_thread, &main_thread))
+		return PERR_CORRUPT;
+	if (!main_thread)
+		return PERR_STARTUP;
+	if (L->vm.main_ractor != RUBYVM_NONE) {
+		if (rd_u64(rr, vm + L->vm.main_ractor, &ractor) || !is_obj(ractor) ||
+		    rd_u64(rr, ractor + L->ractor.threads_main, &back))
+			return PERR_CORRUPT;
+		return back == main_thread ? PERR_OK : PERR_CORRUPT;
+	}
+	if (rd_u64(rr, main_thread + L->thread.vm, &back))
+		return PERR_CORRUPT;
+	return back == vm ? PERR_OK : PERR_CORRUPT;
+}
+
+/*
+ * Find ruby_global_symbols (for C function names): by symbol when the
+ * build has it, else by its shape in the interpreter's writable data
+ * (never exported by distribution builds): { last_id, str_sym, ids } with
+ * ids an Array of last_id / unit + 1 chunks.
+ */
+static uint64_t find_symbols(struct rbreader *rr)
+{
+	const struct rubyvm_layout *L = rr->L;
+	const struct procmaps *maps = &rr->t->maps;
+	const char *path = rr->t->interp->path;
+	uint64_t addr;
+	int tls;
+
+	if (!target_symbol(rr->t, "ruby_global_symbols", &addr, &tls) && !tls)
+		return addr;
+	for (size_t i = 0; i < maps->nr; i++) {
+		const struct procmap *m = &maps->map[i];
+		uint64_t start = m->start, stop = m->end;
+		unsigned char *buf;
+
+		if (!m->path || strcmp(m->path, path) || !(m->perms & PROCMAP_W))
+			continue;
+		/* the .bss tail is the anonymous map right after */
+		if (i + 1 < maps->nr && !maps->map[i + 1].path && maps->map[i + 1].start == stop &&
+		    (maps->map[i + 1].perms & PROCMAP_W))
+			stop = maps->map[i + 1].end;
+		if (stop - start > (16u << 20))
+			continue;
+		buf = xmalloc((size_t)(stop - start));
+		if (procmem_read(&rr->t->mem, start, buf, (size_t)(stop - start))) {
+			free(buf);
+			continue;
+		}
+		for (uint64_t off = 0; off + L->symbols.ids + 8 <= stop - start; off += 8) {
+			uint32_t last = get_u32(buf, (uint32_t)(off + L->symbols.last_id));
+			uint64_t ids = get_u64(buf, (uint32_t)(off + L->symbols.ids)), v;
+
+			if (last < 1000 || last > 50000000 || !is_obj(ids))
+				continue;
+			/* 4.0 keeps no str_sym table: one check fewer */
+			if (L->symbols.str_sym != RUBYVM_NONE &&
+			    !is_obj(get_u64(buf, (uint32_t)(off + L->symbols.str_sym))))
+				continue;
+			if (array_at(rr, ids, last / L->symbols.unit, &v) || !is_obj(v) ||
+			    !array_at(rr, ids, last / L->symbols.unit + 2, &v))
+				continue;
+			free(buf);
+			rr->last_id = last;
+			return start + off;
+		}
+		free(buf);
+	}
+	return 0;
+}
+
+enum perr rbreader_new(struct target *t, const struct reader_opts *opts, struct rbreader **out)
+{
+	unsigned int version = RUBYVM_VERSION(t->major, t->minor, t->patch);
+	const struct rubyvm_layout *L = rubyvm_find(version);
+	struct rbreader *rr;
+	uint64_t ptr, vm = 0;
+	enum perr err;
+
+	if (!L)
+		return PERR_UNSUPPORTED;
+	/* validate() compares these words of the first three; frames_guessed()
+	 * expects a frame to start with pc and sp */
+	if (L->iseq.body > 16 || L->cme.def > 16 || L->cfp.pc != 0 || L->cfp.sp != 8)
+		return PERR_UNSUPPORTED;
+	rr = xcalloc(1, sizeof(*rr));
+	rr->t = t;
+	rr->opts = *opts;
+	rr->L = L;
+	rr->pthread_tid_off = -1;
+	rr->ns_pid = taskstat_nspid(t->pid, t->pid);
+	if (!rr->ns_pid)
+		rr->ns_pid = t->pid;
+	rmem_init(&rr->mem, t);
+	taskstat_init(&rr->ts, t->pid);
+	rr->iseqs = xcalloc(ISEQ_CACHE, sizeof(*rr->iseqs));
+	rr->mes = xcalloc(ME_CACHE, sizeof(*rr->mes));
+	rr->objs = xcalloc(OBJ_CACHE, sizeof(*rr->objs));
+	rr->ids = xcalloc(ID_CACHE, sizeof(*rr->ids));
+	rr->classes = xcalloc(OBJ_CACHE, sizeof(*rr->classes));
+	rr->guess = xcalloc(GUESS_SLOTS, sizeof(*rr->guess));
+
+	ptr = vm_ptr_addr(rr);
+	if (!ptr) {
+		rbreader_free(rr);
+		return PERR_NOTFOUND;
+	}
+	err = rd_u64(rr, ptr, &vm);
+	if (!err)
+		err = vm_check(rr, vm);
+	if (err) {
+		rbreader_free(rr);
+		return err == PERR_CORRUPT ? PERR_STARTUP : err;
+	}
+	rr->vm = vm;
+	rr->symbols = find_symbols(rr);
+	snprintf(rr->describe, sizeof(rr->describe),
+		 "Ruby %s, layout of %u.%u.%u, VM at 0x%" PRIx64 ", %s", t->version,
+		 L->version / 10000, L->version / 100 % 100, L->version % 100, vm,
+		 rr->symbols ? "symbol table found" : "no symbol table: C functions unnamed");
+	*out = rr;
+	return PERR_OK;
+}
+
+void rbreader_free(struct rbreader *rr)
+{
+	if (!rr)
+		return;
+	if (rr->iseqs)
+		for (size_t i = 0; i < ISEQ_CACHE; i++)
+			iseq_release(&rr->iseqs[i]);
+	if (rr->mes)
+		for (size_t i = 0; i < ME_CACHE; i++)
+			me_release(&rr->mes[i]);
+	if (rr->ids)
+		for (size_t i = 0; i < ID_CACHE; i++)
+			free(rr->ids[i].name);
+	if (rr->classes)
+		for (size_t i = 0; i < OBJ_CACHE; i++)
+			free(rr->classes[i].path);
+	free(rr->iseqs);
+	free(rr->mes);
+	free(rr->objs);
+	free(rr->ids);
+	free(rr->classes);
+	free(rr->cfps);
+	free(rr->guess);
+	rmem_release(&rr->mem);
+	taskstat_release(&rr->ts);
+	free(rr);
+}
+
+const struct reader_stats *rbreader_stats(const struct rbreader *rr)
+{
+	return &rr->stats;
+}
+
+const char *rbreader_describe(const struct rbreader *rr)
+{
+	return rr->describe;
+}
+
+/*
+ * What ep[-2] words point at is cached across samples; method entries are
+ * checked again by validate() when used, and a walk that finds anything
+ * stale forgets all of it.
+ */
+static void objs_reset(struct rbreader *rr)
+{
+	memset(rr->objs, 0, OBJ_CACHE * sizeof(*rr->objs));
+}
+
+/* One thread: fill st's header, decide whether to keep it, walk it. */
+static enum perr sample_thread(struct rbreader *rr, uint64_t th_addr, const unsigned char *th,
+			       uint64_t gvl_owner, int is_main, struct stack *st,
+			       reader_cb cb, void *arg)
+{
+	const struct rubyvm_layout *L = rr->L;
+	uint64_t ec = get_u64(th, L->thread.ec), name;
+	unsigned int status = th[L->thread.status] >> L->thread.status_shift & 3;
+	enum perr err = PERR_OK;
+	const char *s;
+	pid_t tid;
+
+	if (status == 3 || !is_obj(ec))
+		return PERR_OK;		/* killed, or not started */
+	memset(st, 0, offsetof(struct stack, frame));
+	st->thread_id = th_addr;
+	tid = thread_tid(rr, th, is_main);
+	st->tid = tid > 0 ? taskstat_host_tid(&rr->ts, tid) : 0;
+	st->holds_gil = gvl_owner ? gvl_owner == th_addr : -1;
+	if (st->tid > 0) {
+		char state = taskstat_state(&rr->ts, st->tid);
+
+		st->idle = state ? state != 'R' : -1;
+	} else {
+		st->idle = -1;
+	}
+	if ((rr->opts.gil_only && st->holds_gil != 1) || (!rr->opts.idle && st->idle == 1))
+		return PERR_OK;
+	name = get_u64(th, L->thread.name);
+	if (name != L->qnil && !read_string(rr, name, &s)) {
+		snprintf(rr->thread_name, sizeof(rr->thread_name), "%s", s);
+		st->thread_name = rr->thread_name;
+	}
+	for (int tries = 0; tries < 3; tries++) {
+		if (tries) {
+			rr->stats.retries++;
+			rmem_reset(&rr->mem);
+			objs_reset(rr);
+		}
+		err = walk(rr, ec, st, tries < 2);
+		if (perr_is_fatal(err))
+			return err;
+		if (!err && !validate(rr))
+			break;
+		if (!err)
+			err = PERR_CORRUPT;	/* a stale cache entry: walk again */
+	}
+	if (err) {
+		rr->stats.dropped++;
+	} else if (st->depth) {
+		rr->stats.stacks++;
+		cb(arg, st);
+	}
+	return PERR_OK;
+}
+
+enum perr rbreader_sample(struct rbreader *rr, reader_cb cb, void *arg)
+{
+	const struct rubyvm_layout *L = rr->L;
+	static struct stack st;		/* large: keep it off the stack */
+	unsigned char th[2048];
+	uint64_t head, node, gvl_owner = 0, main_thread = 0;
+	unsigned int n = 0;
+	enum perr err;
+
+	rr->stats.samples++;
+	rmem_reset(&rr->mem);
+	if (L->thread.size > sizeof(th))
+		return PERR_UNSUPPORTED;
+	if (L->vm.main_ractor != RUBYVM_NONE) {
+		uint64_t ractor;
+
+		if ((err = rd_u64(rr, rr->vm + L->vm.main_ractor, &ractor)) ||
+		    (err = rd_u64(rr, ractor + L->ractor.gvl_owner, &gvl_owner)) ||
+		    (err = rd_u64(rr, ractor + L->ractor.threads_main, &main_thread)))
+			return perr_is_fatal(err) ? err : PERR_OK;
+		head = ractor + L->ractor.threads_set;
+	} else {
+		if ((err = rd_u64(rr, rr->vm + L->vm.gvl_owner, &gvl_owner)) ||
+		    (err = rd_u64(rr, rr->vm + L->vm.main_thread, &main_thread)))
+			return perr_is_fatal(err) ? err : PERR_OK;
+		head = rr->vm + L->vm.living_threads;
+	}
+	if ((err = rd_u64(rr, head, &node)))
+		return perr_is_fatal(err) ? err : PERR_OK;
+	for (; node != head && n < THREAD_MAX; n++) {
+		uint64_t addr = node - L->thread.list_node;
+
+		if (!is_obj(node) || (err = rd(rr, addr, th, L->thread.size))) {
+			if (perr_is_fatal(err))
+				return err;
+			rr->stats.dropped++;	/* the list changed under us */
+			break;
+		}
+		node = get_u64(th, L->thread.list_node);
+		err = sample_thread(rr, addr, th, gvl_owner, addr == main_thread, &st, cb, arg);
+		if (err)
+			return err;
+	}
+	return PERR_OK;
+}

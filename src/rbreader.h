@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef PYROSPY_RBREADER_H
+#define PYROSPY_RBREADER_H
+
+#include "perr.h"
+#include "reader.h"
+
+struct target;
+struct rbreader;
+
+/*
+ * Prepare to read the Ruby stacks of target t (opened and found to be
+ * CRuby).  PERR_STARTUP if the VM does not exist yet, PERR_UNSUPPORTED if
+ * no layout fits the version, PERR_NOTFOUND if the VM cannot be found.
+ */
+enum perr rbreader_new(struct target *t, const struct reader_opts *opts,
+		       struct rbreader **out);
+void rbreader_free(struct rbreader *rr);
+enum perr rbreader_sample(struct rbreader *rr, reader_cb cb, void *arg);
+const struct reader_stats *rbreader_stats(const struct rbreader *rr);
+const char *rbreader_describe(const struct rbreader *rr);
+
+#endif

@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: MIT */
+#include "config.h"
+
+#include "rubyvm.h"
+#include "xalloc.h"
+
+const char rubyvm_supported[] = "2.7 to 4.0";
+
+/* Newest first: the first table at or below a version is its layout. */
+static const struct rubyvm_layout *const layouts[] = {
+	&rubyvm_ruby_4_0_6, &rubyvm_ruby_4_0, &rubyvm_ruby_3_4, &rubyvm_ruby_3_3,
+	&rubyvm_ruby_3_2, &rubyvm_ruby_3_1, &rubyvm_ruby_3_0, &rubyvm_ruby_2_7,
+};
+
+const struct rubyvm_layout *rubyvm_find(unsigned int version)
+{
+	unsigned int minor = version / 100;
+
+	/* a newer minor than we know has unknown layouts: refuse it */
+	if (minor > layouts[0]->version / 100)
+		return NULL;
+	for (size_t i = 0; i < ARRAY_SIZE(layouts); i++)
+		if (layouts[i]->version <= version && layouts[i]->version / 100 == minor)
+			return layouts[i];
+	return NULL;
+}

@@ -1,0 +1,174 @@
+/* SPDX-License-Identifier: MIT */
+#include "config.h"
+
+#include <criterion/criterion.h>
+#include <criterion/parameterized.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "helpers.h"
+
+/* Real CRuby interpreters of every version in the matrix, profiled by pyrospy. */
+
+/* Copy the frame names of a folded line (root first, no locations) into out. */
+static void names_of(const char *line, char *out, size_t cap)
+{
+	size_t o = 0;
+	const char *p = line, *end = strrchr(line, ' ');
+
+	while (p && p < end && o + 1 < cap) {
+		const char *loc = strstr(p, " (");
+		const char *semi = strchr(p, ';');
+
+		if (!loc || loc > end)
+			break;
+		if (o)
+			out[o++] = ';';
+		for (; p < loc && o + 1 < cap; p++)
+			out[o++] = *p;
+		p = semi && semi < end ? semi + 1 : NULL;
+	}
+	out[o] = '\0';
+}
+
+ParameterizedTestParameters(ruby, seed_split)
+{
+	return cr_make_param_array(size_t, (void *)test_indexes(test_nrubies), test_nrubies);
+}
+
+/* foo 75% +- 4, bar 25% +- 4, and the leaf on the loop's lines, not on end. */
+ParameterizedTest(size_t *i, ruby, seed_split, .timeout = 60)
+{
+	const struct interp *in = &test_rubies[*i];
+	const char *extra[] = { "-r", "100", "-d", "10", NULL };
+	const char *path;
+	char *out = test_profile(in, "seed.rb", extra, &path);
+	unsigned long foo = test_folded_count(out, ";Object#foo (");
+	unsigned long bar = test_folded_count(out, ";Object#bar (");
+	unsigned long work = test_folded_count(out, ";Object#work ("), at[8] = { 0 };
+	double share;
+
+	cr_assert_gt(foo + bar, 900, "%s: %lu samples in 10 s at 100 Hz:\n%s", in->bin, foo + bar,
+		     out);
+	share = 100.0 * (double)foo / (double)(foo + bar);
+	cr_assert(share >= 71 && share <= 79, "%s: foo %.1f%% (foo %lu, bar %lu)", in->bin, share,
+		  foo, bar);
+	/* lines 4-5 are the loop; 2-3 its entry, rarely sampled; 6-7 the ends */
+	for (int l = 2; l <= 7; l++) {
+		char want[1100];
+
+		snprintf(want, sizeof(want), "Object#work (%s:%d)", path, l);
+		at[l] = test_folded_count(out, want);
+	}
+	cr_assert_eq(at[2] + at[3] + at[4] + at[5] + at[6] + at[7], work,
+		     "%s: work samples off its lines:\n%s", in->bin, out);
+	cr_assert_geq(at[4] + at[5], work - work / 100,
+		      "%s: %lu of %lu work samples on the loop lines:\n%s", in->bin, at[4] + at[5],
+		      work, out);
+	free(out);
+}
+
+ParameterizedTestParameters(ruby, labels)
+{
+	return cr_make_param_array(size_t, (void *)test_indexes(test_nrubies), test_nrubies);
+}
+
+/*
+ * Every version labels frames the way Ruby 3.4's backtraces do: the owner
+ * before the method, blocks "in" their method, C functions named by class.
+ */
+ParameterizedTest(size_t *i, ruby, labels, .timeout = 60)
+{
+	const struct interp *in = &test_rubies[*i];
+	const char *extra[] = { "-r", "200", "-d", "3", NULL };
+	const char *want = "<main>;<class:Shop>;Kernel#loop;block in <class:Shop>;Shop.report;"
+			   "Shop#checkout;Array#each;block in Shop#checkout;Shop#price;"
+			   "Integer#times;block in Shop#price";
+	const char *path;
+	char *out = test_profile(in, "classes.rb", extra, &path);
+	char *line, *save, names[2048];
+	unsigned long seen = 0;
+
+	for (line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		if (!strstr(line, ";block in Shop#price ("))
+			continue;
+		names_of(line, names, sizeof(names));
+		cr_assert_str_eq(names, want, "%s: stack\n%s", in->bin, line);
+		seen += strtoul(strrchr(line, ' ') + 1, NULL, 10);
+	}
+	cr_assert_gt(seen, 50, "%s: only %lu samples in the block of Shop#price", in->bin, seen);
+	free(out);
+}
+
+ParameterizedTestParameters(ruby, hot_block_line)
+{
+	return cr_make_param_array(size_t, (void *)test_indexes(test_nrubies), test_nrubies);
+}
+
+/*
+ * The hot line inside a block: the block's frames and hot()'s own frame
+ * (where it calls times) are on line 4 in at least 80% of their samples.
+ */
+ParameterizedTest(size_t *i, ruby, hot_block_line, .timeout = 60)
+{
+	const struct interp *in = &test_rubies[*i];
+	const char *extra[] = { "-r", "200", "-d", "3", NULL };
+	const char *path;
+	char *out = test_profile(in, "hotblock.rb", extra, &path);
+	char hot4[1100], block4[1100];
+	unsigned long hot = test_folded_count(out, ";Object#hot (");
+	unsigned long block = test_folded_count(out, ";block in Object#hot (");
+
+	snprintf(hot4, sizeof(hot4), ";Object#hot (%s:4)", path);
+	snprintf(block4, sizeof(block4), ";block in Object#hot (%s:4)", path);
+	cr_assert_gt(hot, 300, "%s: %lu samples in hot()", in->bin, hot);
+	cr_assert_gt(block, 50, "%s: %lu samples in its block:\n%s", in->bin, block, out);
+	cr_assert_geq(test_folded_count(out, hot4) * 100, hot * 80,
+		      "%s: hot() off line 4:\n%s", in->bin, out);
+	cr_assert_geq(test_folded_count(out, block4) * 100, block * 80,
+		      "%s: the block off line 4:\n%s", in->bin, out);
+	free(out);
+}
+
+ParameterizedTestParameters(ruby, threads)
+{
+	return cr_make_param_array(size_t, (void *)test_indexes(test_nrubies), test_nrubies);
+}
+
+/*
+ * Four busy threads each appear under their own thread; the one blocked in
+ * Queue#pop and the main thread in join only with --idle.
+ */
+ParameterizedTest(size_t *i, ruby, threads, .timeout = 60)
+{
+	const struct interp *in = &test_rubies[*i];
+	const char *extra[] = { "--threads", "-r", "100", "-d", "4", NULL };
+	const char *extra_idle[] = { "--threads", "--idle", "-r", "100", "-d", "2", NULL };
+	const char *path;
+	char *out = test_profile(in, "threads.rb", extra, &path);
+	char *idle = test_profile(in, "threads.rb", extra_idle, &path);
+	char tids[4][32];
+
+	for (int k = 0; k < 4; k++) {
+		char fn[32];
+
+		snprintf(fn, sizeof(fn), "Object#busy%d (", k);
+		cr_assert_geq(test_folded_count(out, fn), 3, "%s: %s missing:\n%s", in->bin, fn, out);
+		cr_assert(test_thread_of(out, fn, tids[k], sizeof(tids[k])), "%s: %s has no thread",
+			  in->bin, fn);
+		for (int j = 0; j < k; j++)
+			cr_assert_str_neq(tids[j], tids[k], "%s: busy%d and busy%d share %s", in->bin,
+					  j, k, tids[k]);
+	}
+	cr_assert_eq(test_folded_count(out, "Queue#pop ("), 0, "%s: blocked thread shown:\n%s",
+		     in->bin, out);
+	cr_assert_eq(test_folded_count(out, "Thread#join ("), 0, "%s: main thread shown:\n%s",
+		     in->bin, out);
+	cr_assert_gt(test_folded_count(idle, "Queue#pop ("), 0,
+		     "%s: --idle lost the blocked thread:\n%s", in->bin, idle);
+	cr_assert_gt(test_folded_count(idle, "Thread#join ("), 0,
+		     "%s: --idle lost the main thread:\n%s", in->bin, idle);
+	free(out);
+	free(idle);
+}
