@@ -177,12 +177,19 @@ static struct pycode *code_get(struct pyreader *pr, uint64_t addr)
 
 	if (!addr || (addr & 7))
 		return NULL;
+	/*
+	 * Never evict here: the frames already walked this sample point at
+	 * cached names.  pyreader_sample() empties a filling cache between
+	 * samples, so a quarter of it is always free for one sample's misses.
+	 */
 	for (i = cache_slot(addr);; i = (i + 1) & (CODE_CACHE - 1)) {
 		if (pr->cache[i].addr == addr)
 			return &pr->cache[i];
 		if (!pr->cache[i].addr)
 			break;
 	}
+	if (pr->cache_nr >= CODE_CACHE - 1)
+		return NULL;	/* one sample met a thousand new code objects */
 	pr->stats.cache_misses++;
 	if (L->code.size > sizeof(hdr) || rd(pr, addr, hdr, L->code.size))
 		return NULL;
@@ -217,10 +224,6 @@ static struct pycode *code_get(struct pyreader *pr, uint64_t addr)
 	}
 	if (c.code_bytes > (64u << 20))
 		goto bad;
-	if (pr->cache_nr >= CODE_CACHE * 3 / 4) {
-		cache_clear(pr);
-		i = cache_slot(addr);
-	}
 	slot = &pr->cache[i];
 	*slot = c;
 	pr->cache_nr++;
@@ -493,6 +496,8 @@ enum perr pyreader_sample(struct pyreader *pr, reader_cb cb, void *arg)
 
 	pr->stats.samples++;
 	rmem_reset(&pr->mem);
+	if (pr->cache_nr >= CODE_CACHE * 3 / 4)
+		cache_clear(pr);
 	if (L->tstate.size > sizeof(ts))
 		return PERR_UNSUPPORTED;
 	err = rd_u64(pr, pr->runtime + L->runtime.interpreters_head, &interp);

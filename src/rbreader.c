@@ -74,9 +74,12 @@ struct rbiseq {
 	int *lines;			/* line of each insns_info entry */
 	unsigned char *succ;		/* succinct index table */
 	size_t succ_len;
-	/* the name last built for this iseq, and the method entry it used */
-	uint64_t named_me;
-	char *name;
+	/* names built for this iseq, one per method entry it ran under */
+	struct rbname {
+		uint64_t me;
+		char *name;
+	} *names;
+	size_t nnames;
 };
 
 struct rbme {
@@ -115,11 +118,14 @@ struct check {
 struct rbreader {
 	struct target *t;
 	struct reader_opts opts;
-	const struct rubyvm_layout *L;
+	const struct rubyvm_layout *L;	/* &lay */
+	struct rubyvm_layout lay;
 	struct rmem mem;
 	struct taskstat ts;
 	struct reader_stats stats;
 	uint64_t vm;
+	uint64_t ractor;		/* the main ractor (3.0+), for good */
+	uint64_t objspace;		/* rb_objspace_t *, 0 if unknown */
 	uint64_t symbols;		/* &ruby_global_symbols, 0 if not found */
 	uint64_t last_id;
 	pid_t ns_pid;
@@ -146,6 +152,30 @@ struct rbreader {
 static size_t slot(uint64_t addr, size_t cap)
 {
 	return (size_t)((addr >> 3) * 0x9E3779B97F4A7C15ull >> 40) & (cap - 1);
+}
+
+/*
+ * The iseq and method entry caches use open addressing on the address,
+ * which is each entry's first member.  Nothing is evicted during a sample
+ * (the stacks walked so far point at cached names): entries that turn out
+ * stale become tombstones, and a cache three quarters full is emptied
+ * between samples.
+ */
+#define TOMBSTONE 1
+
+static void *table_slot(void *base, size_t esize, size_t cap, uint64_t addr, int *found)
+{
+	size_t i = slot(addr, cap);
+
+	for (size_t n = 0; n < cap; n++, i = (i + 1) & (cap - 1)) {
+		uint64_t *key = (uint64_t *)((char *)base + i * esize);
+
+		if (*key == addr || !*key) {
+			*found = *key == addr;
+			return key;
+		}
+	}
+	return NULL;
 }
 
 static enum perr rd(struct rbreader *rr, uint64_t addr, void *out, size_t len)
@@ -403,16 +433,20 @@ static void me_release(struct rbme *m)
 static struct rbme *me_get(struct rbreader *rr, uint64_t addr, int *fresh)
 {
 	const struct rubyvm_layout *L = rr->L;
-	struct rbme *e = &rr->mes[slot(addr, ME_CACHE)], m = { 0 };
+	struct rbme *e, m = { 0 };
 	unsigned char cme[64];
 	uint32_t dw;
 	uint64_t id;
 	unsigned int type;
 	const char *name;
+	int found;
 
 	*fresh = 0;
-	if (e->addr == addr)
+	e = table_slot(rr->mes, sizeof(*e), ME_CACHE, addr, &found);
+	if (e && found)
 		return e;
+	if (!e || rr->nmes >= ME_CACHE - 1)
+		return NULL;
 	if (L->cme.owner + 8 > sizeof(cme) || rd(rr, addr, cme, L->cme.owner + 8))
 		return NULL;
 	m.addr = addr;
@@ -428,8 +462,8 @@ static struct rbme *me_get(struct rbreader *rr, uint64_t addr, int *fresh)
 		name = id_name(rr, id);
 		m.name = xstrfmt("%s%s", m.prefix, name ? name : "(unknown cfunc)");
 	}
-	me_release(e);
 	*e = m;
+	rr->nmes++;
 	*fresh = 1;
 	return e;
 }
@@ -494,7 +528,9 @@ static void iseq_release(struct rbiseq *q)
 	free(q->path);
 	free(q->lines);
 	free(q->succ);
-	free(q->name);
+	for (size_t i = 0; i < q->nnames; i++)
+		free(q->names[i].name);
+	free(q->names);
 	memset(q, 0, sizeof(*q));
 }
 
@@ -579,13 +615,17 @@ static int iseq_line(const struct rbiseq *q, uint64_t pos)
 static struct rbiseq *iseq_get(struct rbreader *rr, uint64_t addr, int *fresh)
 {
 	const struct rubyvm_layout *L = rr->L;
-	struct rbiseq *e = &rr->iseqs[slot(addr, ISEQ_CACHE)], q = { 0 };
+	struct rbiseq *e, q = { 0 };
 	unsigned char hdr[24], body[512];
 	uint64_t lineno;
+	int found;
 
 	*fresh = 0;
-	if (e->addr == addr)
+	e = table_slot(rr->iseqs, sizeof(*e), ISEQ_CACHE, addr, &found);
+	if (e && found)
 		return e;
+	if (!e || rr->niseqs >= ISEQ_CACHE - 1)
+		return NULL;
 	rr->stats.cache_misses++;
 	if (!is_obj(addr) || L->iseq.size > sizeof(body) || rd(rr, addr, hdr, sizeof(hdr)))
 		return NULL;
@@ -609,7 +649,6 @@ static struct rbiseq *iseq_get(struct rbreader *rr, uint64_t addr, int *fresh)
 		iseq_release(&q);
 		return NULL;
 	}
-	iseq_release(e);
 	*e = q;
 	rr->niseqs++;
 	*fresh = 1;
@@ -623,21 +662,26 @@ static struct rbiseq *iseq_get(struct rbreader *rr, uint64_t addr, int *fresh)
  */
 static const char *iseq_name(struct rbiseq *q, const struct rbme *me)
 {
+	struct rbname *n;
 	size_t ll, bl;
 
 	if (!me || !*me->prefix || q->base_label[0] == '<')
 		return q->label;
-	if (q->name && q->named_me == me->addr)
-		return q->name;
+	for (size_t i = 0; i < q->nnames; i++)
+		if (q->names[i].me == me->addr)
+			return q->names[i].name;
+	if (q->nnames == 64)
+		return q->label;	/* a block run under that many methods: keep it plain */
+	q->names = xreallocarray(q->names, q->nnames + 1, sizeof(*q->names));
+	n = &q->names[q->nnames++];
+	n->me = me->addr;
 	ll = strlen(q->label);
 	bl = strlen(q->base_label);
-	free(q->name);
 	if (bl <= ll && !strcmp(q->label + ll - bl, q->base_label))
-		q->name = xstrfmt("%.*s%s%s", (int)(ll - bl), q->label, me->prefix, q->base_label);
+		n->name = xstrfmt("%.*s%s%s", (int)(ll - bl), q->label, me->prefix, q->base_label);
 	else
-		q->name = xstrdup(q->label);
-	q->named_me = me->addr;
-	return q->name;
+		n->name = xstrdup(q->label);
+	return n->name;
 }
 
 static void check_add(struct rbreader *rr, int kind, void *entry)
@@ -702,6 +746,7 @@ static int validate(struct rbreader *rr)
 			iseq_release(c->entry);
 		else
 			me_release(c->entry);
+		*(uint64_t *)c->entry = TOMBSTONE;	/* first member: the address */
 	}
 	rr->nchecks = 0;
 	return stale;
@@ -1136,15 +1181,34 @@ static uint64_t find_symbols(struct rbreader *rr)
 	return 0;
 }
 
+static void caches_clear(struct rbreader *rr, int iseqs, int mes)
+{
+	for (size_t i = 0; iseqs && i < ISEQ_CACHE; i++)
+		iseq_release(&rr->iseqs[i]);
+	for (size_t i = 0; mes && i < ME_CACHE; i++)
+		me_release(&rr->mes[i]);
+	if (iseqs)
+		rr->niseqs = 0;
+	if (mes)
+		rr->nmes = 0;
+}
+
+/* Between samples: empty a cache that fills up (see table_slot()). */
+static void caches_trim(struct rbreader *rr)
+{
+	caches_clear(rr, rr->niseqs >= ISEQ_CACHE * 3 / 4, rr->nmes >= ME_CACHE * 3 / 4);
+}
+
 enum perr rbreader_new(struct target *t, const struct reader_opts *opts, struct rbreader **out)
 {
 	unsigned int version = RUBYVM_VERSION(t->major, t->minor, t->patch);
-	const struct rubyvm_layout *L = rubyvm_find(version);
+	struct rubyvm_layout lay;
+	const struct rubyvm_layout *L = &lay;
 	struct rbreader *rr;
 	uint64_t ptr, vm = 0;
 	enum perr err;
 
-	if (!L)
+	if (rubyvm_layout(version, &lay))
 		return PERR_UNSUPPORTED;
 	/* validate() compares these words of the first three; frames_guessed()
 	 * expects a frame to start with pc and sp */
@@ -1153,7 +1217,8 @@ enum perr rbreader_new(struct target *t, const struct reader_opts *opts, struct 
 	rr = xcalloc(1, sizeof(*rr));
 	rr->t = t;
 	rr->opts = *opts;
-	rr->L = L;
+	rr->lay = lay;
+	rr->L = &rr->lay;
 	rr->pthread_tid_off = -1;
 	rr->ns_pid = taskstat_nspid(t->pid, t->pid);
 	if (!rr->ns_pid)
@@ -1180,6 +1245,14 @@ enum perr rbreader_new(struct target *t, const struct reader_opts *opts, struct 
 		return err == PERR_CORRUPT ? PERR_STARTUP : err;
 	}
 	rr->vm = vm;
+	/* neither the main ractor nor the object space ever moves */
+	if (L->vm.main_ractor != RUBYVM_NONE && rd_u64(rr, vm + L->vm.main_ractor, &rr->ractor)) {
+		rbreader_free(rr);
+		return PERR_STARTUP;
+	}
+	if (L->vm.objspace == RUBYVM_NONE || L->gc.flags == RUBYVM_NONE ||
+	    rd_u64(rr, vm + L->vm.objspace, &rr->objspace) || !is_obj(rr->objspace))
+		rr->objspace = 0;
 	rr->symbols = find_symbols(rr);
 	snprintf(rr->describe, sizeof(rr->describe),
 		 "Ruby %s, layout of %u.%u.%u, VM at 0x%" PRIx64 ", %s", t->version,
@@ -1193,12 +1266,8 @@ void rbreader_free(struct rbreader *rr)
 {
 	if (!rr)
 		return;
-	if (rr->iseqs)
-		for (size_t i = 0; i < ISEQ_CACHE; i++)
-			iseq_release(&rr->iseqs[i]);
-	if (rr->mes)
-		for (size_t i = 0; i < ME_CACHE; i++)
-			me_release(&rr->mes[i]);
+	if (rr->iseqs && rr->mes)
+		caches_clear(rr, 1, 1);
 	if (rr->ids)
 		for (size_t i = 0; i < ID_CACHE; i++)
 			free(rr->ids[i].name);
@@ -1239,7 +1308,7 @@ static void objs_reset(struct rbreader *rr)
 
 /* One thread: fill st's header, decide whether to keep it, walk it. */
 static enum perr sample_thread(struct rbreader *rr, uint64_t th_addr, const unsigned char *th,
-			       uint64_t gvl_owner, int is_main, struct stack *st,
+			       uint64_t gvl_owner, int is_main, int in_gc, struct stack *st,
 			       reader_cb cb, void *arg)
 {
 	const struct rubyvm_layout *L = rr->L;
@@ -1284,6 +1353,12 @@ static enum perr sample_thread(struct rbreader *rr, uint64_t th_addr, const unsi
 		if (!err)
 			err = PERR_CORRUPT;	/* a stale cache entry: walk again */
 	}
+	if (!err && in_gc && st->depth < STACK_MAX_DEPTH) {
+		/* the VM is collecting garbage, on this thread: say so, on top */
+		memmove(st->frame + 1, st->frame, st->depth * sizeof(st->frame[0]));
+		st->frame[0] = (struct stack_frame){ "(garbage collection)", "", 0 };
+		st->depth++;
+	}
 	if (err) {
 		rr->stats.dropped++;
 	} else if (st->depth) {
@@ -1293,35 +1368,48 @@ static enum perr sample_thread(struct rbreader *rr, uint64_t th_addr, const unsi
 	return PERR_OK;
 }
 
+/* Offsets of the thread list head, GVL owner and main thread in *base. */
+static void list_fields(const struct rubyvm_layout *L, int ractor, uint32_t f[3])
+{
+	f[0] = ractor ? L->ractor.threads_set : L->vm.living_threads;
+	f[1] = ractor ? L->ractor.gvl_owner : L->vm.gvl_owner;
+	f[2] = ractor ? L->ractor.threads_main : L->vm.main_thread;
+}
+
 enum perr rbreader_sample(struct rbreader *rr, reader_cb cb, void *arg)
 {
 	const struct rubyvm_layout *L = rr->L;
 	static struct stack st;		/* large: keep it off the stack */
-	unsigned char th[2048];
-	uint64_t head, node, gvl_owner = 0, main_thread = 0;
+	unsigned char th[2048], top[1024];
+	uint64_t base = rr->ractor ? rr->ractor : rr->vm, head, node, gvl_owner, main_thread;
+	uint32_t f[3], lo, hi, gcflags = 0;
+	struct procmem_iov iov[2];
 	unsigned int n = 0;
+	size_t done;
 	enum perr err;
+	int gc;
 
 	rr->stats.samples++;
 	rmem_reset(&rr->mem);
-	if (L->thread.size > sizeof(th))
+	caches_trim(rr);
+	list_fields(L, rr->ractor != 0, f);
+	lo = f[0] < f[1] ? f[0] : f[1];
+	lo = lo < f[2] ? lo : f[2];
+	hi = f[0] > f[1] ? f[0] : f[1];
+	hi = (hi > f[2] ? hi : f[2]) + 8;
+	if (L->thread.size > sizeof(th) || hi - lo > sizeof(top))
 		return PERR_UNSUPPORTED;
-	if (L->vm.main_ractor != RUBYVM_NONE) {
-		uint64_t ractor;
-
-		if ((err = rd_u64(rr, rr->vm + L->vm.main_ractor, &ractor)) ||
-		    (err = rd_u64(rr, ractor + L->ractor.gvl_owner, &gvl_owner)) ||
-		    (err = rd_u64(rr, ractor + L->ractor.threads_main, &main_thread)))
-			return perr_is_fatal(err) ? err : PERR_OK;
-		head = ractor + L->ractor.threads_set;
-	} else {
-		if ((err = rd_u64(rr, rr->vm + L->vm.gvl_owner, &gvl_owner)) ||
-		    (err = rd_u64(rr, rr->vm + L->vm.main_thread, &main_thread)))
-			return perr_is_fatal(err) ? err : PERR_OK;
-		head = rr->vm + L->vm.living_threads;
-	}
-	if ((err = rd_u64(rr, head, &node)))
+	/* the list head, GVL owner and main thread, and whether GC runs: one read */
+	iov[0] = (struct procmem_iov){ base + lo, top, hi - lo };
+	iov[1] = (struct procmem_iov){ rr->objspace + L->gc.flags, &gcflags, sizeof(gcflags) };
+	err = procmem_readv(&rr->t->mem, iov, rr->objspace ? 2 : 1, &done);
+	if (err || !done)
 		return perr_is_fatal(err) ? err : PERR_OK;
+	gc = done == 2 && (gcflags >> L->gc.during_gc_bit & 1);
+	head = base + f[0];
+	node = get_u64(top, f[0] - lo);
+	gvl_owner = get_u64(top, f[1] - lo);
+	main_thread = get_u64(top, f[2] - lo);
 	for (; node != head && n < THREAD_MAX; n++) {
 		uint64_t addr = node - L->thread.list_node;
 
@@ -1332,7 +1420,8 @@ enum perr rbreader_sample(struct rbreader *rr, reader_cb cb, void *arg)
 			break;
 		}
 		node = get_u64(th, L->thread.list_node);
-		err = sample_thread(rr, addr, th, gvl_owner, addr == main_thread, &st, cb, arg);
+		err = sample_thread(rr, addr, th, gvl_owner, addr == main_thread,
+				    gc && addr == gvl_owner, &st, cb, arg);
 		if (err)
 			return err;
 	}

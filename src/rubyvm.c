@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 #include "config.h"
 
+#include <string.h>
+
 #include "rubyvm.h"
 #include "xalloc.h"
 
@@ -23,4 +25,21 @@ const struct rubyvm_layout *rubyvm_find(unsigned int version)
 		if (layouts[i]->version <= version && layouts[i]->version / 100 == minor)
 			return layouts[i];
 	return NULL;
+}
+
+int rubyvm_layout(unsigned int version, struct rubyvm_layout *out)
+{
+	const struct rubyvm_layout *L = rubyvm_find(version);
+
+	if (!L)
+		return -1;
+	*out = *L;
+	for (size_t i = 0; i < rubyvm_npatches; i++) {
+		const struct rubyvm_patch *p = &rubyvm_patches[i];
+
+		if (version >= p->from && version <= p->to &&
+		    p->field + sizeof(uint32_t) <= sizeof(*out))
+			memcpy((char *)out + p->field, &p->value, sizeof(p->value));
+	}
+	return 0;
 }

@@ -185,6 +185,22 @@ extern const struct rubyvm_layout rubyvm_ruby_2_7, rubyvm_ruby_3_0, rubyvm_ruby_
 /* The table for a Ruby version (RUBYVM_VERSION), or NULL if unsupported. */
 const struct rubyvm_layout *rubyvm_find(unsigned int version);
 
+/*
+ * A field that moved within a minor version: from patch release `from' to
+ * `to', the uint32_t at byte `field' of the layout is `value'.
+ */
+struct rubyvm_patch {
+	unsigned int from, to;
+	size_t field;			/* offsetof(struct rubyvm_layout, ...) */
+	uint32_t value;
+};
+
+extern const struct rubyvm_patch rubyvm_patches[];
+extern const size_t rubyvm_npatches;
+
+/* The layout of a version, with its patch release's overrides: 0, or -1. */
+int rubyvm_layout(unsigned int version, struct rubyvm_layout *out);
+
 /* "2.7 to 4.0", for messages. */
 extern const char rubyvm_supported[];
 

@@ -66,6 +66,8 @@ ParameterizedTest(size_t *i, ruby, seed_split, .timeout = 60)
 	cr_assert_geq(at[4] + at[5], work - work / 100,
 		      "%s: %lu of %lu work samples on the loop lines:\n%s", in->bin, at[4] + at[5],
 		      work, out);
+	cr_assert_eq(test_folded_count(out, "(garbage collection)"), 0,
+		     "%s: GC seen in a program that allocates nothing:\n%s", in->bin, out);
 	free(out);
 }
 
@@ -171,4 +173,28 @@ ParameterizedTest(size_t *i, ruby, threads, .timeout = 60)
 		     "%s: --idle lost the main thread:\n%s", in->bin, idle);
 	free(out);
 	free(idle);
+}
+
+ParameterizedTestParameters(ruby, gc_frame)
+{
+	return cr_make_param_array(size_t, (void *)test_indexes(test_nrubies), test_nrubies);
+}
+
+/*
+ * While the VM collects garbage, the thread that triggered it shows a
+ * (garbage collection) leaf over the Ruby code that caused it; a program
+ * that allocates nothing never does (see seed_split).
+ */
+ParameterizedTest(size_t *i, ruby, gc_frame, .timeout = 60)
+{
+	const struct interp *in = &test_rubies[*i];
+	const char *extra[] = { "--function", "-r", "100", "-d", "2", NULL };
+	const char *path;
+	char *out = test_profile(in, "alloc.rb", extra, &path);
+	unsigned long total = test_folded_count(out, "<main>");
+	unsigned long gc = test_folded_count(out, ";GC.start (<internal:gc>);(garbage collection) ");
+
+	cr_assert_gt(total, 150, "%s: %lu samples", in->bin, total);
+	cr_assert_geq(gc * 2, total, "%s: %lu of %lu samples in GC:\n%s", in->bin, gc, total, out);
+	free(out);
 }
