@@ -9,13 +9,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/wait.h>
+#include <termios.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
 #include "out.h"
 #include "profile.h"
+#include "reader.h"
 #include "sampler.h"
 #include "target.h"
 
@@ -29,7 +32,7 @@ struct cli_opts {
 	unsigned int rate;
 	const char *format;
 	const char *output;
-	int idle, gil, threads, function;
+	int idle, gil, threads, function, subprocesses;
 	int quiet, verbose;
 	char **argv;		/* exec: the command */
 };
@@ -76,19 +79,31 @@ static const char usage_record[] =
 	"usage: pyrospy record --pid PID [options]\n";
 static const char usage_exec[] =
 	"usage: pyrospy exec [options] -- COMMAND [ARGS...]\n";
+static const char usage_top[] =
+	"usage: pyrospy top --pid PID [-r HZ] [-d SECS] [--idle] [--gil]\n"
+	"\n"
+	"A live table of the functions taking the most samples, by self and total,\n"
+	"refreshed every second; q or Ctrl-C quits.\n";
+static const char usage_dump[] =
+	"usage: pyrospy dump --pid PID [-v]\n"
+	"\n"
+	"Print every thread's stack once, innermost frame first, with its thread id,\n"
+	"name, whether it holds the GIL/GVL and whether it is running or idle.\n";
 static const char usage_options[] =
 	"\n"
 	"options:\n"
 	"  -p, --pid PID          process to profile (record)\n"
 	"  -d, --duration SECS    stop after SECS seconds (default: until Ctrl-C or exit)\n"
 	"  -r, --rate HZ          samples per second, 1 to 10000 (default: 100)\n"
-	"  -f, --format FMT       output format: folded (default)\n"
+	"  -f, --format FMT       flamegraph (default), folded (default for -o -),\n"
+	"                         speedscope, pprof, summary\n"
 	"  -o, --output FILE      write the profile to FILE, - for stdout\n"
 	"                         (default: pyrospy-PID-DATE.EXT in the current directory)\n"
 	"      --idle             keep threads that are not running\n"
 	"      --gil              keep only the thread holding the GIL/GVL\n"
 	"      --threads          put a 'thread (TID)' frame at the root of each stack\n"
 	"      --function         aggregate by function, dropping line numbers\n"
+	"      --subprocesses     also profile the Ruby and Python processes it starts\n"
 	"  -q, --quiet            print nothing but errors\n"
 	"  -v, --verbose          say more (repeat for more)\n"
 	"  -h, --help             show this help\n"
@@ -100,8 +115,21 @@ static void usage(FILE *f)
 		   "commands:\n"
 		   "  record   profile a running process: pyrospy record --pid PID\n"
 		   "  exec     run a command and profile it: pyrospy exec -- python3 app.py\n"
+		   "  dump     print every thread's stack once: pyrospy dump --pid PID\n"
+		   "  top      a live table of the hottest functions: pyrospy top --pid PID\n"
 		   "  help     show help for a command: pyrospy help record\n"
 		   "%s\nSee pyrospy(1) for everything else.\n", usage_options);
+}
+
+/* The help of one command. */
+static void print_usage(const char *cmd)
+{
+	if (!strcmp(cmd, "dump") || !strcmp(cmd, "top")) {
+		fputs(!strcmp(cmd, "dump") ? usage_dump : usage_top, stdout);
+		return;
+	}
+	fputs(!strcmp(cmd, "exec") ? usage_exec : usage_record, stdout);
+	fputs(usage_options, stdout);
 }
 
 static int usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -146,7 +174,7 @@ static int parse_seconds(const char *s, double *out)
 	return 1;
 }
 
-enum { OPT_IDLE = 256, OPT_GIL, OPT_THREADS, OPT_FUNCTION };
+enum { OPT_IDLE = 256, OPT_GIL, OPT_THREADS, OPT_FUNCTION, OPT_SUBPROCESSES };
 
 static const struct option long_opts[] = {
 	{ "pid", required_argument, NULL, 'p' },
@@ -158,6 +186,7 @@ static const struct option long_opts[] = {
 	{ "gil", no_argument, NULL, OPT_GIL },
 	{ "threads", no_argument, NULL, OPT_THREADS },
 	{ "function", no_argument, NULL, OPT_FUNCTION },
+	{ "subprocesses", no_argument, NULL, OPT_SUBPROCESSES },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
@@ -215,6 +244,9 @@ static int parse_opts(struct cli_opts *o, int argc, char **argv)
 		case OPT_FUNCTION:
 			o->function = 1;
 			break;
+		case OPT_SUBPROCESSES:
+			o->subprocesses = 1;
+			break;
 		case 'q':
 			o->quiet = 1;
 			break;
@@ -222,8 +254,7 @@ static int parse_opts(struct cli_opts *o, int argc, char **argv)
 			o->verbose++;
 			break;
 		case 'h':
-			fputs(!strcmp(o->cmd, "exec") ? usage_exec : usage_record, stdout);
-			fputs(usage_options, stdout);
+			print_usage(o->cmd);
 			return EXIT_OK;
 		case 'V':
 			printf("pyrospy %s\n", PACKAGE_VERSION);
@@ -246,7 +277,7 @@ static int parse_opts(struct cli_opts *o, int argc, char **argv)
 		if (optind < argc)
 			return usage_error(o->cmd, "unexpected argument '%s'", argv[optind]);
 		if (!o->pid)
-			return usage_error(o->cmd, "record needs --pid PID");
+			return usage_error(o->cmd, "%s needs --pid PID", o->cmd);
 	}
 	return -1;
 }
@@ -319,7 +350,9 @@ static void install_signals(void)
 static int write_profile(const struct cli_opts *o, const struct profile *p,
 			 const struct sampler_result *res, pid_t pid)
 {
-	const struct out_ops *ops = out_find(o->format);
+	const struct out_ops *ops = out_find(o->format ? o->format :
+					     o->output && !strcmp(o->output, "-") ? "folded" :
+					     "flamegraph");
 	struct out_meta meta;
 	char title[64], name[96];
 	const char *path = o->output;
@@ -330,6 +363,8 @@ static int write_profile(const struct cli_opts *o, const struct profile *p,
 	meta.title = title;
 	meta.duration = res->elapsed;
 	meta.rate = o->rate;
+	meta.start = res->start;
+	meta.threads = o->threads;
 	if (!path) {
 		time_t now = time(NULL);
 		struct tm tm;
@@ -366,27 +401,55 @@ static int write_profile(const struct cli_opts *o, const struct profile *p,
 	return EXIT_OK;
 }
 
-static int profile_target(struct cli_opts *o, struct target *t, pid_t child)
+/* The live status line, on a terminal only: overwritten every second. */
+static int status_tick(void *arg, const struct profile *p, const struct sampler_result *res)
 {
+	(void)arg;
+	fprintf(stderr, "\r\033[Kpyrospy: %.0f s, %llu samples (%.0f Hz), %llu stacks, %llu dropped, "
+		"%llu late", res->elapsed, (unsigned long long)res->ticks,
+		res->elapsed > 0 ? (double)res->ticks / res->elapsed : 0.0,
+		(unsigned long long)p->total, (unsigned long long)res->dropped,
+		(unsigned long long)res->late);
+	return 0;
+}
+
+/*
+ * Sample and write the profile.  t is the target, or NULL with
+ * --subprocesses when pid is no interpreter itself (its descendants are
+ * found as they come).
+ */
+static int profile_target(struct cli_opts *o, struct target *t, pid_t pid, pid_t child)
+{
+	int live = !o->quiet && isatty(STDERR_FILENO);
 	struct sampler_opts so = {
 		.rate = o->rate,
 		.duration = o->duration,
 		.reader = { .idle = o->idle, .gil_only = o->gil },
 		.child = child,
+		.root = o->subprocesses ? pid : 0,
+		.announce = !o->quiet,
 		.verbose = o->verbose,
+		.tick = live ? status_tick : NULL,
 	};
 	struct sampler_result res;
 	struct profile p;
 	enum perr err;
 	int ret;
 
-	note(o, "profiling process %d (%s %s) at %u Hz%s", (int)t->pid,
-	     target_lang_name(t->lang), t->version, o->rate,
-	     o->duration > 0 ? "" : ", Ctrl-C to stop");
+	if (t)
+		note(o, "profiling process %d (%s %s)%s at %u Hz%s", (int)pid,
+		     target_lang_name(t->lang), t->version,
+		     o->subprocesses ? " and its subprocesses" : "", o->rate,
+		     o->duration > 0 ? "" : ", Ctrl-C to stop");
+	else
+		note(o, "profiling the Ruby and Python subprocesses of process %d at %u Hz%s",
+		     (int)pid, o->rate, o->duration > 0 ? "" : ", Ctrl-C to stop");
 	profile_init(&p);
-	p.threads = o->threads;
 	p.no_lines = o->function;
+	p.show_pid = o->subprocesses;
 	err = sampler_run(t, &p, &so, &res, &stop_flag);
+	if (live)
+		fputs("\r\033[K", stderr);
 	if (err) {
 		profile_release(&p);
 		return report_target(t, err);
@@ -404,14 +467,14 @@ static int profile_target(struct cli_opts *o, struct target *t, pid_t child)
 			res.ticks ? (double)res.reads / (double)res.ticks : 0.0,
 			res.ticks ? res.cpu * 1e6 / (double)res.ticks : 0.0);
 	if (res.end == PERR_EXITED && !child)
-		note(o, "process %d exited; writing what was sampled", (int)t->pid);
+		note(o, "process %d exited; writing what was sampled", (int)pid);
 	else if (res.end == PERR_STARTUP)
-		note(o, "process %d never finished starting its interpreter", (int)t->pid);
+		note(o, "process %d never finished starting its interpreter", (int)pid);
 	else if (res.end && res.end != PERR_EXITED)
 		note(o, "sampling stopped early: %s", perr_str(res.end));
 	if (!p.total)
 		note(o, "no samples collected%s", o->idle ? "" : " (every thread idle? try --idle)");
-	ret = write_profile(o, &p, &res, t->pid);
+	ret = write_profile(o, &p, &res, pid);
 	profile_release(&p);
 	return ret;
 }
@@ -424,10 +487,12 @@ static int cmd_record(struct cli_opts *o)
 
 	install_signals();
 	err = target_open(&t, o->pid);
-	if (err)
-		ret = report_target(&t, err);
+	if (!err)
+		ret = profile_target(o, &t, o->pid, 0);
+	else if (o->subprocesses && (err == PERR_NOTINTERP || err == PERR_UNSUPPORTED))
+		ret = profile_target(o, NULL, o->pid, 0);
 	else
-		ret = profile_target(o, &t, 0);
+		ret = report_target(&t, err);
 	target_close(&t);
 	return ret;
 }
@@ -456,7 +521,8 @@ static int cmd_exec(struct cli_opts *o)
 	}
 	child_pid = pid;
 	memset(&t, 0, sizeof(t));
-	for (int tries = 0; tries < 500 && !stop_flag; tries++) {
+	/* --subprocesses: the command may be a shell; its tree is watched */
+	for (int tries = 0; tries < 500 && !stop_flag && !o->subprocesses; tries++) {
 		struct timespec ts = { 0, 10 * 1000 * 1000 };
 
 		target_close(&t);
@@ -472,10 +538,12 @@ static int cmd_exec(struct cli_opts *o)
 		}
 		nanosleep(&ts, NULL);
 	}
-	if (err)
+	if (o->subprocesses)
+		ret = profile_target(o, NULL, pid, pid);
+	else if (err)
 		ret = report_target(&t, err);
 	else
-		ret = profile_target(o, &t, pid);
+		ret = profile_target(o, &t, pid, pid);
 	target_close(&t);
 	/*
 	 * The profile is written and the command still runs: the duration
@@ -496,11 +564,182 @@ static int cmd_exec(struct cli_opts *o)
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
+struct dump {
+	const char *lang;
+	unsigned int threads;
+	FILE *f;		/* the threads, printed after the header */
+};
+
+static void dump_thread(void *arg, const struct stack *st)
+{
+	struct dump *d = arg;
+
+	d->threads++;
+	fprintf(d->f, "\nThread %d", (int)st->tid);
+	if (st->thread_name)
+		fprintf(d->f, " \"%s\"", st->thread_name);
+	fprintf(d->f, " (%s%s)\n", st->idle == 1 ? "idle" : st->idle == 0 ? "running" : "state unknown",
+	       st->holds_gil == 1 ? !strcmp(d->lang, "Ruby") ? ", holds the GVL" :
+							       ", holds the GIL" : "");
+	if (st->truncated)
+		fprintf(d->f, "    [truncated: the outermost frames are not shown]\n");
+	for (unsigned int i = 0; i < st->depth; i++) {
+		const struct stack_frame *f = &st->frame[i];
+
+		if (!*f->file)
+			fprintf(d->f, "    %s\n", f->name);
+		else if (f->line > 0)
+			fprintf(d->f, "    %s (%s:%d)\n", f->name, f->file, f->line);
+		else
+			fprintf(d->f, "    %s (%s)\n", f->name, f->file);
+	}
+}
+
+/*
+ * dump: one sample of every thread, idle ones too, printed as text.  An
+ * interpreter still starting gets a few tries.
+ */
+static int cmd_dump(struct cli_opts *o)
+{
+	struct reader_opts ro = { .idle = 1 };
+	struct dump d = { 0 };
+	struct reader *r = NULL;
+	struct target t;
+	char *text = NULL;
+	size_t len = 0;
+	enum perr err;
+	int ret = EXIT_OK;
+
+	err = target_open(&t, o->pid);
+	if (err) {
+		ret = report_target(&t, err);
+		target_close(&t);
+		return ret;
+	}
+	d.lang = target_lang_name(t.lang);
+	d.f = open_memstream(&text, &len);
+	if (!d.f) {
+		target_close(&t);
+		error("out of memory");
+		return EXIT_FAIL;
+	}
+	for (int tries = 0; tries < 50; tries++) {
+		struct timespec ts = { 0, 20 * 1000 * 1000 };
+
+		rewind(d.f);
+		d.threads = 0;
+		err = reader_new(&t, &ro, &r);
+		if (!err)
+			err = reader_sample(r, dump_thread, &d);
+		if (err != PERR_STARTUP)
+			break;
+		reader_free(r);
+		r = NULL;
+		nanosleep(&ts, NULL);
+	}
+	fputc('\0', d.f);
+	fclose(d.f);
+	if (!err) {
+		printf("Process %d (%s, %s %s): %u thread%s\n%s", (int)t.pid, t.comm, d.lang,
+		       t.version, d.threads, d.threads == 1 ? "" : "s", text);
+		if (o->verbose)
+			fprintf(stderr, "pyrospy: %s; %llu reads\n", reader_describe(r),
+				(unsigned long long)t.mem.calls);
+	} else if (err == PERR_STARTUP) {
+		error("process %d never finished starting its interpreter", (int)o->pid);
+		hint("try again once the program has started");
+		ret = EXIT_FAIL;
+	} else {
+		ret = report_target(&t, err);
+	}
+	free(text);
+	reader_free(r);
+	target_close(&t);
+	return ret;
+}
+
+struct top {
+	const struct target *t;
+	int tty;			/* stdin is a terminal in raw mode */
+};
+
+/* Redraw the table; a 'q' typed since the last time stops. */
+static int top_tick(void *arg, const struct profile *p, const struct sampler_result *res)
+{
+	struct top *top = arg;
+	struct winsize ws;
+	unsigned int rows = 24;
+	char c;
+
+	if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_row > 6)
+		rows = ws.ws_row;
+	fputs("\033[H\033[2J", stdout);
+	printf("pyrospy top: pid %d (%s %s)  %.0f s, %llu samples, %.0f Hz, %llu dropped"
+	       "   q quits\n\n", (int)top->t->pid, target_lang_name(top->t->lang),
+	       top->t->version, res->elapsed, (unsigned long long)p->total,
+	       res->elapsed > 0 ? (double)res->ticks / res->elapsed : 0.0,
+	       (unsigned long long)res->dropped);
+	out_summary_rows(stdout, p, rows - 4);
+	fflush(stdout);
+	while (top->tty && read(STDIN_FILENO, &c, 1) == 1)
+		if (c == 'q' || c == 'Q')
+			return 1;
+	return 0;
+}
+
+/* top: sample until q, Ctrl-C or the duration, redrawing every second. */
+static int cmd_top(struct cli_opts *o)
+{
+	struct termios saved, raw;
+	struct target t;
+	struct top top = { &t, 0 };
+	struct sampler_opts so = {
+		.rate = o->rate,
+		.duration = o->duration,
+		.reader = { .idle = o->idle, .gil_only = o->gil },
+		.tick = top_tick,
+		.arg = &top,
+	};
+	struct sampler_result res;
+	struct profile p;
+	enum perr err;
+
+	install_signals();
+	err = target_open(&t, o->pid);
+	if (err) {
+		int ret = report_target(&t, err);
+
+		target_close(&t);
+		return ret;
+	}
+	if (isatty(STDIN_FILENO) && tcgetattr(STDIN_FILENO, &saved) == 0) {
+		raw = saved;
+		raw.c_lflag &= ~(tcflag_t)(ICANON | ECHO);
+		raw.c_cc[VMIN] = 0;
+		raw.c_cc[VTIME] = 0;
+		top.tty = tcsetattr(STDIN_FILENO, TCSANOW, &raw) == 0;
+	}
+	profile_init(&p);
+	p.no_lines = 1;		/* functions, as the table's title says */
+	err = sampler_run(&t, &p, &so, &res, &stop_flag);
+	if (top.tty)
+		tcsetattr(STDIN_FILENO, TCSANOW, &saved);
+	profile_release(&p);
+	if (err) {
+		int ret = report_target(&t, err);
+
+		target_close(&t);
+		return ret;
+	}
+	target_close(&t);
+	return EXIT_OK;
+}
+
 int cli_main(int argc, char **argv)
 {
 	struct cli_opts o = {
 		.rate = DEFAULT_RATE,
-		.format = "folded",
+		.format = NULL,		/* flamegraph, or folded for -o - */
 	};
 	int ret;
 
@@ -522,20 +761,25 @@ int cli_main(int argc, char **argv)
 			usage(stdout);
 			return EXIT_OK;
 		}
-		if (!strcmp(argv[2], "record") || !strcmp(argv[2], "exec")) {
-			fputs(!strcmp(argv[2], "exec") ? usage_exec : usage_record, stdout);
-			fputs(usage_options, stdout);
+		if (!strcmp(argv[2], "record") || !strcmp(argv[2], "exec") ||
+		    !strcmp(argv[2], "dump") || !strcmp(argv[2], "top")) {
+			print_usage(argv[2]);
 			return EXIT_OK;
 		}
 		return usage_error(NULL, "unknown command '%s'", argv[2]);
 	}
-	if (strcmp(o.cmd, "record") && strcmp(o.cmd, "exec")) {
+	if (strcmp(o.cmd, "record") && strcmp(o.cmd, "exec") && strcmp(o.cmd, "dump") &&
+	    strcmp(o.cmd, "top")) {
 		error("unknown command '%s'", o.cmd);
-		hint("commands are record and exec; see 'pyrospy --help'");
+		hint("commands are record, exec, dump and top; see 'pyrospy --help'");
 		return EXIT_USAGE;
 	}
 	ret = parse_opts(&o, argc - 1, argv + 1);
 	if (ret >= 0)
 		return ret;
+	if (!strcmp(o.cmd, "dump"))
+		return cmd_dump(&o);
+	if (!strcmp(o.cmd, "top"))
+		return cmd_top(&o);
 	return !strcmp(o.cmd, "exec") ? cmd_exec(&o) : cmd_record(&o);
 }

@@ -4,10 +4,11 @@
 #include <string.h>
 
 #include "out.h"
+#include "profile.h"
 #include "xalloc.h"
 
 static const struct out_ops *const formats[] = {
-	&out_folded,
+	&out_flamegraph, &out_folded, &out_speedscope, &out_pprof, &out_summary,
 };
 
 const struct out_ops *out_find(const char *name)
@@ -20,7 +21,7 @@ const struct out_ops *out_find(const char *name)
 
 const char *out_names(void)
 {
-	return "folded";
+	return "flamegraph, folded, speedscope, pprof, summary";
 }
 
 int out_put_sanitized(FILE *f, const char *s)
@@ -33,6 +34,48 @@ int out_put_sanitized(FILE *f, const char *s)
 		else if (c < 0x20 || c == 0x7f)
 			c = '?';
 		if (putc(c, f) == EOF)
+			return -1;
+	}
+	return 0;
+}
+
+const char *out_frame_text(const struct profile *p, uint32_t frame, char *buf, size_t cap)
+{
+	const struct profile_frame *f = &p->frame[frame];
+	const char *name = profile_str(p, f->name), *file = profile_str(p, f->file);
+
+	if (!*file)
+		snprintf(buf, cap, "%s", name);
+	else if (f->line > 0)
+		snprintf(buf, cap, "%s (%s:%d)", name, file, f->line);
+	else
+		snprintf(buf, cap, "%s (%s)", name, file);
+	return buf;
+}
+
+int out_put_escaped(FILE *f, const char *s, int xml)
+{
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		int r;
+
+		if (xml && c == '<')
+			r = fputs("&lt;", f);
+		else if (xml && c == '>')
+			r = fputs("&gt;", f);
+		else if (xml && c == '&')
+			r = fputs("&amp;", f);
+		else if (xml && c == '"')
+			r = fputs("&quot;", f);
+		else if (xml && c < 0x20)
+			r = putc('?', f);
+		else if (!xml && (c == '"' || c == '\\'))
+			r = fprintf(f, "\\%c", c);
+		else if (!xml && c < 0x20)
+			r = fprintf(f, "\\u%04x", c);
+		else
+			r = putc(c, f);
+		if (r < 0)
 			return -1;
 	}
 	return 0;

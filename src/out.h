@@ -2,6 +2,8 @@
 #ifndef PYROSPY_OUT_H
 #define PYROSPY_OUT_H
 
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 struct profile;
@@ -11,6 +13,8 @@ struct out_meta {
 	const char *title;	/* command or "pid N" */
 	double duration;	/* seconds */
 	unsigned int rate;	/* samples per second asked */
+	double start;		/* Unix time of the first sample */
+	int threads;		/* keep each thread's stacks apart (--threads) */
 };
 
 /*
@@ -24,7 +28,13 @@ struct out_ops {
 	int (*write)(FILE *f, const struct profile *p, const struct out_meta *meta);
 };
 
-extern const struct out_ops out_folded;
+extern const struct out_ops out_folded, out_flamegraph, out_speedscope, out_pprof, out_summary;
+
+/*
+ * The summary table's header and its first max_rows rows (for the live
+ * top view too).
+ */
+int out_summary_rows(FILE *f, const struct profile *p, unsigned int max_rows);
 
 /* The format named name, or NULL. */
 const struct out_ops *out_find(const char *name);
@@ -37,5 +47,18 @@ const char *out_names(void);
  * format replaced: ';' becomes ':', control characters '?'.
  */
 int out_put_sanitized(FILE *f, const char *s);
+
+/*
+ * The text of a code frame as the text formats show it: "name (file:line)",
+ * "name (file)" when the line is unknown, or "name" for pseudo-frames.
+ * Into buf (cap bytes, truncated if need be); returns buf.
+ */
+const char *out_frame_text(const struct profile *p, uint32_t frame, char *buf, size_t cap);
+
+/*
+ * Write s as the inside of a JSON string (or XML text when xml is set),
+ * escaping what must be.  s is valid UTF-8 (the readers make it so).
+ */
+int out_put_escaped(FILE *f, const char *s, int xml);
 
 #endif

@@ -14,31 +14,33 @@
  *
  * A frame is "function (file:line)", or "function (file)" when the line is
  * unknown or lines are off.  Pseudo-frames ("thread (1234)") have no file.
+ * Tag sets are not shown; with meta->threads each stack starts with its
+ * thread.
  */
-static int folded_write(FILE *f, const struct profile *p, const struct out_meta *meta)
+static int folded_line(void *arg, const struct profile *p, const uint32_t *frames, uint32_t depth,
+		       uint64_t count)
 {
-	for (uint32_t i = 0; i < p->nstack; i++) {
-		const struct profile_stack *s = &p->stack[i];
+	FILE *f = arg;
+	char buf[8192];
 
-		for (uint32_t d = 0; d < s->depth; d++) {
-			const struct profile_frame *fr = &p->frame[s->frames[d]];
-			const char *file = profile_str(p, fr->file);
-
-			if (d && putc(';', f) == EOF)
-				return -1;
-			if (out_put_sanitized(f, profile_str(p, fr->name)))
-				return -1;
-			if (!*file)
-				continue;
-			if (fputs(" (", f) == EOF || out_put_sanitized(f, file))
-				return -1;
-			if (fr->line > 0 ? fprintf(f, ":%d)", fr->line) < 0 : putc(')', f) == EOF)
-				return -1;
-		}
-		if (fprintf(f, " %" PRIu64 "\n", s->count) < 0)
+	for (uint32_t d = 0; d < depth; d++) {
+		if (d && putc(';', f) == EOF)
+			return -1;
+		if (out_put_sanitized(f, out_frame_text(p, frames[d], buf, sizeof(buf))))
 			return -1;
 	}
-	return 0;
+	return fprintf(f, " %" PRIu64 "\n", count) < 0 ? -1 : 0;
+}
+
+static int folded_write(FILE *f, const struct profile *p, const struct out_meta *meta)
+{
+	struct profile view;
+	int ret;
+
+	profile_project(p, meta->threads ? PROFILE_KEEP_THREADS : 0, &view);
+	ret = profile_stacks(&view, folded_line, f);
+	profile_release(&view);
+	return ret;
 }
 
 const struct out_ops out_folded = {

@@ -26,20 +26,21 @@ static uint64_t hash_bytes(const void *data, size_t len, uint64_t h)
 void profile_init(struct profile *p)
 {
 	memset(p, 0, sizeof(*p));
+	p->anode = 64;
+	p->node = xcalloc(p->anode, sizeof(*p->node));
+	p->nnode = 1;		/* the root */
 }
 
 void profile_release(struct profile *p)
 {
 	for (uint32_t i = 0; i < p->nstr; i++)
 		free(p->str[i]);
-	for (uint32_t i = 0; i < p->nstack; i++)
-		free(p->stack[i].frames);
 	free(p->str);
 	free(p->str_hash);
 	free(p->frame);
 	free(p->frame_hash);
-	free(p->stack);
-	free(p->stack_hash);
+	free(p->node);
+	free(p->node_hash);
 	memset(p, 0, sizeof(*p));
 }
 
@@ -118,7 +119,8 @@ static uint64_t frame_rehash(const struct profile *p, uint32_t id)
 	return frame_key(&p->frame[id]);
 }
 
-static uint32_t intern_frame(struct profile *p, const char *name, const char *file, int line)
+uint32_t profile_frame(struct profile *p, enum profile_kind kind, const char *name,
+		       const char *file, int line)
 {
 	struct profile_frame f;
 	uint32_t j;
@@ -127,6 +129,7 @@ static uint32_t intern_frame(struct profile *p, const char *name, const char *fi
 	f.name = intern_str(p, name);
 	f.file = intern_str(p, file);
 	f.line = line;
+	f.kind = kind;
 	table_grow(p, &p->frame_hash, &p->frame_hcap, p->nframe, frame_rehash);
 	for (j = (uint32_t)frame_key(&f) & (p->frame_hcap - 1);;
 	     j = (j + 1) & (p->frame_hcap - 1)) {
@@ -146,56 +149,172 @@ static uint32_t intern_frame(struct profile *p, const char *name, const char *fi
 	return p->nframe - 1;
 }
 
-static uint64_t stack_rehash(const struct profile *p, uint32_t id)
+static uint64_t node_key(uint32_t parent, uint32_t frame)
 {
-	return hash_bytes(p->stack[id].frames, p->stack[id].depth * sizeof(uint32_t), HASH_SEED);
+	uint32_t k[2] = { parent, frame };
+
+	return hash_bytes(k, sizeof(k), HASH_SEED);
 }
 
-void profile_add(struct profile *p, const struct stack *st, uint64_t weight)
+static uint64_t node_rehash(const struct profile *p, uint32_t id)
 {
-	uint32_t ids[STACK_MAX_DEPTH + 2];
-	uint32_t n = 0, j;
-	uint64_t h;
+	return node_key(p->node[id].parent, p->node[id].frame);
+}
 
-	if (p->threads) {
-		char buf[96];
+/* The child of parent for frame, made if new. */
+static uint32_t child(struct profile *p, uint32_t parent, uint32_t frame)
+{
+	struct profile_node *n;
+	uint32_t j;
 
-		if (st->thread_name)
-			snprintf(buf, sizeof(buf), "thread (%d): %.60s", (int)st->tid, st->thread_name);
-		else
-			snprintf(buf, sizeof(buf), "thread (%d)", (int)st->tid);
-		ids[n++] = intern_frame(p, buf, "", 0);
-	}
-	for (uint32_t i = st->depth; i-- > 0;) {
-		const struct stack_frame *f = &st->frame[i];
-
-		ids[n++] = intern_frame(p, f->name, f->file, p->no_lines ? 0 : f->line);
-	}
-	if (st->truncated)
-		ids[n++] = intern_frame(p, "[truncated]", "", 0);
-	table_grow(p, &p->stack_hash, &p->stack_hcap, p->nstack, stack_rehash);
-	h = hash_bytes(ids, n * sizeof(uint32_t), HASH_SEED);
-	for (j = (uint32_t)h & (p->stack_hcap - 1);; j = (j + 1) & (p->stack_hcap - 1)) {
-		uint32_t id = p->stack_hash[j];
-		struct profile_stack *s;
+	table_grow(p, &p->node_hash, &p->node_hcap, p->nnode, node_rehash);
+	for (j = (uint32_t)node_key(parent, frame) & (p->node_hcap - 1);;
+	     j = (j + 1) & (p->node_hcap - 1)) {
+		uint32_t id = p->node_hash[j];
 
 		if (!id)
 			break;
-		s = &p->stack[id - 1];
-		if (s->depth == n && !memcmp(s->frames, ids, n * sizeof(uint32_t))) {
-			s->count += weight;
-			p->total += weight;
-			return;
-		}
+		if (p->node[id - 1].parent == parent && p->node[id - 1].frame == frame)
+			return id - 1;
 	}
-	if (p->nstack == p->astack) {
-		p->astack = p->astack ? p->astack * 2 : 64;
-		p->stack = xreallocarray(p->stack, p->astack, sizeof(*p->stack));
+	if (p->nnode == p->anode) {
+		p->anode *= 2;
+		p->node = xreallocarray(p->node, p->anode, sizeof(*p->node));
 	}
-	p->stack[p->nstack].frames = xmalloc(n ? n * sizeof(uint32_t) : 1);
-	memcpy(p->stack[p->nstack].frames, ids, n * sizeof(uint32_t));
-	p->stack[p->nstack].depth = n;
-	p->stack[p->nstack].count = weight;
-	p->stack_hash[j] = ++p->nstack;
+	n = &p->node[p->nnode];
+	memset(n, 0, sizeof(*n));
+	n->frame = frame;
+	n->parent = parent;
+	n->depth = p->node[parent].depth + 1;
+	if (p->node[parent].last)
+		p->node[p->node[parent].last].sibling = p->nnode;
+	else
+		p->node[parent].child = p->nnode;
+	p->node[parent].last = p->nnode;
+	p->node_hash[j] = p->nnode + 1;
+	return p->nnode++;
+}
+
+uint32_t profile_add_path(struct profile *p, const uint32_t *frames, uint32_t n, uint64_t weight)
+{
+	uint32_t node = 0;
+
+	p->node[0].total += weight;
+	for (uint32_t i = 0; i < n; i++) {
+		node = child(p, node, frames[i]);
+		p->node[node].total += weight;
+	}
+	p->node[node].self += weight;
 	p->total += weight;
+	return node;
+}
+
+void profile_add(struct profile *p, const char *tags, const struct stack *st, uint64_t weight)
+{
+	uint32_t ids[STACK_MAX_DEPTH + 3];
+	uint32_t n = 0;
+	char buf[112];
+	size_t off;
+
+	ids[n++] = profile_frame(p, PROFILE_TAGS, tags ? tags : "", "", 0);
+	off = p->show_pid ? (size_t)snprintf(buf, sizeof(buf), "pid %d: ", (int)st->pid) : 0;
+	if (st->thread_name)
+		snprintf(buf + off, sizeof(buf) - off, "thread (%d): %.60s", (int)st->tid,
+			 st->thread_name);
+	else
+		snprintf(buf + off, sizeof(buf) - off, "thread (%d)", (int)st->tid);
+	ids[n++] = profile_frame(p, PROFILE_THREAD, buf, "", 0);
+	if (st->truncated)
+		ids[n++] = profile_frame(p, PROFILE_MARK, "[truncated]", "", 0);
+	for (uint32_t i = st->depth; i-- > 0;) {
+		const struct stack_frame *f = &st->frame[i];
+
+		ids[n++] = profile_frame(p, *f->file ? PROFILE_CODE : PROFILE_MARK, f->name, f->file,
+					 p->no_lines ? 0 : f->line);
+	}
+	profile_add_path(p, ids, n, weight);
+}
+
+int profile_stacks(const struct profile *p, profile_stack_fn fn, void *arg)
+{
+	return profile_stacks_below(p, 0, fn, arg);
+}
+
+int profile_stacks_below(const struct profile *p, uint32_t top, profile_stack_fn fn, void *arg)
+{
+	uint32_t *path = xmalloc((STACK_MAX_DEPTH + 8) * sizeof(*path));
+	uint32_t node = p->node[top].child, depth = 0;
+	int ret = 0;
+
+	/* iterative depth-first walk: children, then siblings, then back up */
+	while (node && !ret) {
+		const struct profile_node *n = &p->node[node];
+
+		if (depth < STACK_MAX_DEPTH + 8)
+			path[depth] = n->frame;
+		depth++;
+		if (n->self)
+			ret = fn(arg, p, path, depth < STACK_MAX_DEPTH + 8 ? depth : STACK_MAX_DEPTH + 8,
+				 n->self);
+		if (n->child) {
+			node = n->child;
+			continue;
+		}
+		while (node != top && !p->node[node].sibling) {
+			node = p->node[node].parent;
+			depth--;
+		}
+		if (node == top)
+			break;
+		node = p->node[node].sibling;
+		depth--;
+	}
+	free(path);
+	return ret;
+}
+
+struct project {
+	struct profile *dst;
+	unsigned int keep;
+};
+
+static int project_one(void *arg, const struct profile *src, const uint32_t *frames,
+		       uint32_t depth, uint64_t count)
+{
+	struct project *pj = arg;
+	uint32_t *ids = xmalloc((depth ? depth : 1) * sizeof(*ids)), n = 0;
+
+	for (uint32_t i = 0; i < depth; i++) {
+		const struct profile_frame *f = &src->frame[frames[i]];
+
+		if ((f->kind == PROFILE_TAGS && !(pj->keep & PROFILE_KEEP_TAGS)) ||
+		    (f->kind == PROFILE_THREAD && !(pj->keep & PROFILE_KEEP_THREADS)))
+			continue;
+		ids[n++] = profile_frame(pj->dst, f->kind, profile_str(src, f->name),
+					 profile_str(src, f->file), f->line);
+	}
+	profile_add_path(pj->dst, ids, n, count);
+	free(ids);
+	return 0;
+}
+
+void profile_project(const struct profile *src, unsigned int keep, struct profile *dst)
+{
+	struct project pj = { dst, keep };
+
+	profile_init(dst);
+	dst->no_lines = src->no_lines;
+	profile_stacks(src, project_one, &pj);
+}
+
+size_t profile_footprint(const struct profile *p)
+{
+	size_t n = 0;
+
+	for (uint32_t i = 0; i < p->nstr; i++)
+		n += strlen(p->str[i]) + 1;
+	n += (size_t)p->astr * sizeof(*p->str) + (size_t)p->str_hcap * sizeof(uint32_t);
+	n += (size_t)p->aframe * sizeof(*p->frame) + (size_t)p->frame_hcap * sizeof(uint32_t);
+	n += (size_t)p->anode * sizeof(*p->node) + (size_t)p->node_hcap * sizeof(uint32_t);
+	return n;
 }

@@ -9,23 +9,43 @@
 struct stack;
 
 /*
- * Aggregated samples: every distinct stack once, with its count.  Frames
- * (function, file, line) are interned, so memory grows with the number of
- * distinct frames and stacks, never with the number of samples.
+ * Aggregated samples: a trie of frames.  Frames (function, file, line) and
+ * their strings are interned, and a sample adds its weight along one path,
+ * so memory grows with the number of distinct stacks, never with the
+ * number of samples.
  *
- *   strings:  "work" "app.py" ...            interned once
- *   frames:   {name, file, line}             interned once, by id
- *   stacks:   [frame id, ..., frame id]      root first, with a count
+ *   node 0 (root)
+ *     tag set      "" or "route=/cart,vehicle=car"     PROFILE_TAGS
+ *       thread     "thread (4242)"                     PROFILE_THREAD
+ *         <module> (app.py:20)                         PROFILE_CODE
+ *           foo (app.py:8)
+ *             work (app.py:4)      self 75
+ *
+ * Writers that show neither tags nor threads use profile_project() to
+ * merge those levels away first.
  */
-struct profile_frame {
-	uint32_t name, file;	/* string ids */
-	int line;
+enum profile_kind {
+	PROFILE_CODE,		/* a function of the program */
+	PROFILE_TAGS,		/* a tag set, "k=v,k=v" sorted; "" for none */
+	PROFILE_THREAD,		/* "thread (TID)" or "thread (TID): name", after
+				 * "pid N: " with show_pid */
+	PROFILE_MARK,		/* "[truncated]", "(garbage collection)" */
 };
 
-struct profile_stack {
-	uint32_t *frames;	/* frame ids, root first */
-	uint32_t depth;
-	uint64_t count;
+struct profile_frame {
+	uint32_t name, file;	/* string ids; file "" when none */
+	int line;		/* 0 when unknown or lines are off */
+	uint32_t kind;		/* enum profile_kind */
+};
+
+struct profile_node {
+	uint32_t frame;		/* frame id; unused for the root */
+	uint32_t parent;	/* node id (the root is its own parent) */
+	uint32_t child, last;	/* first and last child, 0 for none */
+	uint32_t sibling;	/* next sibling, 0 for none */
+	uint32_t depth;		/* 0 root, 1 tag set, 2 thread, 3 outermost code */
+	uint64_t self;		/* samples that ended here */
+	uint64_t total;		/* samples here or below */
 };
 
 struct profile {
@@ -39,23 +59,64 @@ struct profile {
 	uint32_t nframe, aframe;
 	uint32_t *frame_hash;
 	uint32_t frame_hcap;
-	/* stacks */
-	struct profile_stack *stack;
-	uint32_t nstack, astack;
-	uint32_t *stack_hash;
-	uint32_t stack_hcap;
-	uint64_t total;
+	/* the trie: node[0] is the root */
+	struct profile_node *node;
+	uint32_t nnode, anode;
+	uint32_t *node_hash;	/* (parent, frame) -> node id */
+	uint32_t node_hcap;
+	uint64_t total;		/* = node[0].total */
 	/* options */
-	int threads;		/* add a "thread (TID)" root frame */
 	int no_lines;		/* aggregate by function: line 0 */
+	int show_pid;		/* name threads "pid N: thread (TID)" */
 };
 
 void profile_init(struct profile *p);
 void profile_release(struct profile *p);
 
-/* Add one sample of st (leaf-first frames) with the given weight. */
-void profile_add(struct profile *p, const struct stack *st, uint64_t weight);
+/*
+ * Add one sample of st (leaf-first frames) with the given weight, under
+ * tag set tags ("k=v,k=v" sorted, NULL or "" for none).
+ */
+void profile_add(struct profile *p, const char *tags, const struct stack *st, uint64_t weight);
+
+/*
+ * Add weight along a path of frame ids, outermost first: the first must
+ * be a PROFILE_TAGS frame and the second a PROFILE_THREAD frame, unless
+ * the profile was projected without them.  Returns the leaf's node id.
+ */
+uint32_t profile_add_path(struct profile *p, const uint32_t *frames, uint32_t n, uint64_t weight);
+
+/* Intern a frame (for hand-built profiles and projections). */
+uint32_t profile_frame(struct profile *p, enum profile_kind kind, const char *name,
+		       const char *file, int line);
 
 const char *profile_str(const struct profile *p, uint32_t id);
+
+#define PROFILE_KEEP_TAGS	1u
+#define PROFILE_KEEP_THREADS	2u
+
+/*
+ * Copy src into dst (initialised here) keeping only the levels in keep:
+ * without PROFILE_KEEP_THREADS, the stacks of all threads merge; without
+ * PROFILE_KEEP_TAGS, those of all tag sets.  dst's nodes then start at the
+ * first level kept.
+ */
+void profile_project(const struct profile *src, unsigned int keep, struct profile *dst);
+
+/*
+ * Call fn once for every node with samples that ended there, in trie order
+ * (depth first, children in the order first seen), with the path of frame
+ * ids from below the root down to it.  Stops early, returning fn's value,
+ * when fn returns non-zero.
+ */
+typedef int (*profile_stack_fn)(void *arg, const struct profile *p, const uint32_t *frames,
+				uint32_t depth, uint64_t count);
+int profile_stacks(const struct profile *p, profile_stack_fn fn, void *arg);
+
+/* The same for the subtree below node top only, paths starting below it. */
+int profile_stacks_below(const struct profile *p, uint32_t top, profile_stack_fn fn, void *arg);
+
+/* Bytes of memory the profile holds (for tests of its bound). */
+size_t profile_footprint(const struct profile *p);
 
 #endif

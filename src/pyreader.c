@@ -535,6 +535,7 @@ enum perr pyreader_sample(struct pyreader *pr, reader_cb cb, void *arg)
 			}
 			tnext = get_u64(ts, L->tstate.next);
 			memset(&st, 0, offsetof(struct stack, frame));
+			st.pid = pr->t->pid;
 			st.thread_id = get_u64(ts, L->tstate.thread_id);
 			if (L->tstate.native_thread_id != PYVM_NONE)
 				tid = (pid_t)get_u64(ts, L->tstate.native_thread_id);

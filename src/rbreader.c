@@ -1321,6 +1321,7 @@ static enum perr sample_thread(struct rbreader *rr, uint64_t th_addr, const unsi
 	if (status == 3 || !is_obj(ec))
 		return PERR_OK;		/* killed, or not started */
 	memset(st, 0, offsetof(struct stack, frame));
+	st->pid = rr->t->pid;
 	st->thread_id = th_addr;
 	tid = thread_tid(rr, th, is_main);
 	st->tid = tid > 0 ? taskstat_host_tid(&rr->ts, tid) : 0;

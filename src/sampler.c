@@ -2,15 +2,21 @@
 #include "config.h"
 
 #include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 
 #include "profile.h"
+#include "ptree.h"
 #include "reader.h"
 #include "sampler.h"
 #include "target.h"
+#include "xalloc.h"
 
 #define NSEC 1000000000ll
 #define STARTUP_WAIT_NS (10 * NSEC)	/* for an interpreter still starting */
@@ -23,6 +29,14 @@ static int64_t now_ns(void)
 	return (int64_t)ts.tv_sec * NSEC + ts.tv_nsec;
 }
 
+static double wall_seconds(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
 static double cpu_seconds(void)
 {
 	struct rusage ru;
@@ -32,11 +46,188 @@ static double cpu_seconds(void)
 	       (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
 }
 
+struct adder {
+	struct profile *p;
+	const struct sampler_opts *opts;
+};
+
 static void add_stack(void *arg, const struct stack *st)
 {
-	profile_add(arg, st, 1);
+	struct adder *a = arg;
+
+	profile_add(a->p, NULL, st, 1);
+	if (a->opts->add)
+		a->opts->add(a->opts->arg, st);
 }
 
+/*
+ * One process being sampled.  Slot 0 is the caller's target (or empty when
+ * it is not an interpreter and only its subprocesses are profiled); with
+ * --subprocesses, descendants found to be interpreters get slots of their
+ * own.
+ */
+struct slot {
+	struct target own;
+	struct target *t;
+	struct reader *r;
+	int64_t since;		/* first seen, for an interpreter still starting */
+	int done;
+	enum perr end;		/* why it is done */
+};
+
+/* A descendant that was no interpreter when looked at, and its executable. */
+struct tried {
+	pid_t pid;
+	char exe[256];
+};
+
+struct run {
+	const struct sampler_opts *opts;
+	struct sampler_result *res;
+	struct slot **slot;		/* each allocated alone: readers point into it */
+	size_t nslot, aslot;
+	struct tried *tried;
+	size_t ntried, atried;
+	int64_t start;
+	double cpu0;
+};
+
+static struct slot *slot_add(struct run *run, struct target *t)
+{
+	struct slot *sl;
+
+	if (run->nslot == run->aslot) {
+		run->aslot = run->aslot ? run->aslot * 2 : 8;
+		run->slot = xreallocarray(run->slot, run->aslot, sizeof(*run->slot));
+	}
+	sl = xcalloc(1, sizeof(*sl));
+	run->slot[run->nslot++] = sl;
+	sl->t = t ? t : &sl->own;
+	sl->since = now_ns();
+	return sl;
+}
+
+/* What the readers and clock say so far, for the caller's once-a-second look. */
+static void progress(struct run *run)
+{
+	struct sampler_result *res = run->res;
+
+	res->elapsed = (double)(now_ns() - run->start) / NSEC;
+	res->cpu = cpu_seconds() - run->cpu0;
+	res->stacks = res->dropped = res->retries = res->reads = 0;
+	for (size_t i = 0; i < run->nslot; i++) {
+		const struct slot *sl = run->slot[i];
+
+		if (sl->r) {
+			res->stacks += reader_stats(sl->r)->stacks;
+			res->dropped += reader_stats(sl->r)->dropped;
+			res->retries += reader_stats(sl->r)->retries;
+		}
+		res->reads += sl->t->mem.calls;
+	}
+}
+
+static int known(const struct run *run, pid_t pid)
+{
+	char path[64], exe[256];
+	ssize_t n;
+
+	for (size_t i = 0; i < run->nslot; i++)
+		if (run->slot[i]->t->pid == pid)
+			return 1;
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
+	n = readlink(path, exe, sizeof(exe) - 1);
+	exe[n > 0 ? n : 0] = '\0';
+	/* a shell that became python by exec() is worth another look */
+	for (size_t i = 0; i < run->ntried; i++)
+		if (run->tried[i].pid == pid)
+			return !strcmp(run->tried[i].exe, exe);
+	return 0;
+}
+
+static void forget_tried(struct run *run, pid_t pid, const char *exe)
+{
+	for (size_t i = 0; i < run->ntried; i++) {
+		if (run->tried[i].pid == pid) {
+			snprintf(run->tried[i].exe, sizeof(run->tried[i].exe), "%s", exe);
+			return;
+		}
+	}
+	if (run->ntried == run->atried) {
+		run->atried = run->atried ? run->atried * 2 : 16;
+		run->tried = xreallocarray(run->tried, run->atried, sizeof(*run->tried));
+	}
+	run->tried[run->ntried].pid = pid;
+	snprintf(run->tried[run->ntried].exe, sizeof(run->tried[0].exe), "%s", exe);
+	run->ntried++;
+}
+
+/* --subprocesses: give every new interpreter among the descendants a slot. */
+static void discover(struct run *run)
+{
+	pid_t *pids;
+	int n = ptree_descendants(run->opts->root, &pids);
+
+	/* root itself too: a shell may have exec()'d an interpreter */
+	if (n >= 0) {
+		pids = xreallocarray(pids, (size_t)n + 1, sizeof(*pids));
+		pids[n++] = run->opts->root;
+	}
+	for (int i = 0; i < n; i++) {
+		struct slot *sl;
+		enum perr err;
+
+		if (known(run, pids[i]))
+			continue;
+		/* opened in place: the target points into itself */
+		sl = slot_add(run, NULL);
+		err = target_open(&sl->own, pids[i]);
+		if (!err) {
+			if (run->opts->announce)
+				fprintf(stderr, "pyrospy: profiling subprocess %d (%s %s, %s)\n",
+					(int)sl->own.pid, target_lang_name(sl->own.lang),
+					sl->own.version, sl->own.comm);
+			continue;
+		}
+		if (err == PERR_NOTINTERP || err == PERR_UNSUPPORTED || err == PERR_PERM)
+			forget_tried(run, pids[i], sl->own.exe_path ? sl->own.exe_path : "");
+		target_close(&sl->own);
+		free(sl);
+		run->nslot--;
+	}
+	if (n > 0)
+		free(pids);
+}
+
+/*
+ * Sample one slot.  A reader is made when the interpreter is ready; a slot
+ * whose process is gone or unreadable is done.
+ */
+static void sample_slot(struct run *run, struct slot *sl, struct adder *adder)
+{
+	enum perr err = PERR_STARTUP;
+
+	if (!sl->r) {
+		err = reader_new(sl->t, &run->opts->reader, &sl->r);
+		if (sl->r && sl == run->slot[0])
+			snprintf(run->res->describe, sizeof(run->res->describe), "%s",
+				 reader_describe(sl->r));
+	}
+	if (sl->r)
+		err = reader_sample(sl->r, add_stack, adder);
+	if (err == PERR_STARTUP) {
+		/* exec mode attaches before the runtime exists */
+		if (now_ns() - sl->since > STARTUP_WAIT_NS && !run->opts->child) {
+			sl->done = 1;
+			sl->end = err;
+		}
+	} else if (err) {
+		sl->done = 1;
+		sl->end = err;
+	}
+}
+
+/* exec mode: has our child exited?  (its status stays for the caller) */
 static int child_gone(pid_t child)
 {
 	siginfo_t si;
@@ -44,52 +235,62 @@ static int child_gone(pid_t child)
 	if (!child)
 		return 0;
 	memset(&si, 0, sizeof(si));
-	/* WNOWAIT: leave the status for the caller to collect */
 	if (waitid(P_PID, (id_t)child, &si, WEXITED | WNOHANG | WNOWAIT) < 0)
 		return errno == ECHILD;
 	return si.si_pid == child;
 }
 
+static int alive(pid_t pid)
+{
+	return pid > 0 && (kill(pid, 0) == 0 || errno == EPERM);
+}
+
 enum perr sampler_run(struct target *t, struct profile *p, const struct sampler_opts *opts,
 		      struct sampler_result *res, volatile sig_atomic_t *stop)
 {
-	int64_t period = NSEC / opts->rate, start, next, end = 0;
-	struct reader *r = NULL;
-	double cpu0;
-	enum perr err;
+	int64_t period = NSEC / opts->rate, next, end = 0, second;
+	struct adder adder = { p, opts };
+	struct run run = { .opts = opts, .res = res };
+	enum perr err = PERR_OK;
 
 	memset(res, 0, sizeof(*res));
-	cpu0 = cpu_seconds();
-	start = next = now_ns();
+	if (t)
+		slot_add(&run, t);
+	run.cpu0 = cpu_seconds();
+	run.start = next = second = now_ns();
+	res->start = wall_seconds();
 	if (opts->duration > 0)
-		end = start + (int64_t)(opts->duration * NSEC);
+		end = run.start + (int64_t)(opts->duration * NSEC);
+	if (opts->root)
+		discover(&run);
 	while (!*stop) {
 		struct timespec ts;
 		int64_t now;
+		int live = 0, ready = 0;
 
-		if (!r) {
-			/* a Ruby VM that does not exist yet cannot be found */
-			err = reader_new(t, &opts->reader, &r);
-			if (err && err != PERR_STARTUP)
-				return err;
-			if (r)
-				snprintf(res->describe, sizeof(res->describe), "%s",
-					 reader_describe(r));
+		for (size_t i = 0; i < run.nslot; i++) {
+			if (!run.slot[i]->done)
+				sample_slot(&run, run.slot[i], &adder);
+			live += !run.slot[i]->done;
+			ready += run.slot[i]->r != NULL;
 		}
-		err = r ? reader_sample(r, add_stack, p) : PERR_STARTUP;
-		res->ticks++;
-		if (err == PERR_STARTUP) {
-			/* exec mode attaches before the runtime exists */
-			res->ticks--;
-			if (now_ns() - start > STARTUP_WAIT_NS && !opts->child) {
-				res->end = err;
-				break;
-			}
-		} else if (err) {
-			res->end = err;
+		/* ticks spent waiting for an interpreter to start are not samples */
+		res->ticks += ready > 0;
+		/* the first slot failing before any sample is the caller's error */
+		if (t && run.slot[0]->done && !opts->root && !run.slot[0]->r &&
+		    run.slot[0]->end != PERR_STARTUP && run.slot[0]->end != PERR_EXITED) {
+			err = run.slot[0]->end;
 			break;
 		}
-		if (child_gone(opts->child)) {
+		if (!opts->root && t && run.slot[0]->done) {
+			res->end = run.slot[0]->end;
+			break;
+		}
+		if (opts->root && !live && !alive(opts->root)) {
+			res->end = PERR_EXITED;
+			break;
+		}
+		if (child_gone(opts->child) && (!opts->root || !live)) {
 			res->end = PERR_EXITED;
 			break;
 		}
@@ -97,6 +298,15 @@ enum perr sampler_run(struct target *t, struct profile *p, const struct sampler_
 		now = now_ns();
 		if (end && now >= end)
 			break;
+		if (now - second >= NSEC) {
+			second = now;
+			if (opts->root)
+				discover(&run);
+			progress(&run);
+			if (opts->tick && opts->tick(opts->arg, p, res))
+				break;
+			now = now_ns();
+		}
 		if (now > next + period) {
 			/* fell behind: skip the missed ticks rather than burst */
 			res->late++;
@@ -108,14 +318,14 @@ enum perr sampler_run(struct target *t, struct profile *p, const struct sampler_
 		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR && !*stop)
 			;
 	}
-	res->elapsed = (double)(now_ns() - start) / NSEC;
-	res->cpu = cpu_seconds() - cpu0;
-	if (r) {
-		res->stacks = reader_stats(r)->stacks;
-		res->dropped = reader_stats(r)->dropped;
-		res->retries = reader_stats(r)->retries;
+	progress(&run);
+	for (size_t i = 0; i < run.nslot; i++) {
+		reader_free(run.slot[i]->r);
+		if (run.slot[i]->t == &run.slot[i]->own)
+			target_close(&run.slot[i]->own);
+		free(run.slot[i]);
 	}
-	res->reads = t->mem.calls;
-	reader_free(r);
-	return PERR_OK;
+	free(run.slot);
+	free(run.tried);
+	return err;
 }

@@ -10,13 +10,25 @@
 
 struct target;
 struct profile;
+struct stack;
+struct sampler_result;
 
 struct sampler_opts {
 	unsigned int rate;	/* Hz */
 	double duration;	/* seconds, 0 = until stopped */
 	struct reader_opts reader;
 	pid_t child;		/* exec mode: stop when it exits */
+	pid_t root;		/* --subprocesses: also sample its descendants */
+	int announce;		/* say on stderr when a subprocess is found */
 	int verbose;
+	/* optional: each stack also goes to add(arg, st) */
+	void (*add)(void *arg, const struct stack *st);
+	/*
+	 * optional: called about once a second with the profile and the
+	 * counts so far; a non-zero return stops sampling.
+	 */
+	int (*tick)(void *arg, const struct profile *p, const struct sampler_result *res);
+	void *arg;
 };
 
 struct sampler_result {
@@ -25,6 +37,7 @@ struct sampler_result {
 	uint64_t stacks, dropped, retries;
 	uint64_t reads;		/* process_vm_readv calls */
 	double elapsed;		/* seconds */
+	double start;		/* Unix time sampling started */
 	double cpu;		/* our user+sys seconds while sampling */
 	enum perr end;		/* PERR_OK, or why sampling stopped early */
 	char describe[256];
@@ -34,7 +47,10 @@ struct sampler_result {
  * Sample t at opts->rate into p until the duration passes, *stop becomes
  * non-zero (a signal), or the target goes away (res->end = PERR_EXITED,
  * which is not an error: the profile so far is kept).  Returns an error
- * only when sampling could not start.
+ * only when sampling could not start.  With opts->root, interpreters among
+ * root's descendants are sampled too, found again every second, until
+ * none is left and root has exited; t may then be NULL (root itself is no
+ * interpreter).
  */
 enum perr sampler_run(struct target *t, struct profile *p, const struct sampler_opts *opts,
 		      struct sampler_result *res, volatile sig_atomic_t *stop);

@@ -20,6 +20,7 @@ struct stack_frame {
 #define STACK_MAX_DEPTH 4096	/* deeper stacks are cut, marked truncated */
 
 struct stack {
+	pid_t pid;		/* the process (as we see it) */
 	pid_t tid;		/* kernel thread id, 0 if unknown */
 	uint64_t thread_id;	/* interpreter's id (pthread_t, Ruby VALUE) */
 	const char *thread_name;	/* NULL if none */

@@ -90,6 +90,8 @@ pid_t test_start(const struct interp *in, const char *const *args, char *ready, 
 	pid = fork();
 	cr_assert(pid >= 0);
 	if (pid == 0) {
+		/* a group of its own, so that test_stop() ends its children too */
+		setpgid(0, 0);
 		dup2(fds[1], 1);
 		close(fds[0]);
 		close(fds[1]);
@@ -115,6 +117,7 @@ void test_stop(pid_t pid)
 {
 	int status;
 
+	kill(-pid, SIGKILL);
 	kill(pid, SIGKILL);
 	waitpid(pid, &status, 0);
 }
@@ -261,4 +264,58 @@ int test_thread_of(const char *folded, const char *needle, char *tid, size_t cap
 		return 0;
 	snprintf(tid, cap, "%.*s", (int)(end - line + 1), line);
 	return 1;
+}
+
+int test_record_to(const struct interp *in, const char *script, const char *const *extra,
+		   const char *file, char **err)
+{
+	const char *sargs[] = { test_target_for(in, script), NULL };
+	const char *args[24] = { "record", "--pid" };
+	char ready[64], pidbuf[32], *out;
+	int n = 2, st;
+	pid_t pid = test_start(in, sargs, ready, sizeof(ready));
+
+	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)pid);
+	args[n++] = pidbuf;
+	args[n++] = "-o";
+	args[n++] = file;
+	for (int i = 0; extra[i] && n < 22; i++)
+		args[n++] = extra[i];
+	args[n] = NULL;
+	st = test_pyrospy(args, &out, err);
+	test_stop(pid);
+	free(out);
+	return st;
+}
+
+char *test_run(const char *cmd, int *status)
+{
+	FILE *p = popen(cmd, "r");
+	char *buf = NULL;
+	size_t len = 0, cap = 0, n;
+
+	cr_assert_not_null(p, "cannot run %s", cmd);
+	do {
+		if (cap - len < 4096) {
+			cap = cap ? cap * 2 : 8192;
+			buf = realloc(buf, cap);
+			cr_assert_not_null(buf);
+		}
+		n = fread(buf + len, 1, cap - len - 1, p);
+		len += n;
+	} while (n);
+	buf[len] = '\0';
+	*status = pclose(p);
+	return buf;
+}
+
+unsigned long test_samples_written(const char *err)
+{
+	const char *end = strstr(err, " samples)"), *p = end;
+
+	if (!end)
+		return 0;
+	while (p > err && p[-1] != '(')
+		p--;
+	return strtoul(p, NULL, 10);
 }

@@ -70,4 +70,20 @@ int test_thread_of(const char *folded, const char *needle, char *tid, size_t cap
 char *test_profile(const struct interp *in, const char *script, const char *const *extra,
 		   const char **path);
 
+/*
+ * Start script with in, run `record --pid PID -o file extra...', stop the
+ * script.  Returns pyrospy's exit status; *err gets its stderr.
+ */
+int test_record_to(const struct interp *in, const char *script, const char *const *extra,
+		   const char *file, char **err);
+
+/* N from pyrospy's "wrote ... profile to 'F' (N samples)", 0 if absent. */
+unsigned long test_samples_written(const char *err);
+
+/* Run a shell command; its stdout (caller frees), its wait status in *status. */
+char *test_run(const char *cmd, int *status);
+
+/* Directory of the npm consumers (tests/consumers, with node_modules). */
+#define TEST_CONSUMERS SRCDIR "/tests/consumers"
+
 #endif

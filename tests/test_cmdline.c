@@ -191,3 +191,125 @@ Test(exec, duration_stops_the_command, .timeout = 30)
 	free(out);
 	free(err);
 }
+
+/* dump prints every thread once: busy ones, the blocked ones, the GIL/GVL holder. */
+static void check_dump(const struct interp *in, const char *script, int nthreads,
+		       const char *const *want, const char *lock)
+{
+	const char *sargs[] = { test_target_for(in, script), NULL };
+	char ready[64], pidbuf[32], *out, *err;
+	const char *args[] = { "dump", "--pid", pidbuf, NULL };
+	pid_t pid = test_start(in, sargs, ready, sizeof(ready));
+	const char *p;
+	int st, threads = 0, holders = 0;
+
+	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)pid);
+	st = test_pyrospy(args, &out, &err);
+	test_stop(pid);
+	cr_assert_eq(st, 0, "%s: exit %d: %s", in->bin, st, err);
+	for (p = out; (p = strstr(p, "\nThread ")); p++)
+		threads++;
+	for (p = out; (p = strstr(p, lock)); p++)
+		holders++;
+	cr_assert_eq(threads, nthreads, "%s: %d threads:\n%s", in->bin, threads, out);
+	cr_assert_leq(holders, 1, "%s: %d holders of the lock:\n%s", in->bin, holders, out);
+	for (int i = 0; want[i]; i++)
+		cr_assert_not_null(strstr(out, want[i]), "%s: no '%s' in:\n%s", in->bin, want[i],
+				   out);
+	free(out);
+	free(err);
+}
+
+Test(dump, python_threads, .timeout = 30)
+{
+	const char *want[] = { "    busy0 (", "    busy1 (", "    busy2 (", "    busy3 (",
+			       "    Thread.join (", NULL };
+
+	/* main, four busy ones, the one that said "ready" */
+	check_dump(&test_pythons[1], "threads.py", 6, want, "holds the GIL");
+}
+
+Test(dump, ruby_threads, .timeout = 30)
+{
+	const char *want[] = { "    Object#busy0 (", "    Object#busy1 (", "    Object#busy2 (",
+			       "    Object#busy3 (", "    Thread::Queue#pop (", "    Thread#join (",
+			       NULL };
+
+	/* main, the one blocked in pop, four busy ones, the one that said "ready" */
+	check_dump(&test_rubies[1], "threads.rb", 7, want, "holds the GVL");
+}
+
+/*
+ * top in a real terminal (tmux): the seed workload's hot function heads
+ * the table, and q quits.
+ */
+Test(top, hot_function_first_under_tmux, .timeout = 60)
+{
+	const char *sargs[] = { test_target_path("seed.py"), NULL };
+	char ready[64], cmd[1024], sock[64], *screen, *row, *out;
+	pid_t pid = test_start(&test_pythons[1], sargs, ready, sizeof(ready));
+	int st;
+
+	snprintf(sock, sizeof(sock), "pyrospy-test-%d", (int)getpid());
+	snprintf(cmd, sizeof(cmd),
+		 "tmux -L %s new-session -d -s top -x 120 -y 30 '%s top --pid %d' && sleep 3.5 && "
+		 "tmux -L %s capture-pane -p -t top", sock, getenv("PYROSPY"), (int)pid, sock);
+	screen = test_run(cmd, &st);
+	cr_assert_eq(st, 0, "tmux: %s", screen);
+	row = strstr(screen, "%self");
+	cr_assert_not_null(row, "no table on the screen:\n%s", screen);
+	row = strchr(row, '\n') + 1;	/* the first row of the table */
+	*strchrnul(row, '\n') = '\0';
+	cr_assert_not_null(strstr(row, " work ("), "work is not on top: '%s'", row);
+	snprintf(cmd, sizeof(cmd),
+		 "tmux -L %s send-keys -t top q && sleep 2; tmux -L %s has-session -t top 2>&1; "
+		 "tmux -L %s kill-server 2>/dev/null; true", sock, sock, sock);
+	out = test_run(cmd, &st);
+	test_stop(pid);
+	cr_assert(strstr(out, "can't find session") || strstr(out, "no server running"),
+		  "top did not quit on q: %s", out);
+	free(out);
+	free(screen);
+}
+
+/*
+ * --subprocesses on a shell script that starts two Python workers and one
+ * Ruby worker: all three are profiled, each under its own pid.
+ */
+Test(subprocesses, shell_with_three_workers, .timeout = 60)
+{
+	static const struct interp sh = { NULL, "/bin/sh", 0, 0, 0 };
+	const char *sargs[] = { test_target_path("workers.sh"), "/usr/bin/python3.11",
+				test_target_path("seed.py"), "/usr/bin/ruby3.1",
+				test_target_path("seed.rb"), NULL };
+	const char *args[] = { "record", "--pid", NULL, "--subprocesses", "--threads", "-d", "3",
+			       "-o", "-", NULL };
+	char ready[64], pidbuf[32], *out, *err, *line, *save;
+	char pids[8][32];
+	int npids = 0, py = 0, rb = 0, st;
+	pid_t pid = test_start(&sh, sargs, ready, sizeof(ready));
+
+	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)pid);
+	args[2] = pidbuf;
+	st = test_pyrospy(args, &out, &err);
+	test_stop(pid);
+	cr_assert_eq(st, 0, "exit %d: %s", st, err);
+	for (line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char who[32];
+		int known = 0;
+
+		if (sscanf(line, "pid %31[0-9]:", who) != 1)
+			continue;
+		for (int i = 0; i < npids; i++)
+			known |= !strcmp(pids[i], who);
+		if (known || npids == 8)
+			continue;
+		snprintf(pids[npids++], sizeof(pids[0]), "%s", who);
+		py += strstr(line, ";work (") != NULL;
+		rb += strstr(line, ";Object#work (") != NULL;
+	}
+	cr_assert_eq(npids, 3, "%d processes profiled:\n%s\n%s", npids, out, err);
+	cr_assert(py == 2 && rb == 1, "python %d ruby %d:\n%s", py, rb, out);
+	free(out);
+	free(err);
+}

@@ -22,16 +22,21 @@ static void make_stack(int variant)
 	st.frame[0] = (struct stack_frame){ "work", "app.py", 4 };
 }
 
-static char *folded(const struct profile *p)
+static char *folded_opt(const struct profile *p, int threads)
 {
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
-	struct out_meta meta = { "test", 1.0, 100 };
+	struct out_meta meta = { "test", 1.0, 100, 0, threads };
 
 	cr_assert_eq(out_folded.write(f, p, &meta), 0);
 	fclose(f);
 	return buf;
+}
+
+static char *folded(const struct profile *p)
+{
+	return folded_opt(p, 0);
 }
 
 Test(profile, aggregates_and_writes_folded)
@@ -42,14 +47,16 @@ Test(profile, aggregates_and_writes_folded)
 	profile_init(&p);
 	for (int i = 0; i < 75; i++) {
 		make_stack(0);
-		profile_add(&p, &st, 1);
+		profile_add(&p, NULL, &st, 1);
 	}
 	for (int i = 0; i < 25; i++) {
 		make_stack(1);
-		profile_add(&p, &st, 1);
+		profile_add(&p, NULL, &st, 1);
 	}
-	cr_assert_eq(p.nstack, 2);
+	/* root, tag set, thread, <module>, foo, work, bar, work */
+	cr_assert_eq(p.nnode, 8);
 	cr_assert_eq(p.total, 100);
+	cr_assert_eq(p.node[0].total, 100);
 	s = folded(&p);
 	cr_assert_str_eq(s, "<module> (app.py:20);foo (app.py:8);work (app.py:4) 75\n"
 			    "<module> (app.py:20);bar (app.py:12);work (app.py:4) 25\n");
@@ -57,28 +64,32 @@ Test(profile, aggregates_and_writes_folded)
 	profile_release(&p);
 }
 
+/* The trie's size after ten times more samples of the same stacks is unchanged. */
 Test(profile, memory_bounded_by_distinct_stacks)
 {
 	struct profile p;
-	uint32_t nstr, nframe, nstack, astack;
+	uint32_t nstr, nframe, nnode;
+	size_t bytes;
 
 	profile_init(&p);
 	for (int i = 0; i < 1000; i++) {
-		make_stack(i & 1);
-		profile_add(&p, &st, 1);
+		make_stack(i % 50);
+		st.frame[0].line = 100 + i % 50;	/* 50 distinct stacks */
+		profile_add(&p, NULL, &st, 1);
 	}
 	nstr = p.nstr;
 	nframe = p.nframe;
-	nstack = p.nstack;
-	astack = p.astack;
+	nnode = p.nnode;
+	bytes = profile_footprint(&p);
 	for (int i = 0; i < 10000; i++) {
-		make_stack(i & 1);
-		profile_add(&p, &st, 1);
+		make_stack(i % 50);
+		st.frame[0].line = 100 + i % 50;
+		profile_add(&p, NULL, &st, 1);
 	}
 	cr_assert_eq(p.nstr, nstr);
 	cr_assert_eq(p.nframe, nframe);
-	cr_assert_eq(p.nstack, nstack);
-	cr_assert_eq(p.astack, astack, "no allocation growth for 10x the samples");
+	cr_assert_eq(p.nnode, nnode);
+	cr_assert_eq(profile_footprint(&p), bytes, "no growth for 10x the samples");
 	cr_assert_eq(p.total, 11000);
 	profile_release(&p);
 }
@@ -92,7 +103,7 @@ Test(profile, hostile_names_cannot_break_lines)
 	memset(&st, 0, sizeof(st));
 	st.depth = 1;
 	st.frame[0] = (struct stack_frame){ "a;b\nc 99", "x;y\r.py", 3 };
-	profile_add(&p, &st, 2);
+	profile_add(&p, NULL, &st, 2);
 	s = folded(&p);
 	cr_assert_str_eq(s, "a:b?c 99 (x:y?.py:3) 2\n");
 	free(s);
@@ -105,14 +116,43 @@ Test(profile, thread_root_and_function_mode)
 	char *s;
 
 	profile_init(&p);
-	p.threads = 1;
 	p.no_lines = 1;
 	make_stack(0);
-	profile_add(&p, &st, 1);
+	profile_add(&p, NULL, &st, 1);
 	st.frame[0].line = 5;	/* another line of the same function merges */
-	profile_add(&p, &st, 1);
-	s = folded(&p);
+	profile_add(&p, NULL, &st, 1);
+	s = folded_opt(&p, 1);
 	cr_assert_str_eq(s, "thread (7);<module> (app.py);foo (app.py);work (app.py) 2\n");
 	free(s);
+	profile_release(&p);
+}
+
+/* Threads and tag sets are levels of the trie; a projection merges them. */
+Test(profile, projection_merges_threads_and_tags)
+{
+	struct profile p, q;
+	char *s;
+
+	profile_init(&p);
+	make_stack(0);
+	profile_add(&p, "route=/a", &st, 3);
+	st.tid = 8;
+	profile_add(&p, "route=/b", &st, 4);
+	make_stack(1);
+	profile_add(&p, NULL, &st, 5);
+	cr_assert_eq(p.total, 12);
+	s = folded_opt(&p, 1);
+	cr_assert_str_eq(s, "thread (7);<module> (app.py:20);foo (app.py:8);work (app.py:4) 3\n"
+			    "thread (7);<module> (app.py:20);bar (app.py:12);work (app.py:4) 5\n"
+			    "thread (8);<module> (app.py:20);foo (app.py:8);work (app.py:4) 4\n");
+	free(s);
+	s = folded(&p);
+	cr_assert_str_eq(s, "<module> (app.py:20);foo (app.py:8);work (app.py:4) 7\n"
+			    "<module> (app.py:20);bar (app.py:12);work (app.py:4) 5\n");
+	free(s);
+	profile_project(&p, PROFILE_KEEP_TAGS, &q);
+	cr_assert_eq(q.total, 12);
+	cr_assert_str_eq(profile_str(&q, q.frame[q.node[q.node[0].child].frame].name), "route=/a");
+	profile_release(&q);
 	profile_release(&p);
 }

@@ -165,8 +165,9 @@ ParameterizedTest(size_t *i, ruby, threads, .timeout = 60)
 	}
 	cr_assert_eq(test_folded_count(out, "Queue#pop ("), 0, "%s: blocked thread shown:\n%s",
 		     in->bin, out);
-	cr_assert_eq(test_folded_count(out, "Thread#join ("), 0, "%s: main thread shown:\n%s",
-		     in->bin, out);
+	/* the main thread waiting in join wakes now and then (2.7: 1 sample in 400) */
+	cr_assert_leq(test_folded_count(out, "Thread#join (") * 50, test_folded_count(out, "<main>"),
+		      "%s: main thread shown:\n%s", in->bin, out);
 	cr_assert_gt(test_folded_count(idle, "Queue#pop ("), 0,
 		     "%s: --idle lost the blocked thread:\n%s", in->bin, idle);
 	cr_assert_gt(test_folded_count(idle, "Thread#join ("), 0,
@@ -192,7 +193,7 @@ ParameterizedTest(size_t *i, ruby, gc_frame, .timeout = 60)
 	const char *path;
 	char *out = test_profile(in, "alloc.rb", extra, &path);
 	unsigned long total = test_folded_count(out, "<main>");
-	unsigned long gc = test_folded_count(out, ";GC.start (<internal:gc>);(garbage collection) ");
+	unsigned long gc = test_folded_count(out, ";GC.start (<internal:gc>);(garbage collection)");
 
 	cr_assert_gt(total, 150, "%s: %lu samples", in->bin, total);
 	cr_assert_geq(gc * 2, total, "%s: %lu of %lu samples in GC:\n%s", in->bin, gc, total, out);

@@ -30,9 +30,12 @@ for t in ts:
 
 
 def announce():
-    # say "ready" once the main thread is surely asleep in join()
+    # say "ready" once the main thread is surely asleep in join(), then
+    # stay, asleep, so that the number of threads does not change
     time.sleep(0.5)
     print("ready", flush=True)
+    while True:
+        time.sleep(3600)
 
 
 threading.Thread(target=announce, daemon=True).start()

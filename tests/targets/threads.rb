@@ -25,8 +25,13 @@ waiter = Thread.new { q.pop }
 busy = [:busy0, :busy1, :busy2, :busy3].map do |m|
   Thread.new { send(m) }
 end
-sleep 0.5
-puts "ready"
-$stdout.flush
+# say "ready" once the main thread is surely in join, then stay, asleep,
+# so that the number of threads does not change
+Thread.new do
+  sleep 0.5
+  puts "ready"
+  $stdout.flush
+  sleep
+end
 busy.each(&:join)
 waiter.join

@@ -1,0 +1,493 @@
+/* SPDX-License-Identifier: MIT */
+#include "config.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "out.h"
+#include "profile.h"
+#include "utf8.h"
+#include "xalloc.h"
+
+/*
+ * An interactive flame graph: one self-contained SVG file, no network
+ * resources, in the style of flamegraph.pl and inferno.  It is a classic
+ * flame graph, root at the bottom, because that is what the users of
+ * rbspy and py-spy expect to read:
+ *
+ *   +--------------------------------------------------------+
+ *   | Reset zoom        pid 42 - 2.0 s at 100 Hz ...  Search |
+ *   |           [work (app.py:4)  ]                          |  depth 3
+ *   |           [foo (app.py:8)   ][bar (app.py:12)]         |  depth 2
+ *   |           [<module> (app.py:20)                 ]      |  depth 1
+ *   | Function: foo (app.py:8) (75 samples, 75.00%) Matched: |
+ *   +--------------------------------------------------------+
+ *
+ * One <g> per frame holds a <title> (the frame's text, samples and
+ * percentage, for tooltips and screen readers), a <rect> and a <text>
+ * label clipped to the rectangle.  The x-axis is not time: children sit
+ * left to right in the order the trie stores them (first seen first).
+ *
+ * The page's script never contains profile data.  It reads each frame's
+ * position from attributes in samples (data-s: samples to its left,
+ * data-n: its total, data-d: its depth) and its name from the <title>, so
+ * all the target's text goes through XML escaping and nothing else.
+ * Without script (an image viewer) the file still shows the graph.
+ */
+
+#define FG_WIDTH	1200	/* px, as flamegraph.pl */
+#define FG_XPAD		10
+#define FG_GRAPH_W	(FG_WIDTH - 2 * FG_XPAD)
+#define FG_FRAME_H	16
+#define FG_TOP		60	/* title and controls */
+#define FG_BOTTOM	34	/* details line */
+#define FG_CHAR_W	7	/* average width of a 12px Verdana character */
+/*
+ * Frames under a thousandth of the samples (about a pixel) are left out
+ * with everything above them, as inferno's --minwidth: they cannot be
+ * seen or clicked, and a long tail of them would make the file huge.
+ */
+#define FG_MIN_SHARE	0.001
+
+struct fg {
+	FILE *f;
+	const struct profile *p;	/* the projected view */
+	uint64_t total;
+	uint32_t maxdepth;		/* of the frames shown */
+	uint64_t *next;			/* per depth: where the next child starts */
+	size_t nnext;
+	int errnum;			/* first write error, 0 if none */
+	char text[8192], clean[8192];
+	char label[FG_GRAPH_W / FG_CHAR_W * 4 + 8];	/* the widest label, 4-byte characters */
+};
+
+static void fg_printf(struct fg *fg, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/*
+ * Writes stop at the first error and remember its errno, so that the
+ * checks do not drown the layout code and write() reports the first cause.
+ */
+static void fg_printf(struct fg *fg, const char *fmt, ...)
+{
+	va_list ap;
+	int r;
+
+	if (fg->errnum)
+		return;
+	va_start(ap, fmt);
+	r = vfprintf(fg->f, fmt, ap);
+	va_end(ap);
+	if (r < 0)
+		fg->errnum = errno ? errno : EIO;
+}
+
+static void fg_puts(struct fg *fg, const char *s)
+{
+	if (!fg->errnum && fputs(s, fg->f) == EOF)
+		fg->errnum = errno ? errno : EIO;
+}
+
+static void fg_escaped(struct fg *fg, const char *s)
+{
+	if (!fg->errnum && out_put_escaped(fg->f, s, 1))
+		fg->errnum = errno ? errno : EIO;
+}
+
+/*
+ * Copy s into out replacing with '?' what XML 1.0 cannot hold even
+ * escaped: bytes outside well-formed UTF-8 (out_frame_text() may cut a
+ * long name inside a character) and U+FFFE, U+FFFF.  Control characters
+ * are left to out_put_escaped().
+ */
+static void fg_clean(char *out, size_t cap, const char *s)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	size_t n = strlen(s), o = 0, i = 0;
+
+	while (i < n && o + 5 < cap) {
+		size_t k = u[i] < 0x80 ? 1 : u[i] >= 0xf0 ? 4 : u[i] >= 0xe0 ? 3 : 2;
+
+		if (k > n - i || !utf8_valid(s + i, k) ||
+		    (k == 3 && u[i] == 0xef && u[i + 1] == 0xbf && u[i + 2] >= 0xbe)) {
+			out[o++] = '?';
+			i++;
+			continue;
+		}
+		memcpy(out + o, s + i, k);
+		o += k;
+		i += k;
+	}
+	out[o] = '\0';
+}
+
+/*
+ * The label that fits w pixels: the whole text, or its start and "..",
+ * or nothing under three characters.  Counts characters, not bytes, and
+ * never cuts one (s is clean UTF-8).  The script applies the same rule
+ * when zooming.
+ */
+static const char *fg_fit(char *out, size_t cap, const char *s, double w)
+{
+	long max = (long)((w - 6) / FG_CHAR_W);
+	size_t o = 0, chars = 0, i;
+
+	if (max < 3)
+		return "";
+	for (i = 0; s[i]; i++)
+		if (((unsigned char)s[i] & 0xc0) != 0x80)
+			chars++;
+	if (chars <= (size_t)max)
+		return s;
+	chars = 0;
+	for (i = 0; s[i] && o + 3 < cap; i++) {
+		if (((unsigned char)s[i] & 0xc0) != 0x80 && chars++ == (size_t)max - 2)
+			break;
+		out[o++] = s[i];
+	}
+	memcpy(out + o, "..", 3);
+	return out;
+}
+
+/* FNV-1a: stable across runs and machines, so a file keeps its colour. */
+static uint32_t fg_hash(const char *s)
+{
+	uint32_t h = 2166136261u;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 16777619u;
+	return h;
+}
+
+static unsigned int fg_channel(double p, double q, double t)
+{
+	double v;
+
+	if (t < 0)
+		t += 1;
+	if (t > 1)
+		t -= 1;
+	if (t < 1.0 / 6)
+		v = p + (q - p) * 6 * t;
+	else if (t < 0.5)
+		v = q;
+	else if (t < 2.0 / 3)
+		v = p + (q - p) * (2.0 / 3 - t) * 6;
+	else
+		v = p;
+	return (unsigned int)(v * 255 + 0.5);
+}
+
+static void fg_hsl(unsigned int rgb[3], double h, double s, double l)
+{
+	double q = l < 0.5 ? l * (1 + s) : l + s - l * s, p = 2 * l - q;
+
+	h /= 360;
+	rgb[0] = fg_channel(p, q, h + 1.0 / 3);
+	rgb[1] = fg_channel(p, q, h);
+	rgb[2] = fg_channel(p, q, h - 1.0 / 3);
+}
+
+/*
+ * The file picks a hue family, so that one module's frames read as one
+ * patch; the function varies the shade within it, so that neighbours
+ * stay apart.  Magenta is left out: search highlights with it.
+ * Pseudo-frames (threads, tag sets, "(garbage collection)") are grey.
+ */
+static void fg_colour(const struct profile *p, uint32_t frame, unsigned int rgb[3])
+{
+	static const unsigned short hues[] = {
+		0, 16, 30, 42, 52, 75, 115, 155, 180, 200, 220, 255,
+	};
+	const struct profile_frame *fr = &p->frame[frame];
+	uint32_t v = fg_hash(profile_str(p, fr->name)), hue;
+
+	if (fr->kind != PROFILE_CODE) {
+		fg_hsl(rgb, 0, 0, 0.72 + (v % 8) / 100.0);
+		return;
+	}
+	hue = hues[fg_hash(profile_str(p, fr->file)) % ARRAY_SIZE(hues)];
+	fg_hsl(rgb, hue + (double)(v % 17) - 8, 0.60 + (v >> 8) % 20 / 100.0,
+	       0.55 + (v >> 16) % 14 / 100.0);
+}
+
+static void fg_frame(struct fg *fg, const struct profile_node *n, uint32_t depth, uint64_t start)
+{
+	double x = FG_XPAD + (double)start * FG_GRAPH_W / (double)fg->total;
+	double w = (double)n->total * FG_GRAPH_W / (double)fg->total;
+	unsigned int y = FG_TOP + (fg->maxdepth - depth) * FG_FRAME_H, rgb[3];
+
+	fg_clean(fg->clean, sizeof(fg->clean), out_frame_text(fg->p, n->frame, fg->text,
+							     sizeof(fg->text)));
+	fg_colour(fg->p, n->frame, rgb);
+	fg_printf(fg, "<g data-s=\"%" PRIu64 "\" data-n=\"%" PRIu64 "\" data-d=\"%" PRIu32
+		  "\"><title>", start, n->total, depth);
+	fg_escaped(fg, fg->clean);
+	fg_printf(fg, " (%" PRIu64 " sample%s, %.2f%%)</title>", n->total, n->total == 1 ? "" : "s",
+		  100.0 * (double)n->total / (double)fg->total);
+	fg_printf(fg, "<rect x=\"%.2f\" y=\"%u\" width=\"%.2f\" height=\"%u\" "
+		  "fill=\"rgb(%u,%u,%u)\" rx=\"2\"/><text x=\"%.2f\" y=\"%u\">", x, y, w,
+		  FG_FRAME_H - 1, rgb[0], rgb[1], rgb[2], x + 3, y + 11);
+	fg_escaped(fg, fg_fit(fg->label, sizeof(fg->label), fg->clean, w));
+	fg_puts(fg, "</text></g>\n");
+}
+
+static void fg_reserve(struct fg *fg, size_t depth)
+{
+	if (depth < fg->nnext)
+		return;
+	fg->nnext = depth * 2 + 16;
+	fg->next = xreallocarray(fg->next, fg->nnext, sizeof(*fg->next));
+}
+
+/*
+ * Depth-first over the frames wide enough to show, as profile_stacks()
+ * walks: a child starts where its previous sibling ended, the first at
+ * its parent's start.  With emit unset, only measures the depth.
+ */
+static void fg_walk(struct fg *fg, int emit)
+{
+	const struct profile *p = fg->p;
+	uint32_t id = p->node[0].child, depth = 1;
+
+	fg_reserve(fg, 1);
+	fg->next[0] = 0;
+	while (id) {
+		const struct profile_node *n = &p->node[id];
+		uint64_t start = fg->next[depth - 1];
+
+		fg->next[depth - 1] += n->total;
+		if ((double)n->total >= FG_MIN_SHARE * (double)fg->total) {
+			if (emit)
+				fg_frame(fg, n, depth, start);
+			else if (depth > fg->maxdepth)
+				fg->maxdepth = depth;
+			if (n->child) {
+				fg_reserve(fg, depth);
+				fg->next[depth++] = start;
+				id = n->child;
+				continue;
+			}
+		}
+		while (id && !p->node[id].sibling) {
+			id = p->node[id].parent;
+			depth--;
+		}
+		if (id)
+			id = p->node[id].sibling;
+	}
+}
+
+static const char fg_style[] =
+	"<defs><linearGradient id=\"bg\" x1=\"0\" y1=\"0\" x2=\"0\" y2=\"1\">"
+	"<stop stop-color=\"#f8f8f8\" offset=\"5%\"/><stop stop-color=\"#efefd0\" offset=\"95%\"/>"
+	"</linearGradient></defs>\n"
+	"<style type=\"text/css\">\n"
+	"text { font-family: Verdana, sans-serif; font-size: 12px; fill: #000; }\n"
+	"#title { font-size: 17px; text-anchor: middle; }\n"
+	"#search, #matched { text-anchor: end; }\n"
+	"#search, #unzoom { cursor: pointer; }\n"
+	"#search:hover, #unzoom:hover { fill: #1a4fd0; }\n"
+	"#frames g { cursor: pointer; }\n"
+	"#frames g:hover rect { stroke: #000; stroke-width: 0.5; }\n"
+	"#frames text { pointer-events: none; }\n"
+	".parent { opacity: 0.5; }\n"
+	".hide { display: none; }\n"
+	"</style>\n";
+
+/*
+ * The viewer.  Static text: frame data only ever comes from the DOM.  The
+ * label rule in fit() is fg_fit()'s, with the character width measured
+ * in the font the browser picked.
+ */
+static const char fg_script[] =
+	"<script type=\"text/ecmascript\"><![CDATA[\n"
+	"\"use strict\";\n"
+	"var frames = [], total = 0, gx = 0, gw = 0, details, matched, unzoom, searchbtn;\n"
+	"var hilite = \"rgb(230,0,230)\", searching = false;\n"
+	"var cw = 7;\n"
+	"function init(evt) {\n"
+	"\tvar g = document.getElementById(\"frames\"), gs = g.getElementsByTagName(\"g\");\n"
+	"\tdetails = document.getElementById(\"details\").firstChild;\n"
+	"\tmatched = document.getElementById(\"matched\").firstChild;\n"
+	"\tunzoom = document.getElementById(\"unzoom\");\n"
+	"\tsearchbtn = document.getElementById(\"search\");\n"
+	"\ttotal = +g.getAttribute(\"data-total\");\n"
+	"\tgx = +g.getAttribute(\"data-x\");\n"
+	"\tgw = +g.getAttribute(\"data-w\");\n"
+	"\tfor (var i = 0; i < gs.length; i++) {\n"
+	"\t\tvar e = gs[i], t = e.getElementsByTagName(\"title\")[0].textContent;\n"
+	"\t\tvar r = e.getElementsByTagName(\"rect\")[0];\n"
+	"\t\te.fg = { g: e, rect: r, label: e.getElementsByTagName(\"text\")[0],\n"
+	"\t\t\ts: +e.getAttribute(\"data-s\"), n: +e.getAttribute(\"data-n\"),\n"
+	"\t\t\td: +e.getAttribute(\"data-d\"), title: t,\n"
+	"\t\t\tname: t.substring(0, t.lastIndexOf(\" (\")), fill: r.getAttribute(\"fill\") };\n"
+	"\t\tframes.push(e.fg);\n"
+	"\t}\n"
+	"\t/* the writer clipped labels for Verdana; measure the font we got */\n"
+	"\tdetails.nodeValue = \"sub (/usr/lib/python3.11/re/__init__.py:185) Shop#checkout\";\n"
+	"\tcw = document.getElementById(\"details\").getComputedTextLength() /\n"
+	"\t\tdetails.nodeValue.length || 7;\n"
+	"\tdetails.nodeValue = \" \";\n"
+	"\tframes.forEach(function (f) { fit(f, +f.rect.getAttribute(\"width\")); });\n"
+	"\tg.addEventListener(\"mouseover\", function (ev) {\n"
+	"\t\tvar f = frame_of(ev.target);\n"
+	"\t\tif (f) details.nodeValue = \"Function: \" + f.title;\n"
+	"\t});\n"
+	"\tg.addEventListener(\"mouseout\", function () { details.nodeValue = \" \"; });\n"
+	"\tg.addEventListener(\"click\", function (ev) {\n"
+	"\t\tvar f = frame_of(ev.target);\n"
+	"\t\tif (f) zoom(f);\n"
+	"\t});\n"
+	"\tunzoom.addEventListener(\"click\", reset_zoom);\n"
+	"\tsearchbtn.addEventListener(\"click\", function () {\n"
+	"\t\tif (searching) reset_search(); else search_prompt();\n"
+	"\t});\n"
+	"\twindow.addEventListener(\"keydown\", function (ev) {\n"
+	"\t\tif (ev.keyCode === 114 || ((ev.ctrlKey || ev.metaKey) && ev.keyCode === 70)) {\n"
+	"\t\t\tev.preventDefault();\n"
+	"\t\t\tsearch_prompt();\n"
+	"\t\t} else if (ev.key === \"Escape\") {\n"
+	"\t\t\treset_search();\n"
+	"\t\t}\n"
+	"\t});\n"
+	"}\n"
+	"function frame_of(e) {\n"
+	"\tfor (; e && e.nodeName !== \"svg\"; e = e.parentNode)\n"
+	"\t\tif (e.fg) return e.fg;\n"
+	"\treturn null;\n"
+	"}\n"
+	"function fit(f, w) {\n"
+	"\tvar max = Math.floor((w - 6) / cw), t = f.name;\n"
+	"\tif (max < 3) t = \"\";\n"
+	"\telse if (t.length > max) t = t.substring(0, max - 2) + \"..\";\n"
+	"\tf.label.textContent = t;\n"
+	"}\n"
+	"function place(f, x, w) {\n"
+	"\tf.rect.setAttribute(\"x\", x.toFixed(2));\n"
+	"\tf.rect.setAttribute(\"width\", w.toFixed(2));\n"
+	"\tf.label.setAttribute(\"x\", (x + 3).toFixed(2));\n"
+	"\tfit(f, w);\n"
+	"}\n"
+	"function zoom(z) {\n"
+	"\tvar scale = gw / z.n;\n"
+	"\tframes.forEach(function (f) {\n"
+	"\t\tvar above = f.d < z.d && f.s <= z.s && f.s + f.n >= z.s + z.n;\n"
+	"\t\tvar below = f.d >= z.d && f.s >= z.s && f.s + f.n <= z.s + z.n;\n"
+	"\t\tf.g.style.display = above || below ? \"\" : \"none\";\n"
+	"\t\tif (above) f.g.classList.add(\"parent\"); else f.g.classList.remove(\"parent\");\n"
+	"\t\tif (above) place(f, gx, gw);\n"
+	"\t\telse if (below) place(f, gx + (f.s - z.s) * scale, f.n * scale);\n"
+	"\t});\n"
+	"\tunzoom.classList.remove(\"hide\");\n"
+	"}\n"
+	"function reset_zoom() {\n"
+	"\tframes.forEach(function (f) {\n"
+	"\t\tf.g.style.display = \"\";\n"
+	"\t\tf.g.classList.remove(\"parent\");\n"
+	"\t\tplace(f, gx + f.s * gw / total, f.n * gw / total);\n"
+	"\t});\n"
+	"\tunzoom.classList.add(\"hide\");\n"
+	"}\n"
+	"function search_prompt() {\n"
+	"\tvar term = prompt(\"Search for (regular expression):\", \"\");\n"
+	"\tif (term) search(term);\n"
+	"}\n"
+	"function search(term) {\n"
+	"\tvar re, hits = [], sum = 0, end = -1;\n"
+	"\ttry {\n"
+	"\t\tre = new RegExp(term);\n"
+	"\t} catch (err) {\n"
+	"\t\talert(\"bad regular expression: \" + err.message);\n"
+	"\t\treturn;\n"
+	"\t}\n"
+	"\tframes.forEach(function (f) {\n"
+	"\t\tvar hit = re.test(f.name);\n"
+	"\t\tf.rect.setAttribute(\"fill\", hit ? hilite : f.fill);\n"
+	"\t\tif (hit) hits.push(f);\n"
+	"\t});\n"
+	"\t/* count nested matches once: outermost first, skip what it covers */\n"
+	"\thits.sort(function (a, b) { return a.s - b.s || a.d - b.d; });\n"
+	"\thits.forEach(function (f) {\n"
+	"\t\tif (f.s >= end) {\n"
+	"\t\t\tsum += f.n;\n"
+	"\t\t\tend = f.s + f.n;\n"
+	"\t\t}\n"
+	"\t});\n"
+	"\tsearching = true;\n"
+	"\tsearchbtn.firstChild.nodeValue = \"Reset search\";\n"
+	"\tmatched.nodeValue = \"Matched: \" +\n"
+	"\t\t(total ? 100 * sum / total : 0).toFixed(2) + \"%\";\n"
+	"}\n"
+	"function reset_search() {\n"
+	"\tframes.forEach(function (f) { f.rect.setAttribute(\"fill\", f.fill); });\n"
+	"\tsearching = false;\n"
+	"\tsearchbtn.firstChild.nodeValue = \"Search\";\n"
+	"\tmatched.nodeValue = \" \";\n"
+	"}\n"
+	"]]></script>\n";
+
+static void fg_header(struct fg *fg, const struct profile *p, const struct out_meta *meta,
+		      unsigned int height)
+{
+	fg_printf(fg, "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n"
+		  "<svg version=\"1.1\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%u\" "
+		  "height=\"%u\" viewBox=\"0 0 %u %u\" onload=\"init(evt)\">\n",
+		  FG_WIDTH, height, FG_WIDTH, height);
+	fg_puts(fg, fg_style);
+	fg_puts(fg, fg_script);
+	fg_printf(fg, "<rect x=\"0\" y=\"0\" width=\"%u\" height=\"%u\" fill=\"url(#bg)\"/>\n",
+		  FG_WIDTH, height);
+	fg_printf(fg, "<text id=\"title\" x=\"%u\" y=\"24\">", FG_WIDTH / 2);
+	fg_escaped(fg, meta->title ? meta->title : "pyrospy");
+	fg_printf(fg, " \xe2\x80\x94 %.1f s at %u Hz, %" PRIu64 " sample%s</text>\n",
+		  meta->duration, meta->rate, p->total, p->total == 1 ? "" : "s");
+	fg_printf(fg, "<text id=\"unzoom\" class=\"hide\" x=\"%u\" y=\"24\">Reset zoom</text>\n",
+		  FG_XPAD);
+	fg_printf(fg, "<text id=\"search\" x=\"%u\" y=\"24\">Search</text>\n", FG_WIDTH - FG_XPAD);
+	fg_printf(fg, "<text id=\"details\" x=\"%u\" y=\"%u\"> </text>\n", FG_XPAD, height - 12);
+	fg_printf(fg, "<text id=\"matched\" x=\"%u\" y=\"%u\"> </text>\n", FG_WIDTH - FG_XPAD,
+		  height - 12);
+}
+
+static int flamegraph_write(FILE *f, const struct profile *p, const struct out_meta *meta)
+{
+	struct profile view;
+	struct fg *fg = xcalloc(1, sizeof(*fg));
+	unsigned int height;
+	int ret;
+
+	profile_project(p, meta->threads ? PROFILE_KEEP_THREADS : 0, &view);
+	fg->f = f;
+	fg->p = &view;
+	fg->total = view.total;
+	if (fg->total)
+		fg_walk(fg, 0);
+	height = FG_TOP + (fg->maxdepth ? fg->maxdepth : 1) * FG_FRAME_H + FG_BOTTOM;
+	fg_header(fg, p, meta, height);
+	if (!fg->total)
+		fg_printf(fg, "<text x=\"%u\" y=\"%u\" text-anchor=\"middle\">no samples</text>\n",
+			  FG_WIDTH / 2, FG_TOP + FG_FRAME_H - 4);
+	fg_printf(fg, "<g id=\"frames\" data-total=\"%" PRIu64 "\" data-x=\"%u\" data-w=\"%u\">\n",
+		  fg->total, FG_XPAD, FG_GRAPH_W);
+	if (fg->total)
+		fg_walk(fg, 1);
+	fg_puts(fg, "</g>\n</svg>\n");
+	ret = fg->errnum;
+	free(fg->next);
+	free(fg);
+	profile_release(&view);
+	if (ret) {
+		errno = ret;
+		return -1;
+	}
+	return 0;
+}
+
+const struct out_ops out_flamegraph = {
+	.name = "flamegraph",
+	.ext = "svg",
+	.write = flamegraph_write,
+};

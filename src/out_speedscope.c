@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: MIT */
+#include "config.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+
+#include "out.h"
+#include "profile.h"
+#include "xalloc.h"
+
+/*
+ * speedscope's file format (https://www.speedscope.app/file-format-schema.json):
+ * the frames once, in "shared", then one "sampled" profile per thread
+ * whose samples are lists of frame indexes, root first, weighted by the
+ * CPU time they stand for (count x period, in nanoseconds).  Tag sets are
+ * merged; threads are always kept apart.
+ */
+struct ss {
+	FILE *f;
+	uint32_t *index;	/* frame id -> shared index + 1, 0 for none yet */
+	uint32_t nindex;
+	uint64_t period;	/* ns */
+	uint64_t sum;		/* of the current profile's weights */
+	int first;
+	int pass;		/* 0: frames, 1: samples, 2: weights */
+};
+
+static int frame_json(FILE *f, const struct profile *p, uint32_t id)
+{
+	const struct profile_frame *fr = &p->frame[id];
+	const char *file = profile_str(p, fr->file);
+
+	if (fputs("{\"name\":\"", f) == EOF || out_put_escaped(f, profile_str(p, fr->name), 0))
+		return -1;
+	if (*file && (fputs("\",\"file\":\"", f) == EOF || out_put_escaped(f, file, 0)))
+		return -1;
+	if (fputc('"', f) == EOF || (fr->line > 0 && fprintf(f, ",\"line\":%d", fr->line) < 0))
+		return -1;
+	return fputc('}', f) == EOF ? -1 : 0;
+}
+
+static int visit(void *arg, const struct profile *p, const uint32_t *frames, uint32_t depth,
+		 uint64_t count)
+{
+	struct ss *ss = arg;
+
+	if (ss->pass == 0) {
+		for (uint32_t d = 0; d < depth; d++) {
+			if (ss->index[frames[d]])
+				continue;
+			ss->index[frames[d]] = ++ss->nindex;
+			if ((ss->nindex > 1 && fputc(',', ss->f) == EOF) ||
+			    frame_json(ss->f, p, frames[d]))
+				return -1;
+		}
+		return 0;
+	}
+	if (!ss->first && fputc(',', ss->f) == EOF)
+		return -1;
+	ss->first = 0;
+	if (ss->pass == 2) {
+		ss->sum += count * ss->period;
+		return fprintf(ss->f, "%" PRIu64, count * ss->period) < 0 ? -1 : 0;
+	}
+	if (fputc('[', ss->f) == EOF)
+		return -1;
+	for (uint32_t d = 0; d < depth; d++)
+		if (fprintf(ss->f, d ? ",%u" : "%u", ss->index[frames[d]] - 1) < 0)
+			return -1;
+	return fputc(']', ss->f) == EOF ? -1 : 0;
+}
+
+/* One profile for the thread at node th. */
+static int thread_profile(struct ss *ss, const struct profile *p, uint32_t th)
+{
+	FILE *f = ss->f;
+
+	if (fputs("{\"type\":\"sampled\",\"name\":\"", f) == EOF ||
+	    out_put_escaped(f, profile_str(p, p->frame[p->node[th].frame].name), 0) ||
+	    fputs("\",\"unit\":\"nanoseconds\",\"startValue\":0,\"samples\":[", f) == EOF)
+		return -1;
+	ss->pass = 1;
+	ss->first = 1;
+	if (profile_stacks_below(p, th, visit, ss) || fputs("],\"weights\":[", f) == EOF)
+		return -1;
+	ss->pass = 2;
+	ss->first = 1;
+	ss->sum = 0;
+	if (profile_stacks_below(p, th, visit, ss))
+		return -1;
+	return fprintf(f, "],\"endValue\":%" PRIu64 "}", ss->sum) < 0 ? -1 : 0;
+}
+
+static int speedscope_write(FILE *f, const struct profile *p, const struct out_meta *meta)
+{
+	struct profile view;
+	struct ss ss = { .f = f };
+	int ret = -1;
+
+	profile_project(p, PROFILE_KEEP_THREADS, &view);
+	ss.index = xcalloc(view.nframe + 1, sizeof(*ss.index));
+	ss.period = meta->rate ? 1000000000u / meta->rate : 0;
+	if (fputs("{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\","
+		  "\"exporter\":\"pyrospy " PACKAGE_VERSION "\",\"name\":\"", f) == EOF ||
+	    out_put_escaped(f, meta->title ? meta->title : "pyrospy", 0) ||
+	    fputs("\",\"activeProfileIndex\":0,\"shared\":{\"frames\":[", f) == EOF)
+		goto out;
+	/* frames below the thread level, each thread's subtree in turn */
+	for (uint32_t th = view.node[0].child; th; th = view.node[th].sibling)
+		if (profile_stacks_below(&view, th, visit, &ss))
+			goto out;
+	if (fputs("]},\"profiles\":[", f) == EOF)
+		goto out;
+	for (uint32_t th = view.node[0].child; th; th = view.node[th].sibling)
+		if ((th != view.node[0].child && fputc(',', f) == EOF) ||
+		    thread_profile(&ss, &view, th))
+			goto out;
+	ret = fputs("]}\n", f) == EOF ? -1 : 0;
+out:
+	free(ss.index);
+	profile_release(&view);
+	return ret;
+}
+
+const struct out_ops out_speedscope = {
+	.name = "speedscope",
+	.ext = "speedscope.json",
+	.write = speedscope_write,
+};

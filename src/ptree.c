@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: MIT */
+#include "config.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ptree.h"
+#include "xalloc.h"
+
+#define PTREE_MAX (1u << 22)	/* more processes than pid_max allows */
+
+struct proc {
+	pid_t pid, ppid;
+};
+
+/* The parent of pid from /proc/pid/stat ("pid (comm) state ppid ..."), or -1. */
+static pid_t parent_of(pid_t pid)
+{
+	char path[48], buf[512], *paren;
+	ssize_t n;
+	int fd, ppid;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	/* comm may hold spaces and parentheses: the last ')' ends it */
+	paren = strrchr(buf, ')');
+	if (!paren || sscanf(paren + 1, " %*c %d", &ppid) != 1)
+		return -1;
+	return (pid_t)ppid;
+}
+
+static void take(struct proc *all, size_t i, pid_t *out, size_t *nout)
+{
+	out[(*nout)++] = all[i].pid;
+	all[i].pid = 0;		/* taken */
+}
+
+int ptree_descendants(pid_t root, pid_t **pids)
+{
+	struct proc *all = NULL;
+	size_t nall = 0, aall = 0, nout = 0;
+	pid_t *out;
+	struct dirent *de;
+	DIR *d = opendir("/proc");
+
+	if (!d)
+		return -1;
+	while ((de = readdir(d)) && nall < PTREE_MAX) {
+		char *end;
+		long pid = strtol(de->d_name, &end, 10);
+		pid_t ppid;
+
+		if (*end || pid <= 0 || pid == root)
+			continue;
+		ppid = parent_of((pid_t)pid);
+		if (ppid <= 0)
+			continue;
+		if (nall == aall) {
+			aall = aall ? aall * 2 : 256;
+			all = xreallocarray(all, aall, sizeof(*all));
+		}
+		all[nall++] = (struct proc){ (pid_t)pid, ppid };
+	}
+	closedir(d);
+	/* root's children, then the children of those, round by round */
+	out = xmalloc((nall + 1) * sizeof(*out));
+	for (size_t i = 0; i < nall; i++)
+		if (all[i].ppid == root)
+			take(all, i, out, &nout);
+	for (size_t lo = 0, hi = nout; lo < hi; lo = hi, hi = nout)
+		for (size_t i = 0; i < nall; i++)
+			for (size_t j = lo; all[i].pid && j < hi; j++)
+				if (all[i].ppid == out[j])
+					take(all, i, out, &nout);
+	free(all);
+	*pids = out;
+	return (int)nout;
+}

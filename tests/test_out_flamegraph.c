@@ -1,0 +1,301 @@
+/* SPDX-License-Identifier: MIT */
+#include "config.h"
+
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "out.h"
+#include "profile.h"
+#include "stack.h"
+
+static struct stack st;
+
+/* One sample of weight n on the stack names[0] (outermost) ... in app.py. */
+static void add(struct profile *p, const char *tags, const char *const *names, uint64_t n)
+{
+	unsigned int d = 0;
+
+	memset(&st, 0, sizeof(st));
+	st.tid = 7;
+	while (names[d])
+		d++;
+	st.depth = d;
+	for (unsigned int i = 0; i < d; i++)
+		st.frame[d - 1 - i] = (struct stack_frame){ names[i], "app.py", 10 + (int)i };
+	profile_add(p, tags, &st, n);
+}
+
+static char *svg_opt(const struct profile *p, const char *title, int threads)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	struct out_meta meta = { title, 2.0, 100, 0, threads };
+
+	cr_assert(f);
+	cr_assert_eq(out_flamegraph.write(f, p, &meta), 0);
+	fclose(f);
+	return buf;
+}
+
+static char *svg(const struct profile *p)
+{
+	return svg_opt(p, "pid 42", 0);
+}
+
+static size_t count(const char *s, const char *needle)
+{
+	size_t n = 0;
+
+	for (s = strstr(s, needle); s; s = strstr(s + 1, needle))
+		n++;
+	return n;
+}
+
+/* Does svg parse as XML?  Through a real parser, xmllint. */
+static int xml_ok(const char *svg)
+{
+	char path[] = "/tmp/pyrospy-fg-XXXXXX", cmd[128];
+	int fd = mkstemp(path), rc;
+	size_t len = strlen(svg);
+
+	cr_assert(fd >= 0);
+	cr_assert_eq(write(fd, svg, len), (ssize_t)len);
+	close(fd);
+	snprintf(cmd, sizeof(cmd), "xmllint --noout '%s'", path);
+	rc = system(cmd);
+	unlink(path);
+	cr_assert_neq(rc, -1, "cannot run xmllint");
+	return rc == 0;
+}
+
+static char *slurp(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *buf;
+	long len;
+
+	if (!f)
+		return NULL;
+	fseek(f, 0, SEEK_END);
+	len = ftell(f);
+	rewind(f);
+	buf = malloc((size_t)len + 1);
+	cr_assert_eq(fread(buf, 1, (size_t)len, f), (size_t)len);
+	buf[len] = '\0';
+	fclose(f);
+	return buf;
+}
+
+/*
+ *   work 60  |  work 30
+ *   foo 70   |  bar 30
+ *   <module> 100
+ * foo has 10 samples of its own.
+ */
+static void basic(struct profile *p)
+{
+	profile_init(p);
+	add(p, NULL, (const char *const[]){ "<module>", "foo", "work", NULL }, 60);
+	add(p, NULL, (const char *const[]){ "<module>", "bar", "work", NULL }, 30);
+	add(p, NULL, (const char *const[]){ "<module>", "foo", NULL }, 10);
+}
+
+Test(flamegraph, frames_widths_and_title)
+{
+	struct profile p;
+	char *s;
+
+	basic(&p);
+	s = svg(&p);
+	cr_assert(xml_ok(s));
+	cr_assert_eq(count(s, "<g data-s="), 5, "one group per frame");
+	cr_assert_eq(count(s, "<rect x="), 5 + 1, "one rect per frame and the background");
+	cr_assert(strstr(s, ">pid 42 \xe2\x80\x94 2.0 s at 100 Hz, 100 samples</text>"));
+	cr_assert(strstr(s, "height=\"142\""), "3 levels: 60 + 3 * 16 + 34");
+	/* the root spans the graph, at the bottom */
+	cr_assert(strstr(s, "<g data-s=\"0\" data-n=\"100\" data-d=\"1\">"
+			    "<title>&lt;module&gt; (app.py:10) (100 samples, 100.00%)</title>"
+			    "<rect x=\"10.00\" y=\"92\" width=\"1180.00\" height=\"15\""));
+	cr_assert(strstr(s, "<g data-s=\"0\" data-n=\"70\" data-d=\"2\">"
+			    "<title>foo (app.py:11) (70 samples, 70.00%)</title>"
+			    "<rect x=\"10.00\" y=\"76\" width=\"826.00\" height=\"15\""));
+	cr_assert(strstr(s, "<g data-s=\"0\" data-n=\"60\" data-d=\"3\">"
+			    "<title>work (app.py:12) (60 samples, 60.00%)</title>"
+			    "<rect x=\"10.00\" y=\"60\" width=\"708.00\" height=\"15\""));
+	/* bar starts where foo ends */
+	cr_assert(strstr(s, "<g data-s=\"70\" data-n=\"30\" data-d=\"2\">"
+			    "<title>bar (app.py:11) (30 samples, 30.00%)</title>"
+			    "<rect x=\"836.00\" y=\"76\" width=\"354.00\" height=\"15\""));
+	cr_assert(strstr(s, ">work (app.py:12)</text></g>"), "a label that fits is whole");
+	cr_assert(strstr(s, "<![CDATA["));
+	cr_assert(!strstr(s, "http://") || count(s, "http://") == 1, "only the SVG namespace");
+	free(s);
+	profile_release(&p);
+}
+
+/* The whole file, against tests/fixtures/flamegraph-basic.svg. */
+Test(flamegraph, golden)
+{
+	struct profile p;
+	char *s, *want;
+
+	basic(&p);
+	s = svg(&p);
+	want = slurp(SRCDIR "/tests/fixtures/flamegraph-basic.svg");
+	cr_assert(want, "missing fixture");
+	if (strcmp(s, want)) {
+		FILE *f = fopen("/tmp/flamegraph-basic.svg", "w");
+
+		if (f) {
+			fputs(s, f);
+			fclose(f);
+		}
+		cr_assert_fail("output differs from the fixture: see /tmp/flamegraph-basic.svg, "
+			       "copy it over the fixture if the change is meant");
+	}
+	free(want);
+	free(s);
+	profile_release(&p);
+}
+
+Test(flamegraph, hostile_names_stay_text)
+{
+	static char longname[12000];
+	const char *names[] = {
+		"<script>alert(1)</script>", "a&b", "q\"uote'", "]]>", "semi;colon",
+		"ctl\x01\x1b\x7f", "nonchar\xef\xbf\xbf\xef\xbf\xbe", longname, NULL,
+	};
+	struct profile p;
+	char *s;
+
+	/* 'e' with acute accent, 2 bytes: the 8 KiB text buffer cuts one in half */
+	for (size_t i = 0; i + 2 < sizeof(longname); i += 2)
+		memcpy(longname + i, "\xc3\xa9", 2);
+	profile_init(&p);
+	add(&p, "route=<a&b>", names, 5);
+	memset(&st, 0, sizeof(st));
+	st.depth = 1;
+	st.tid = 9;
+	st.thread_name = "</title><script>x</script>";
+	st.frame[0] = (struct stack_frame){ "leaf", "<&>\"'.py", 3 };
+	profile_add(&p, NULL, &st, 5);
+	s = svg_opt(&p, "pid <1&2> ]]>", 1);
+	cr_assert(xml_ok(s), "%s", s);
+	cr_assert(!strstr(s, "<script>"), "only our own <script type=...>");
+	cr_assert_eq(count(s, "]]>"), 1, "only the end of our CDATA");
+	cr_assert(strstr(s, "&lt;script&gt;alert(1)&lt;/script&gt; (app.py:10) (5 samples"));
+	cr_assert(strstr(s, ">a&amp;b (app.py:11) ("));
+	cr_assert(strstr(s, ">q&quot;uote' (app.py:12) ("));
+	cr_assert(strstr(s, ">]]&gt; (app.py:13) ("));
+	cr_assert(strstr(s, ">semi;colon (app.py:14) ("));
+	cr_assert(strstr(s, ">ctl??\x7f (app.py:15) ("));
+	cr_assert(strstr(s, ">nonchar?????? (app.py:16) ("));
+	cr_assert(strstr(s, ">leaf (&lt;&amp;&gt;&quot;'.py:3) ("));
+	cr_assert(strstr(s, "&lt;/title&gt;&lt;script&gt;x&lt;/script&gt;"), "thread name");
+	cr_assert(strstr(s, ">pid &lt;1&amp;2&gt; ]]&gt; \xe2\x80\x94 "));
+	/* the long name's label is clipped to whole characters, with ".." */
+	cr_assert(strstr(s, "\xc3\xa9\xc3\xa9..</text>"));
+	cr_assert(!strstr(s, "route="), "tag sets are merged away");
+	free(s);
+	profile_release(&p);
+}
+
+Test(flamegraph, empty_profile)
+{
+	struct profile p;
+	char *s;
+
+	profile_init(&p);
+	s = svg(&p);
+	cr_assert(xml_ok(s));
+	cr_assert(strstr(s, ">no samples</text>"));
+	cr_assert(strstr(s, "2.0 s at 100 Hz, 0 samples</text>"));
+	cr_assert_eq(count(s, "<g data-s="), 0);
+	free(s);
+	profile_release(&p);
+}
+
+/* Threads only with --threads, in grey; tag sets always merged. */
+Test(flamegraph, threads_and_tags)
+{
+	struct profile p;
+	unsigned int r, g, b;
+	const char *t;
+	char *s;
+
+	profile_init(&p);
+	add(&p, "k=v", (const char *const[]){ "main", NULL }, 3);
+	add(&p, NULL, (const char *const[]){ "main", NULL }, 4);
+	s = svg(&p);
+	cr_assert(strstr(s, "<title>main (app.py:10) (7 samples, 100.00%)</title>"));
+	cr_assert(!strstr(s, "thread ("));
+	free(s);
+	s = svg_opt(&p, "pid 42", 1);
+	t = strstr(s, "<title>thread (7) (7 samples, 100.00%)</title>");
+	cr_assert(t);
+	t = strstr(t, "fill=\"rgb(");
+	cr_assert(t && sscanf(t, "fill=\"rgb(%u,%u,%u)", &r, &g, &b) == 3);
+	cr_assert(r == g && g == b, "pseudo-frames are grey: %u,%u,%u", r, g, b);
+	cr_assert(strstr(s, "data-d=\"2\"><title>main (app.py:10) (7 samples"));
+	free(s);
+	profile_release(&p);
+}
+
+/* Frames under 0.1% of the samples are left out, with what is above them. */
+Test(flamegraph, narrow_frames_omitted)
+{
+	struct profile p;
+	char *s;
+
+	profile_init(&p);
+	add(&p, NULL, (const char *const[]){ "main", "big", NULL }, 2000);
+	add(&p, NULL, (const char *const[]){ "main", "tinyfn", "abovefn", NULL }, 1);
+	add(&p, NULL, (const char *const[]){ "main", "small", NULL }, 3);
+	s = svg(&p);
+	cr_assert(xml_ok(s));
+	cr_assert(strstr(s, "<title>small (app.py:11) (3 samples, 0.15%)</title>"));
+	cr_assert(!strstr(s, "tinyfn"));
+	cr_assert(!strstr(s, "abovefn"));
+	/* small still starts after tiny's sample */
+	cr_assert(strstr(s, "<g data-s=\"2001\" data-n=\"3\" data-d=\"2\">"));
+	cr_assert(strstr(s, "height=\"126\""), "2 levels shown");
+	free(s);
+	profile_release(&p);
+}
+
+/* Same file, same hue family; colours do not change between runs. */
+Test(flamegraph, stable_colours)
+{
+	struct profile p;
+	char *a, *b;
+
+	basic(&p);
+	a = svg(&p);
+	b = svg(&p);
+	cr_assert_str_eq(a, b);
+	cr_assert(!strstr(a, "fill=\"rgb(230,0,230)\""), "magenta is for search hits");
+	free(a);
+	free(b);
+	profile_release(&p);
+}
+
+Test(flamegraph, write_error_sets_errno)
+{
+	struct out_meta meta = { "pid 42", 2.0, 100, 0, 0 };
+	struct profile p;
+	FILE *f = fopen("/dev/full", "w");
+
+	cr_assert(f);
+	setvbuf(f, NULL, _IONBF, 0);
+	basic(&p);
+	errno = 0;
+	cr_assert_eq(out_flamegraph.write(f, &p, &meta), -1);
+	cr_assert_eq(errno, ENOSPC);
+	fclose(f);
+	profile_release(&p);
+}

@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: MIT */
+#include "config.h"
+
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "out.h"
+#include "profile.h"
+#include "stack.h"
+
+static struct stack st;
+
+/* names root first; a frame's line is its depth, or 7 for "rec" */
+static void add(struct profile *p, const char *const *names, unsigned int depth, uint64_t n)
+{
+	memset(&st, 0, sizeof(st));
+	st.tid = 1;
+	st.depth = depth;
+	for (unsigned int i = 0; i < depth; i++)
+		st.frame[depth - 1 - i] = (struct stack_frame){
+			names[i], "app.py", strcmp(names[i], "rec") ? (int)i + 1 : 7
+		};
+	profile_add(p, NULL, &st, n);
+}
+
+static char *write(const struct profile *p)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	struct out_meta meta = { "pid 42", 2.0, 100, 0, 0 };
+
+	cr_assert_eq(out_summary.write(f, p, &meta), 0);
+	fclose(f);
+	return buf;
+}
+
+/* Self and total per function, sorted by self; recursion counted once. */
+Test(summary, golden)
+{
+	const char *a[] = { "main", "foo", "work" };
+	const char *b[] = { "main", "bar", "work" };
+	const char *r[] = { "main", "rec", "rec" };
+	struct profile p;
+	char *s;
+
+	profile_init(&p);
+	add(&p, a, 3, 60);
+	add(&p, b, 3, 20);
+	add(&p, r, 3, 20);
+	s = write(&p);
+	cr_assert_str_eq(s,
+		"pid 42: 100 samples in 2.0 s at 100 Hz\n\n"
+		"  %self  %total   samples  function\n"
+		"   80.0    80.0        80  work (app.py:3)\n"
+		"   20.0    20.0        20  rec (app.py:7)\n"
+		"    0.0   100.0         0  main (app.py:1)\n"
+		"    0.0    60.0         0  foo (app.py:2)\n"
+		"    0.0    20.0         0  bar (app.py:2)\n");
+	free(s);
+	profile_release(&p);
+}
