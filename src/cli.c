@@ -16,6 +16,8 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "xalloc.h"
+#include "ingest.h"
 #include "out.h"
 #include "profile.h"
 #include "reader.h"
@@ -33,6 +35,11 @@ struct cli_opts {
 	const char *format;
 	const char *output;
 	int idle, gil, threads, function, subprocesses;
+	/* streaming to a Pyroscope server */
+	struct ingest_opts up;
+	const char *tags[INGEST_MAX_TAGS + 1];
+	const char *headers[33];
+	unsigned int ntags, nheaders;
 	int quiet, verbose;
 	char **argv;		/* exec: the command */
 };
@@ -104,10 +111,23 @@ static const char usage_options[] =
 	"      --threads          put a 'thread (TID)' frame at the root of each stack\n"
 	"      --function         aggregate by function, dropping line numbers\n"
 	"      --subprocesses     also profile the Ruby and Python processes it starts\n"
+
 	"  -q, --quiet            print nothing but errors\n"
 	"  -v, --verbose          say more (repeat for more)\n"
 	"  -h, --help             show this help\n"
-	"  -V, --version          show the version\n";
+	"  -V, --version          show the version\n"
+	"\n"
+	"streaming to a Pyroscope server (every 10 s; no file unless -o is given):\n"
+	"      --server URL       the server's base URL, e.g. http://pyroscope:4040\n"
+	"      --app-name NAME    the application's name (NAME.cpu on the server)\n"
+	"      --tag KEY=VALUE    a tag for every sample (repeatable)\n"
+	"      --ingest-format F  folded (default) or trie (smaller uploads)\n"
+	"      --auth-token TOKEN bearer token ($PYROSPY_AUTH_TOKEN)\n"
+	"      --basic-auth U:P   basic authentication ($PYROSPY_BASIC_AUTH)\n"
+	"      --tenant-id ID     X-Scope-OrgID ($PYROSPY_TENANT_ID)\n"
+	"      --header 'K: V'    an extra HTTP header (repeatable; $PYROSPY_HEADERS)\n"
+	"      --cacert FILE      CA certificates to verify the server with\n"
+	"      --insecure         do not verify the server's TLS certificate\n";
 
 static void usage(FILE *f)
 {
@@ -174,7 +194,11 @@ static int parse_seconds(const char *s, double *out)
 	return 1;
 }
 
-enum { OPT_IDLE = 256, OPT_GIL, OPT_THREADS, OPT_FUNCTION, OPT_SUBPROCESSES };
+enum {
+	OPT_IDLE = 256, OPT_GIL, OPT_THREADS, OPT_FUNCTION, OPT_SUBPROCESSES, OPT_SERVER,
+	OPT_APP_NAME, OPT_TAG, OPT_AUTH_TOKEN, OPT_BASIC_AUTH, OPT_TENANT_ID, OPT_HEADER,
+	OPT_INSECURE, OPT_CACERT, OPT_INGEST_FORMAT,
+};
 
 static const struct option long_opts[] = {
 	{ "pid", required_argument, NULL, 'p' },
@@ -187,12 +211,48 @@ static const struct option long_opts[] = {
 	{ "threads", no_argument, NULL, OPT_THREADS },
 	{ "function", no_argument, NULL, OPT_FUNCTION },
 	{ "subprocesses", no_argument, NULL, OPT_SUBPROCESSES },
+	{ "server", required_argument, NULL, OPT_SERVER },
+	{ "app-name", required_argument, NULL, OPT_APP_NAME },
+	{ "tag", required_argument, NULL, OPT_TAG },
+	{ "auth-token", required_argument, NULL, OPT_AUTH_TOKEN },
+	{ "basic-auth", required_argument, NULL, OPT_BASIC_AUTH },
+	{ "tenant-id", required_argument, NULL, OPT_TENANT_ID },
+	{ "header", required_argument, NULL, OPT_HEADER },
+	{ "insecure", no_argument, NULL, OPT_INSECURE },
+	{ "cacert", required_argument, NULL, OPT_CACERT },
+	{ "ingest-format", required_argument, NULL, OPT_INGEST_FORMAT },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
 	{ NULL, 0, NULL, 0 },
 };
+
+/* --server and friends: complete from the environment and check. */
+static int check_upload(struct cli_opts *o)
+{
+	char err[256];
+
+	o->tags[o->ntags] = NULL;
+	o->headers[o->nheaders] = NULL;
+	o->up.tags = o->tags;
+	o->up.headers = o->headers;
+	o->up.rate = o->rate;
+	if (!o->up.server) {
+		if (o->up.app_name || o->ntags || o->up.auth_token || o->up.basic_auth ||
+		    o->up.tenant_id || o->nheaders || o->up.insecure || o->up.cacert)
+			return usage_error(o->cmd, "--app-name, --tag and the auth options need --server URL");
+		return -1;
+	}
+	if (strcmp(o->cmd, "record") && strcmp(o->cmd, "exec"))
+		return usage_error(o->cmd, "--server works with record and exec");
+	if (!o->up.app_name)
+		return usage_error(o->cmd, "--server needs --app-name NAME");
+	ingest_env(&o->up);
+	if (ingest_check(&o->up, err, sizeof(err)))
+		return usage_error(o->cmd, "%s", err);
+	return -1;
+}
 
 /* Returns -1 to go on, or an exit status. */
 static int parse_opts(struct cli_opts *o, int argc, char **argv)
@@ -247,6 +307,44 @@ static int parse_opts(struct cli_opts *o, int argc, char **argv)
 		case OPT_SUBPROCESSES:
 			o->subprocesses = 1;
 			break;
+		case OPT_SERVER:
+			o->up.server = optarg;
+			break;
+		case OPT_APP_NAME:
+			o->up.app_name = optarg;
+			break;
+		case OPT_TAG:
+			if (o->ntags == INGEST_MAX_TAGS)
+				return usage_error(o->cmd, "more than %d --tag options",
+						   INGEST_MAX_TAGS);
+			o->tags[o->ntags++] = optarg;
+			break;
+		case OPT_AUTH_TOKEN:
+			o->up.auth_token = optarg;
+			break;
+		case OPT_BASIC_AUTH:
+			o->up.basic_auth = optarg;
+			break;
+		case OPT_TENANT_ID:
+			o->up.tenant_id = optarg;
+			break;
+		case OPT_HEADER:
+			if (o->nheaders == ARRAY_SIZE(o->headers) - 1)
+				return usage_error(o->cmd, "too many --header options");
+			o->headers[o->nheaders++] = optarg;
+			break;
+		case OPT_INSECURE:
+			o->up.insecure = 1;
+			break;
+		case OPT_CACERT:
+			o->up.cacert = optarg;
+			break;
+		case OPT_INGEST_FORMAT:
+			if (strcmp(optarg, "folded") && strcmp(optarg, "trie"))
+				return usage_error(o->cmd, "unknown ingest format '%s': want folded or trie",
+						   optarg);
+			o->up.trie_format = !strcmp(optarg, "trie");
+			break;
 		case 'q':
 			o->quiet = 1;
 			break;
@@ -279,7 +377,7 @@ static int parse_opts(struct cli_opts *o, int argc, char **argv)
 		if (!o->pid)
 			return usage_error(o->cmd, "%s needs --pid PID", o->cmd);
 	}
-	return -1;
+	return check_upload(o);
 }
 
 /* Turn a failure to open the target into a message, a hint and a status. */
@@ -401,15 +499,67 @@ static int write_profile(const struct cli_opts *o, const struct profile *p,
 	return EXIT_OK;
 }
 
-/* The live status line, on a terminal only: overwritten every second. */
-static int status_tick(void *arg, const struct profile *p, const struct sampler_result *res)
+/*
+ * What happens besides sampling while recording: the live status line on a
+ * terminal, and with --server the current 10 s window, handed to the
+ * uploader when the wall clock crosses into the next one.
+ */
+struct recording {
+	int live;
+	struct ingest *in;
+	struct profile window;
+	time_t from;
+	int no_lines, show_pid;
+};
+
+static void window_reset(struct recording *rec)
 {
-	(void)arg;
+	profile_release(&rec->window);
+	profile_init(&rec->window);
+	rec->window.no_lines = rec->no_lines;
+	rec->window.show_pid = rec->show_pid;
+}
+
+/* Hand the window over if now is past it. */
+static void window_rotate(struct recording *rec, time_t now)
+{
+	time_t at = ingest_align(now);
+
+	if (at == rec->from)
+		return;
+	ingest_window(rec->in, &rec->window, rec->from, rec->from + INGEST_WINDOW);
+	window_reset(rec);
+	rec->from = at;
+}
+
+static void recording_add(void *arg, const struct stack *st)
+{
+	struct recording *rec = arg;
+
+	window_rotate(rec, time(NULL));
+	profile_add(&rec->window, NULL, st, 1);
+}
+
+static int recording_tick(void *arg, const struct profile *p, const struct sampler_result *res)
+{
+	struct recording *rec = arg;
+	struct ingest_stats is;
+
+	if (rec->in)
+		window_rotate(rec, time(NULL));
+	if (!rec->live)
+		return 0;
 	fprintf(stderr, "\r\033[Kpyrospy: %.0f s, %llu samples (%.0f Hz), %llu stacks, %llu dropped, "
 		"%llu late", res->elapsed, (unsigned long long)res->ticks,
 		res->elapsed > 0 ? (double)res->ticks / res->elapsed : 0.0,
 		(unsigned long long)p->total, (unsigned long long)res->dropped,
 		(unsigned long long)res->late);
+	if (rec->in) {
+		ingest_stats(rec->in, &is);
+		fprintf(stderr, "; uploaded %llu windows, %u requests waiting%s%s",
+			(unsigned long long)is.delivered, is.pending, *is.last_error ? ": " : "",
+			is.last_error);
+	}
 	return 0;
 }
 
@@ -420,7 +570,11 @@ static int status_tick(void *arg, const struct profile *p, const struct sampler_
  */
 static int profile_target(struct cli_opts *o, struct target *t, pid_t pid, pid_t child)
 {
-	int live = !o->quiet && isatty(STDERR_FILENO);
+	struct recording rec = {
+		.live = !o->quiet && isatty(STDERR_FILENO),
+		.no_lines = o->function,
+		.show_pid = o->subprocesses,
+	};
 	struct sampler_opts so = {
 		.rate = o->rate,
 		.duration = o->duration,
@@ -429,12 +583,28 @@ static int profile_target(struct cli_opts *o, struct target *t, pid_t pid, pid_t
 		.root = o->subprocesses ? pid : 0,
 		.announce = !o->quiet,
 		.verbose = o->verbose,
-		.tick = live ? status_tick : NULL,
+		.add = o->up.server ? recording_add : NULL,
+		.tick = rec.live || o->up.server ? recording_tick : NULL,
+		.arg = &rec,
 	};
 	struct sampler_result res;
 	struct profile p;
 	enum perr err;
-	int ret;
+	int ret = EXIT_OK;
+
+	if (o->up.server) {
+		o->up.spy_name = !t ? "pyrospy" : t->lang == TARGET_RUBY ? "pyrospy-ruby" :
+								     "pyrospy-python";
+		o->up.log = stderr;
+		rec.in = ingest_start(&o->up);
+		if (!rec.in) {
+			error("cannot start uploading to the server");
+			hint("run with -v for details");
+			return EXIT_FAIL;
+		}
+		window_reset(&rec);
+		rec.from = ingest_align(time(NULL));
+	}
 
 	if (t)
 		note(o, "profiling process %d (%s %s)%s at %u Hz%s", (int)pid,
@@ -448,11 +618,20 @@ static int profile_target(struct cli_opts *o, struct target *t, pid_t pid, pid_t
 	p.no_lines = o->function;
 	p.show_pid = o->subprocesses;
 	err = sampler_run(t, &p, &so, &res, &stop_flag);
-	if (live)
+	if (rec.live)
 		fputs("\r\033[K", stderr);
+	if (rec.in) {
+		/* the partial window too, then what is spooled, bounded in time */
+		ingest_window(rec.in, &rec.window, rec.from, rec.from + INGEST_WINDOW);
+		profile_release(&rec.window);
+		if (ingest_stop(rec.in))
+			ret = EXIT_FAIL;
+		else
+			note(o, "uploaded every window to %s", o->up.server);
+	}
 	if (err) {
 		profile_release(&p);
-		return report_target(t, err);
+		return t ? report_target(t, err) : EXIT_FAIL;
 	}
 	if (o->verbose)
 		fprintf(stderr, "pyrospy: %s\n", res.describe);
@@ -474,7 +653,13 @@ static int profile_target(struct cli_opts *o, struct target *t, pid_t pid, pid_t
 		note(o, "sampling stopped early: %s", perr_str(res.end));
 	if (!p.total)
 		note(o, "no samples collected%s", o->idle ? "" : " (every thread idle? try --idle)");
-	ret = write_profile(o, &p, &res, pid);
+	/* streaming: a file only when asked for */
+	if (!o->up.server || o->output) {
+		int wret = write_profile(o, &p, &res, pid);
+
+		if (wret != EXIT_OK)
+			ret = wret;
+	}
 	profile_release(&p);
 	return ret;
 }

@@ -1,0 +1,254 @@
+/* SPDX-License-Identifier: MIT */
+#include "config.h"
+
+#include <criterion/criterion.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "helpers.h"
+
+/*
+ * Streaming to a Pyroscope server, end to end: pyrospy records a real
+ * interpreter and uploads every 10 s to tests/receiver.py, which checks
+ * each request the way the servers do and logs the accepted ones.  The
+ * profile pyrospy also writes (-o, folded) is the reference.
+ */
+struct window {
+	long from, until;
+	unsigned long samples, foo, bar;
+	int tagged;
+};
+
+struct upload {
+	struct window w[64];
+	int n;
+	unsigned long total, foo, bar;
+};
+
+static pid_t receiver(const char *log, const char *extra, char *port, size_t cap)
+{
+	static const struct interp py = { NULL, "/usr/bin/python3.11", 0, 3, 11 };
+	const char *args[8] = { SRCDIR "/tests/receiver.py", "--port", "0", "--log", log };
+	int n = 5;
+
+	if (extra) {
+		args[n++] = extra;
+		args[n++] = "30";
+	}
+	args[n] = NULL;
+	return test_start(&py, args, port, cap);
+}
+
+/* Sum a "stacks" object of the receiver's JSON line: {"a;b": n, ...}. */
+static void count_stacks(const char *json, struct window *w)
+{
+	const char *p = strstr(json, "\"stacks\": {");
+
+	cr_assert_not_null(p, "no stacks in %s", json);
+	for (p += 11; *p && *p != '}';) {
+		const char *key = strchr(p, '"'), *end, *colon;
+		unsigned long n;
+
+		if (!key)
+			break;
+		for (end = key + 1; *end && *end != '"'; end++)
+			if (*end == '\\' && end[1])
+				end++;
+		colon = strchr(end, ':');
+		n = strtoul(colon + 1, (char **)&p, 10);
+		w->samples += n;
+		if (memmem(key, (size_t)(end - key), ";foo (", 6))
+			w->foo += n;
+		if (memmem(key, (size_t)(end - key), ";bar (", 6))
+			w->bar += n;
+	}
+}
+
+static void read_log(const char *log, struct upload *up)
+{
+	FILE *f = fopen(log, "r");
+	char *line = NULL;
+	size_t cap = 0;
+
+	memset(up, 0, sizeof(*up));
+	cr_assert_not_null(f, "the receiver logged nothing");
+	while (getline(&line, &cap, f) > 0 && up->n < 64) {
+		struct window *w = &up->w[up->n++];
+		const char *p;
+
+		p = strstr(line, "\"from\": ");
+		cr_assert_not_null(p, "%s", line);
+		w->from = strtol(p + 8, NULL, 10);
+		p = strstr(line, "\"until\": ");
+		cr_assert_not_null(p, "%s", line);
+		w->until = strtol(p + 9, NULL, 10);
+		w->tagged = strstr(line, "\"name\": \"seed.cpu{env=ci}\"") != NULL;
+		count_stacks(line, w);
+		up->total += w->samples;
+		up->foo += w->foo;
+		up->bar += w->bar;
+	}
+	free(line);
+	fclose(f);
+}
+
+/* The windows: aligned, 10 s, in order, none twice, all tagged. */
+static void check_windows(const struct upload *up)
+{
+	for (int i = 0; i < up->n; i++) {
+		cr_assert_eq(up->w[i].from % 10, 0, "window %d from %ld", i, up->w[i].from);
+		cr_assert_eq(up->w[i].until, up->w[i].from + 10);
+		cr_assert(up->w[i].tagged, "window %d without env=ci", i);
+		if (i)
+			cr_assert_gt(up->w[i].from, up->w[i - 1].from,
+				     "window %d (%ld) after %ld: out of order or twice", i,
+				     up->w[i].from, up->w[i - 1].from);
+	}
+}
+
+/* Run pyrospy on seed.py for secs, streaming to port, folded copy in file. */
+static int record(const char *port, const char *secs, const char *file, const char *const *wrap,
+		  char **err)
+{
+	const char *sargs[] = { test_target_path("seed.py"), NULL };
+	char ready[64], pidbuf[32], url[64], *out;
+	const char *args[] = { "record", "--pid", pidbuf, "-d", secs, "-f", "folded", "-o", file,
+			       "--server", url, "--app-name", "seed", "--tag", "env=ci", NULL };
+	pid_t pid = test_start(&test_pythons[1], sargs, ready, sizeof(ready));
+	int st;
+
+	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)pid);
+	snprintf(url, sizeof(url), "http://127.0.0.1:%s", port);
+	st = wrap ? test_pyrospy_wrapped(wrap, args, &out, err) : test_pyrospy(args, &out, err);
+	test_stop(pid);
+	free(out);
+	return st;
+}
+
+static unsigned long folded_total(const char *file)
+{
+	FILE *f = fopen(file, "r");
+	char line[8192];
+	unsigned long total = 0;
+
+	cr_assert_not_null(f, "no %s", file);
+	while (fgets(line, sizeof(line), f)) {
+		char *sp = strrchr(line, ' ');
+
+		if (sp)
+			total += strtoul(sp + 1, NULL, 10);
+	}
+	fclose(f);
+	return total;
+}
+
+static void paths(char *log, char *file, size_t cap)
+{
+	snprintf(log, cap, "/tmp/pyrospy-upload-%d.log", (int)getpid());
+	snprintf(file, cap, "/tmp/pyrospy-upload-%d.txt", (int)getpid());
+	unlink(log);
+	unlink(file);
+}
+
+/*
+ * 60 s at 100 Hz: 6 windows (one more at an edge), each accepted, totals
+ * equal to the samples taken, the 75/25 split intact, the tag in the name.
+ */
+Test(upload, sixty_seconds_six_windows, .timeout = 150)
+{
+	char log[64], file[64], port[32], *err;
+	struct upload up;
+	pid_t rx;
+	int st;
+
+	paths(log, file, sizeof(log));
+	rx = receiver(log, NULL, port, sizeof(port));
+	st = record(port, "60", file, NULL, &err);
+	test_stop(rx);
+	cr_assert_eq(st, 0, "exit %d: %s", st, err);
+	read_log(log, &up);
+	cr_assert(up.n >= 6 && up.n <= 7, "%d windows: %s", up.n, err);
+	check_windows(&up);
+	cr_assert_eq(up.total, folded_total(file), "uploaded %lu samples, took %lu", up.total,
+		     folded_total(file));
+	cr_assert_gt(up.total, 5400, "%lu samples in 60 s", up.total);
+	cr_assert(up.foo * 100 >= (up.foo + up.bar) * 71 && up.foo * 100 <= (up.foo + up.bar) * 79,
+		  "foo %lu bar %lu", up.foo, up.bar);
+	free(err);
+	unlink(log);
+	unlink(file);
+}
+
+/* The server refuses connections for the first 30 s: nothing is lost. */
+Test(upload, refused_then_delivered_in_order, .timeout = 150)
+{
+	char log[64], file[64], port[32], *err;
+	struct upload up;
+	pid_t rx;
+	int st;
+
+	paths(log, file, sizeof(log));
+	rx = receiver(log, "--refuse-first", port, sizeof(port));
+	st = record(port, "60", file, NULL, &err);
+	test_stop(rx);
+	cr_assert_eq(st, 0, "exit %d: %s", st, err);
+	read_log(log, &up);
+	cr_assert(up.n >= 6 && up.n <= 7, "%d windows: %s", up.n, err);
+	check_windows(&up);
+	cr_assert_eq(up.total, folded_total(file), "uploaded %lu samples, took %lu", up.total,
+		     folded_total(file));
+	free(err);
+	unlink(log);
+	unlink(file);
+}
+
+/* SIGTERM mid-window: the partial window arrives before pyrospy exits. */
+Test(upload, sigterm_sends_the_partial_window, .timeout = 60)
+{
+	const char *wrap[] = { "timeout", "--preserve-status", "-s", "TERM", "4", NULL };
+	char log[64], file[64], port[32], *err;
+	struct upload up;
+	pid_t rx;
+	int st;
+
+	paths(log, file, sizeof(log));
+	rx = receiver(log, NULL, port, sizeof(port));
+	st = record(port, "100", file, wrap, &err);
+	test_stop(rx);
+	cr_assert_eq(st, 0, "exit %d: %s", st, err);
+	read_log(log, &up);
+	cr_assert(up.n >= 1 && up.n <= 2, "%d windows: %s", up.n, err);
+	check_windows(&up);
+	cr_assert_eq(up.total, folded_total(file), "uploaded %lu samples, took %lu", up.total,
+		     folded_total(file));
+	cr_assert_gt(up.total, 300);
+	free(err);
+	unlink(log);
+	unlink(file);
+}
+
+/* A bad app name or tag key is refused at once, with exit status 2. */
+Test(upload, bad_names_refused_at_startup)
+{
+	const char *bad[][4] = {
+		{ "--app-name", "my app{x}", "--tag", "env=ci" },
+		{ "--app-name", "shop", "--tag", "1bad=x" },
+		{ "--app-name", "shop", "--tag", "service_name=x" },
+	};
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		const char *args[] = { "record", "--pid", "1", "--server", "http://127.0.0.1:9",
+				       bad[i][0], bad[i][1], bad[i][2], bad[i][3], NULL };
+		char *out, *err;
+
+		cr_assert_eq(test_pyrospy(args, &out, &err), 2, "%s %s: %s", bad[i][1], bad[i][3],
+			     err);
+		cr_assert_not_null(strstr(err, "hint: "), "%s", err);
+		free(out);
+		free(err);
+	}
+}
