@@ -20,6 +20,7 @@
 #include "ingest.h"
 #include "out.h"
 #include "profile.h"
+#include "ptree.h"
 #include "reader.h"
 #include "sampler.h"
 #include "target.h"
@@ -30,6 +31,7 @@
 struct cli_opts {
 	const char *cmd;	/* subcommand */
 	pid_t pid;
+	const char *pid_of;	/* --pid-of PATTERN */
 	double duration;
 	unsigned int rate;
 	const char *format;
@@ -87,12 +89,12 @@ static const char usage_record[] =
 static const char usage_exec[] =
 	"usage: pyrospy exec [options] -- COMMAND [ARGS...]\n";
 static const char usage_top[] =
-	"usage: pyrospy top --pid PID [-r HZ] [-d SECS] [--idle] [--gil]\n"
+	"usage: pyrospy top --pid PID|--pid-of PATTERN [-r HZ] [-d SECS] [--idle] [--gil]\n"
 	"\n"
 	"A live table of the functions taking the most samples, by self and total,\n"
 	"refreshed every second; q or Ctrl-C quits.\n";
 static const char usage_dump[] =
-	"usage: pyrospy dump --pid PID [-v]\n"
+	"usage: pyrospy dump --pid PID|--pid-of PATTERN [-v]\n"
 	"\n"
 	"Print every thread's stack once, innermost frame first, with its thread id,\n"
 	"name, whether it holds the GIL/GVL and whether it is running or idle.\n";
@@ -100,6 +102,7 @@ static const char usage_options[] =
 	"\n"
 	"options:\n"
 	"  -p, --pid PID          process to profile (record)\n"
+	"      --pid-of PATTERN   the oldest process whose name or command line matches\n"
 	"  -d, --duration SECS    stop after SECS seconds (default: until Ctrl-C or exit)\n"
 	"  -r, --rate HZ          samples per second, 1 to 10000 (default: 100)\n"
 	"  -f, --format FMT       flamegraph (default), folded (default for -o -),\n"
@@ -197,11 +200,12 @@ static int parse_seconds(const char *s, double *out)
 enum {
 	OPT_IDLE = 256, OPT_GIL, OPT_THREADS, OPT_FUNCTION, OPT_SUBPROCESSES, OPT_SERVER,
 	OPT_APP_NAME, OPT_TAG, OPT_AUTH_TOKEN, OPT_BASIC_AUTH, OPT_TENANT_ID, OPT_HEADER,
-	OPT_INSECURE, OPT_CACERT, OPT_INGEST_FORMAT,
+	OPT_INSECURE, OPT_CACERT, OPT_INGEST_FORMAT, OPT_PID_OF,
 };
 
 static const struct option long_opts[] = {
 	{ "pid", required_argument, NULL, 'p' },
+	{ "pid-of", required_argument, NULL, OPT_PID_OF },
 	{ "duration", required_argument, NULL, 'd' },
 	{ "rate", required_argument, NULL, 'r' },
 	{ "format", required_argument, NULL, 'f' },
@@ -307,6 +311,9 @@ static int parse_opts(struct cli_opts *o, int argc, char **argv)
 		case OPT_SUBPROCESSES:
 			o->subprocesses = 1;
 			break;
+		case OPT_PID_OF:
+			o->pid_of = optarg;
+			break;
 		case OPT_SERVER:
 			o->up.server = optarg;
 			break;
@@ -368,16 +375,43 @@ static int parse_opts(struct cli_opts *o, int argc, char **argv)
 	if (!strcmp(o->cmd, "exec")) {
 		if (optind >= argc)
 			return usage_error(o->cmd, "no command to run");
-		if (o->pid)
-			return usage_error(o->cmd, "--pid cannot be used with exec");
+		if (o->pid || o->pid_of)
+			return usage_error(o->cmd, "--pid and --pid-of cannot be used with exec");
 		o->argv = argv + optind;
 	} else {
 		if (optind < argc)
 			return usage_error(o->cmd, "unexpected argument '%s'", argv[optind]);
-		if (!o->pid)
-			return usage_error(o->cmd, "%s needs --pid PID", o->cmd);
+		if (o->pid && o->pid_of)
+			return usage_error(o->cmd, "give --pid or --pid-of, not both");
+		if (!o->pid && !o->pid_of)
+			return usage_error(o->cmd, "%s needs --pid PID (or --pid-of PATTERN)", o->cmd);
 	}
 	return check_upload(o);
+}
+
+/*
+ * --pid-of: the oldest process whose name or command line matches, e.g.
+ * the master of a server in a sidecar that does not know its pid.
+ */
+static int resolve_pid_of(struct cli_opts *o)
+{
+	unsigned int n;
+	pid_t pid;
+
+	if (!o->pid_of)
+		return -1;
+	pid = ptree_find(o->pid_of, &n);
+	if (pid < 0 && errno == EINVAL)
+		return usage_error(o->cmd, "invalid pattern '%s' for --pid-of", o->pid_of);
+	if (pid <= 0) {
+		error("no process matches '%s'", o->pid_of);
+		hint("check with: pgrep -a -f '%s'", o->pid_of);
+		return EXIT_NOPROC;
+	}
+	if (n > 1)
+		note(o, "%u processes match '%s': taking the oldest, %d", n, o->pid_of, (int)pid);
+	o->pid = pid;
+	return -1;
 }
 
 /* Turn a failure to open the target into a message, a hint and a status. */
@@ -960,6 +994,8 @@ int cli_main(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	ret = parse_opts(&o, argc - 1, argv + 1);
+	if (ret < 0)
+		ret = resolve_pid_of(&o);
 	if (ret >= 0)
 		return ret;
 	if (!strcmp(o.cmd, "dump"))

@@ -4,6 +4,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -87,4 +88,88 @@ int ptree_descendants(pid_t root, pid_t **pids)
 	free(all);
 	*pids = out;
 	return (int)nout;
+}
+
+/* Read a small /proc file into buf (NUL bytes become spaces); length or -1. */
+static ssize_t proc_text(pid_t pid, const char *what, char *buf, size_t cap)
+{
+	char path[64];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, what);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, cap - 1);
+	close(fd);
+	if (n < 0)
+		return -1;
+	for (ssize_t i = 0; i < n; i++)
+		if (!buf[i] || buf[i] == '\n')
+			buf[i] = ' ';
+	while (n > 0 && buf[n - 1] == ' ')
+		n--;
+	buf[n] = '\0';
+	return n;
+}
+
+/* Field 22 of /proc/pid/stat: start time in jiffies after boot. */
+static unsigned long long start_time(pid_t pid)
+{
+	char buf[1024], *p;
+	unsigned long long t = ~0ull;
+
+	if (proc_text(pid, "stat", buf, sizeof(buf)) <= 0 || !(p = strrchr(buf, ')')))
+		return t;
+	/* after ')': state(3) ppid(4) ... starttime(22) */
+	if (sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d "
+			  "%*d %*d %llu", &t) != 1)
+		return ~0ull;
+	return t;
+}
+
+pid_t ptree_find(const char *pattern, unsigned int *nmatch)
+{
+	unsigned long long best_time = ~0ull;
+	pid_t best = 0, self = getpid();
+	struct dirent *de;
+	regex_t re;
+	DIR *d;
+
+	*nmatch = 0;
+	if (regcomp(&re, pattern, REG_EXTENDED | REG_NOSUB)) {
+		errno = EINVAL;
+		return -1;
+	}
+	d = opendir("/proc");
+	if (!d) {
+		regfree(&re);
+		return -1;
+	}
+	while ((de = readdir(d))) {
+		char comm[64], cmdline[4096], *end;
+		long pid = strtol(de->d_name, &end, 10);
+		unsigned long long t;
+
+		if (*end || pid <= 0 || pid == self)
+			continue;
+		if (proc_text((pid_t)pid, "comm", comm, sizeof(comm)) < 0)
+			continue;
+		if (proc_text((pid_t)pid, "cmdline", cmdline, sizeof(cmdline)) <= 0)
+			continue;	/* a kernel thread, or gone */
+		if (regexec(&re, comm, 0, NULL, 0) && regexec(&re, cmdline, 0, NULL, 0))
+			continue;
+		if (!strcmp(comm, "pyrospy"))
+			continue;	/* another pyrospy, maybe looking for the same */
+		(*nmatch)++;
+		t = start_time((pid_t)pid);
+		if (!best || t < best_time) {
+			best = (pid_t)pid;
+			best_time = t;
+		}
+	}
+	closedir(d);
+	regfree(&re);
+	return best;
 }

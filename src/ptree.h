@@ -11,4 +11,13 @@
  */
 int ptree_descendants(pid_t root, pid_t **pids);
 
+/*
+ * The process whose name (/proc/N/comm) or command line matches the
+ * extended regular expression pattern, other than ourselves; the oldest
+ * one (fewest jiffies since boot) when several match, which is the
+ * master of a forking server.  Returns its pid, 0 if none matches, or -1
+ * with errno set (EINVAL for a bad pattern).  *nmatch gets how many did.
+ */
+pid_t ptree_find(const char *pattern, unsigned int *nmatch);
+
 #endif

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -92,6 +93,8 @@ pid_t test_start(const struct interp *in, const char *const *args, char *ready, 
 	if (pid == 0) {
 		/* a group of its own, so that test_stop() ends its children too */
 		setpgid(0, 0);
+		/* and dies with the test, should an assertion end it first */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		dup2(fds[1], 1);
 		close(fds[0]);
 		close(fds[1]);

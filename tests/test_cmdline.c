@@ -313,3 +313,34 @@ Test(subprocesses, shell_with_three_workers, .timeout = 60)
 	free(out);
 	free(err);
 }
+
+/* --pid-of finds a process by name or command line; none or a bad pattern fail. */
+Test(pid_of, finds_by_command_line, .timeout = 30)
+{
+	char script[64], cmd[160], ready[64], *out, *err;
+	const char *sargs[] = { script, NULL };
+	const char *none[] = { "dump", "--pid-of", "no-such-process-4c1d", NULL };
+	const char *bad[] = { "dump", "--pid-of", "(", NULL };
+	const char *args[] = { "dump", "--pid-of", script, NULL };
+	pid_t pid;
+
+	snprintf(script, sizeof(script), "/tmp/pyrospy-pidof-%d.py", (int)getpid());
+	snprintf(cmd, sizeof(cmd), "cp '%s' %s", test_target_path("seed.py"), script);
+	cr_assert_eq(system(cmd), 0);
+	pid = test_start(&test_pythons[1], sargs, ready, sizeof(ready));
+	cr_assert_eq(test_pyrospy(args, &out, &err), 0, "%s", err);
+	snprintf(cmd, sizeof(cmd), "Process %d (", (int)pid);
+	cr_assert_not_null(strstr(out, cmd), "%s", out);
+	cr_assert_not_null(strstr(out, "    work ("), "%s", out);
+	test_stop(pid);
+	unlink(script);
+	free(out);
+	free(err);
+	cr_assert_eq(test_pyrospy(none, &out, &err), 3, "%s", err);
+	cr_assert_not_null(strstr(err, "hint: "), "%s", err);
+	free(out);
+	free(err);
+	cr_assert_eq(test_pyrospy(bad, &out, &err), 2, "%s", err);
+	free(out);
+	free(err);
+}
