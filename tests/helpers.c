@@ -322,3 +322,21 @@ unsigned long test_samples_written(const char *err)
 		p--;
 	return strtoul(p, NULL, 10);
 }
+
+void test_busy_threads_apart(const char *folded, const char *bin, const char *prefix)
+{
+	char tids[4][32];
+
+	for (int k = 0; k < 4; k++) {
+		char fn[64];
+
+		snprintf(fn, sizeof(fn), "%sbusy%d (", prefix, k);
+		cr_assert_geq(test_folded_count(folded, fn), 3, "%s: %s missing:\n%s", bin, fn,
+			      folded);
+		cr_assert(test_thread_of(folded, fn, tids[k], sizeof(tids[k])),
+			  "%s: %s has no thread", bin, fn);
+		for (int j = 0; j < k; j++)
+			cr_assert_str_neq(tids[j], tids[k], "%s: busy%d and busy%d share %s", bin, j,
+					  k, tids[k]);
+	}
+}

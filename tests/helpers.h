@@ -62,6 +62,12 @@ unsigned long test_folded_count(const char *folded, const char *needle);
 int test_thread_of(const char *folded, const char *needle, char *tid, size_t cap);
 
 /*
+ * The stacks of functions PREFIXbusy0 to PREFIXbusy3 (the threads targets)
+ * are there, each under a thread of its own (--threads).
+ */
+void test_busy_threads_apart(const char *folded, const char *bin, const char *prefix);
+
+/*
  * Start script (under tests/targets) with interpreter in, profile it with
  * `record --pid PID -o - extra...', stop it, and return the folded output
  * (caller frees).  *path is the script's path as the target saw it.  Fails

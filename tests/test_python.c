@@ -106,19 +106,8 @@ ParameterizedTest(size_t *i, python, threads, .timeout = 60)
 	const char *path;
 	char *out = test_profile(in, "threads.py", extra, &path);
 	char *idle = test_profile(in, "threads.py", extra_idle, &path);
-	char tids[4][32];
 
-	for (int k = 0; k < 4; k++) {
-		char fn[16];
-
-		snprintf(fn, sizeof(fn), "busy%d (", k);
-		cr_assert_geq(test_folded_count(out, fn), 3, "%s: %s missing:\n%s", in->bin, fn, out);
-		cr_assert(test_thread_of(out, fn, tids[k], sizeof(tids[k])), "%s: %s has no thread",
-			  in->bin, fn);
-		for (int j = 0; j < k; j++)
-			cr_assert_str_neq(tids[j], tids[k], "%s: busy%d and busy%d share %s", in->bin,
-					  j, k, tids[k]);
-	}
+	test_busy_threads_apart(out, in->bin, "");
 	cr_assert_eq(test_folded_count(out, "join ("), 0, "%s: idle main thread shown:\n%s",
 		     in->bin, out);
 	cr_assert_gt(test_folded_count(idle, "join ("), 0, "%s: --idle lost the main thread:\n%s",

@@ -150,19 +150,8 @@ ParameterizedTest(size_t *i, ruby, threads, .timeout = 60)
 	const char *path;
 	char *out = test_profile(in, "threads.rb", extra, &path);
 	char *idle = test_profile(in, "threads.rb", extra_idle, &path);
-	char tids[4][32];
 
-	for (int k = 0; k < 4; k++) {
-		char fn[32];
-
-		snprintf(fn, sizeof(fn), "Object#busy%d (", k);
-		cr_assert_geq(test_folded_count(out, fn), 3, "%s: %s missing:\n%s", in->bin, fn, out);
-		cr_assert(test_thread_of(out, fn, tids[k], sizeof(tids[k])), "%s: %s has no thread",
-			  in->bin, fn);
-		for (int j = 0; j < k; j++)
-			cr_assert_str_neq(tids[j], tids[k], "%s: busy%d and busy%d share %s", in->bin,
-					  j, k, tids[k]);
-	}
+	test_busy_threads_apart(out, in->bin, "Object#");
 	cr_assert_eq(test_folded_count(out, "Queue#pop ("), 0, "%s: blocked thread shown:\n%s",
 		     in->bin, out);
 	/* the main thread waiting in join wakes now and then (2.7: 1 sample in 400) */
