@@ -3,10 +3,16 @@
 
 #include "pyline.h"
 
+/* A line summed from untrusted deltas, or -1 when no int holds it. */
+static int line_or_none(int64_t line)
+{
+	return line < INT32_MIN || line > INT32_MAX ? -1 : (int)line;
+}
+
 int pyline_lnotab(const uint8_t *tab, size_t len, int firstlineno, int64_t lasti)
 {
 	int64_t addr = 0;
-	int line = firstlineno;
+	int64_t line = firstlineno;	/* wide: the deltas may push an int past its range */
 
 	if (lasti < 0)
 		return firstlineno;
@@ -16,13 +22,13 @@ int pyline_lnotab(const uint8_t *tab, size_t len, int firstlineno, int64_t lasti
 			break;
 		line += (int8_t)tab[i + 1];
 	}
-	return line;
+	return line_or_none(line);
 }
 
 int pyline_linetable(const uint8_t *tab, size_t len, int firstlineno, int64_t addr)
 {
 	int64_t end = 0;
-	int line = firstlineno;
+	int64_t line = firstlineno;
 
 	for (size_t i = 0; i + 1 < len; i += 2) {
 		int64_t start = end;
@@ -32,7 +38,7 @@ int pyline_linetable(const uint8_t *tab, size_t len, int firstlineno, int64_t ad
 		if (delta != -128)
 			line += delta;
 		if (start <= addr && addr < end)
-			return delta == -128 ? -1 : line;
+			return delta == -128 ? -1 : line_or_none(line);
 	}
 	return -1;
 }

@@ -386,8 +386,9 @@ static void pthread_discover(struct pyreader *pr, uint64_t head)
 	}
 }
 
-enum perr pyreader_new(struct target *t, const struct reader_opts *opts,
-		       struct pyreader **out)
+/* runtime: the address of _PyRuntime, or NULL to look it up in t's ELF */
+static enum perr pyreader_setup(struct target *t, const struct reader_opts *opts,
+				const uint64_t *runtime, struct pyreader **out)
 {
 	const struct pyvm_layout *base = pyvm_find(t->minor);
 	struct pyreader *pr;
@@ -407,8 +408,10 @@ enum perr pyreader_new(struct target *t, const struct reader_opts *opts,
 	pr->cache = xcalloc(CODE_CACHE, sizeof(*pr->cache));
 	taskstat_init(&pr->ts, t->pid);
 	rmem_init(&pr->mem, t);
-	if (target_symbol(t, "_PyRuntime", &pr->runtime, &tls) &&
-	    target_section(t, ".PyRuntime", &pr->runtime, &size)) {
+	if (runtime) {
+		pr->runtime = *runtime;
+	} else if (target_symbol(t, "_PyRuntime", &pr->runtime, &tls) &&
+		   target_section(t, ".PyRuntime", &pr->runtime, &size)) {
 		pyreader_free(pr);
 		return PERR_NOTFOUND;
 	}
@@ -441,6 +444,18 @@ enum perr pyreader_new(struct target *t, const struct reader_opts *opts,
 	}
 	*out = pr;
 	return PERR_OK;
+}
+
+enum perr pyreader_new(struct target *t, const struct reader_opts *opts,
+		       struct pyreader **out)
+{
+	return pyreader_setup(t, opts, NULL, out);
+}
+
+enum perr pyreader_new_at(struct target *t, const struct reader_opts *opts, uint64_t runtime,
+			  struct pyreader **out)
+{
+	return pyreader_setup(t, opts, &runtime, out);
 }
 
 void pyreader_free(struct pyreader *pr)

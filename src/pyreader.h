@@ -19,6 +19,14 @@ struct pyreader;
  */
 enum perr pyreader_new(struct target *t, const struct reader_opts *opts,
 		       struct pyreader **out);
+
+/*
+ * The same, with _PyRuntime already found at `runtime' (t's ELF objects
+ * are not consulted for it): the seam the fuzz targets use to read a
+ * fake process whose memory is a buffer.
+ */
+enum perr pyreader_new_at(struct target *t, const struct reader_opts *opts, uint64_t runtime,
+			  struct pyreader **out);
 void pyreader_free(struct pyreader *pr);
 
 /*

@@ -1199,7 +1199,9 @@ static void caches_trim(struct rbreader *rr)
 	caches_clear(rr, rr->niseqs >= ISEQ_CACHE * 3 / 4, rr->nmes >= ME_CACHE * 3 / 4);
 }
 
-enum perr rbreader_new(struct target *t, const struct reader_opts *opts, struct rbreader **out)
+/* vm_ptr: where the rb_vm_t pointer is, or NULL to find it in t's ELF */
+static enum perr rbreader_setup(struct target *t, const struct reader_opts *opts,
+				 const uint64_t *vm_ptr, struct rbreader **out)
 {
 	unsigned int version = RUBYVM_VERSION(t->major, t->minor, t->patch);
 	struct rubyvm_layout lay;
@@ -1232,7 +1234,7 @@ enum perr rbreader_new(struct target *t, const struct reader_opts *opts, struct 
 	rr->classes = xcalloc(OBJ_CACHE, sizeof(*rr->classes));
 	rr->guess = xcalloc(GUESS_SLOTS, sizeof(*rr->guess));
 
-	ptr = vm_ptr_addr(rr);
+	ptr = vm_ptr ? *vm_ptr : vm_ptr_addr(rr);
 	if (!ptr) {
 		rbreader_free(rr);
 		return PERR_NOTFOUND;
@@ -1260,6 +1262,17 @@ enum perr rbreader_new(struct target *t, const struct reader_opts *opts, struct 
 		 rr->symbols ? "symbol table found" : "no symbol table: C functions unnamed");
 	*out = rr;
 	return PERR_OK;
+}
+
+enum perr rbreader_new(struct target *t, const struct reader_opts *opts, struct rbreader **out)
+{
+	return rbreader_setup(t, opts, NULL, out);
+}
+
+enum perr rbreader_new_at(struct target *t, const struct reader_opts *opts, uint64_t vm_ptr,
+			  struct rbreader **out)
+{
+	return rbreader_setup(t, opts, &vm_ptr, out);
 }
 
 void rbreader_free(struct rbreader *rr)

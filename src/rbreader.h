@@ -15,6 +15,14 @@ struct rbreader;
  */
 enum perr rbreader_new(struct target *t, const struct reader_opts *opts,
 		       struct rbreader **out);
+
+/*
+ * The same, with the address of the variable holding the rb_vm_t pointer
+ * (ruby_current_vm_ptr) already known: t's ELF objects are not consulted
+ * for it.  The seam the fuzz targets use to read a fake process.
+ */
+enum perr rbreader_new_at(struct target *t, const struct reader_opts *opts, uint64_t vm_ptr,
+			  struct rbreader **out);
 void rbreader_free(struct rbreader *rr);
 enum perr rbreader_sample(struct rbreader *rr, reader_cb cb, void *arg);
 const struct reader_stats *rbreader_stats(const struct rbreader *rr);
