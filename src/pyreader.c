@@ -304,6 +304,10 @@ static enum perr walk(struct pyreader *pr, const unsigned char *ts, struct stack
 		int64_t lasti = -1;
 		struct pycode *c;
 
+		if (st->depth == STACK_MAX_DEPTH) {
+			st->truncated = 1;	/* keep the innermost frames; stop here */
+			break;
+		}
 		if (++steps > 2 * STACK_MAX_DEPTH || frame == prev || (frame & 7))
 			return PERR_CORRUPT;	/* a cycle, or not a frame */
 		if ((err = rd(pr, frame, fr, flen)))
@@ -324,10 +328,6 @@ static enum perr walk(struct pyreader *pr, const unsigned char *ts, struct stack
 		if (!c) {
 			pr->stats.bad_frames++;
 			return PERR_CORRUPT;
-		}
-		if (st->depth == STACK_MAX_DEPTH) {
-			st->truncated = 1;
-			continue;
 		}
 		st->frame[st->depth].name = c->name;
 		st->frame[st->depth].file = c->file;
