@@ -227,6 +227,23 @@ static void sample_slot(struct run *run, struct slot *sl, struct adder *adder)
 	}
 }
 
+/*
+ * A random offset in [-period/2, period/2): ticks at exactly the period
+ * fall into lock-step with periodic work (a loop whose cycle divides the
+ * period) and measure the wrong share of it; random spacing with the same
+ * mean keeps the rate and removes the bias.  xorshift64: no need for more.
+ */
+static int64_t jitter(uint64_t *rng, int64_t period)
+{
+	uint64_t x = *rng;
+
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	*rng = x;
+	return period > 1 ? (int64_t)(x % (uint64_t)period) - period / 2 : 0;
+}
+
 /* exec mode: has our child exited?  (its status stays for the caller) */
 static int child_gone(pid_t child)
 {
@@ -251,6 +268,7 @@ enum perr sampler_run(struct target *t, struct profile *p, const struct sampler_
 	int64_t period = NSEC / opts->rate, next, end = 0, second;
 	struct adder adder = { p, opts };
 	struct run run = { .opts = opts, .res = res };
+	uint64_t rng;
 	enum perr err = PERR_OK;
 
 	memset(res, 0, sizeof(*res));
@@ -258,6 +276,7 @@ enum perr sampler_run(struct target *t, struct profile *p, const struct sampler_
 		slot_add(&run, t);
 	run.cpu0 = cpu_seconds();
 	run.start = next = second = now_ns();
+	rng = (uint64_t)run.start * 0x9E3779B97F4A7C15ull ^ (uint64_t)getpid() ^ 1;
 	res->start = wall_seconds();
 	if (opts->duration > 0)
 		end = run.start + (int64_t)(opts->duration * NSEC);
@@ -294,7 +313,7 @@ enum perr sampler_run(struct target *t, struct profile *p, const struct sampler_
 			res->end = PERR_EXITED;
 			break;
 		}
-		next += period;
+		next += period + jitter(&rng, period);
 		now = now_ns();
 		if (end && now >= end)
 			break;
