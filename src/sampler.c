@@ -327,10 +327,13 @@ enum perr sampler_run(struct target *t, struct profile *p, const struct sampler_
 			now = now_ns();
 		}
 		if (now > next + period) {
-			/* fell behind: skip the missed ticks rather than burst */
+			/*
+			 * Fell behind (we were not scheduled): skip the missed
+			 * ticks, and wait one spacing from now rather than take
+			 * a second sample of the same instant.
+			 */
 			res->late++;
-			next = now;
-			continue;
+			next = now + period + jitter(&rng, period);
 		}
 		ts.tv_sec = next / NSEC;
 		ts.tv_nsec = next % NSEC;
