@@ -23,6 +23,7 @@
 #include "ptree.h"
 #include "reader.h"
 #include "sampler.h"
+#include "tags.h"
 #include "target.h"
 
 #define DEFAULT_RATE 100
@@ -36,7 +37,8 @@ struct cli_opts {
 	unsigned int rate;
 	const char *format;
 	const char *output;
-	int idle, gil, threads, function, subprocesses;
+	int idle, gil, threads, function, subprocesses, no_tags;
+	char *tagset;		/* --tag as one clean tag set */
 	/* streaming to a Pyroscope server */
 	struct ingest_opts up;
 	const char *tags[INGEST_MAX_TAGS + 1];
@@ -48,6 +50,41 @@ struct cli_opts {
 
 static volatile sig_atomic_t stop_flag;
 static volatile sig_atomic_t child_pid;
+
+/*
+ * Where the tag helpers are: installed (PKGDATADIR) or, for a pyrospy run
+ * from its build tree, the sources.  NULL if neither is there.
+ */
+static const char *helpers_dir(void)
+{
+	static const char *const dirs[] = { PKGDATADIR, HELPERS_SRCDIR };
+	char path[PATH_MAX];
+
+	for (size_t i = 0; i < ARRAY_SIZE(dirs); i++) {
+		snprintf(path, sizeof(path), "%s/python/pyrospy.py", dirs[i]);
+		if (!access(path, R_OK))
+			return dirs[i];
+	}
+	return NULL;
+}
+
+static void print_version(void)
+{
+	const char *h = helpers_dir();
+
+	printf("pyrospy %s\ntag helpers: %s\n", PACKAGE_VERSION, h ? h : "not found");
+}
+
+/* Put dir first on the search path in environment variable var. */
+static void path_prepend(const char *var, const char *dir)
+{
+	const char *old = getenv(var);
+	char *v = old && *old ? xstrfmt("%s:%s", dir, old) : xstrfmt("%s", dir);
+
+	setenv(var, v, 1);
+	free(v);
+}
+
 
 static void __attribute__((format(printf, 1, 2))) error(const char *fmt, ...)
 {
@@ -112,6 +149,9 @@ static const char usage_options[] =
 	"      --idle             keep threads that are not running\n"
 	"      --gil              keep only the thread holding the GIL/GVL\n"
 	"      --threads          put a 'thread (TID)' frame at the root of each stack\n"
+	"      --tag KEY=VALUE    a tag for every sample (repeatable); the program's\n"
+	"                         own tags (see pyrospy(1), TAGS) win over it\n"
+	"      --no-tags          merge the tag sets: no {k=v} frame at the root\n"
 	"      --function         aggregate by function, dropping line numbers\n"
 	"      --subprocesses     also profile the Ruby and Python processes it starts\n"
 
@@ -123,7 +163,6 @@ static const char usage_options[] =
 	"streaming to a Pyroscope server (every 10 s; no file unless -o is given):\n"
 	"      --server URL       the server's base URL, e.g. http://pyroscope:4040\n"
 	"      --app-name NAME    the application's name (NAME.cpu on the server)\n"
-	"      --tag KEY=VALUE    a tag for every sample (repeatable)\n"
 	"      --ingest-format F  folded (default) or trie (smaller uploads)\n"
 	"      --auth-token TOKEN bearer token ($PYROSPY_AUTH_TOKEN)\n"
 	"      --basic-auth U:P   basic authentication ($PYROSPY_BASIC_AUTH)\n"
@@ -198,7 +237,7 @@ static int parse_seconds(const char *s, double *out)
 }
 
 enum {
-	OPT_IDLE = 256, OPT_GIL, OPT_THREADS, OPT_FUNCTION, OPT_SUBPROCESSES, OPT_SERVER,
+	OPT_IDLE = 256, OPT_GIL, OPT_THREADS, OPT_NO_TAGS, OPT_FUNCTION, OPT_SUBPROCESSES, OPT_SERVER,
 	OPT_APP_NAME, OPT_TAG, OPT_AUTH_TOKEN, OPT_BASIC_AUTH, OPT_TENANT_ID, OPT_HEADER,
 	OPT_INSECURE, OPT_CACERT, OPT_INGEST_FORMAT, OPT_PID_OF,
 };
@@ -213,6 +252,7 @@ static const struct option long_opts[] = {
 	{ "idle", no_argument, NULL, OPT_IDLE },
 	{ "gil", no_argument, NULL, OPT_GIL },
 	{ "threads", no_argument, NULL, OPT_THREADS },
+	{ "no-tags", no_argument, NULL, OPT_NO_TAGS },
 	{ "function", no_argument, NULL, OPT_FUNCTION },
 	{ "subprocesses", no_argument, NULL, OPT_SUBPROCESSES },
 	{ "server", required_argument, NULL, OPT_SERVER },
@@ -242,10 +282,21 @@ static int check_upload(struct cli_opts *o)
 	o->up.tags = o->tags;
 	o->up.headers = o->headers;
 	o->up.rate = o->rate;
+	if (tags_check(o->tags, err, sizeof(err)))
+		return usage_error(o->cmd, "%s", err);
+	for (unsigned int i = 0; i < o->ntags; i++) {
+		const char *eq = strchr(o->tags[i], '=');
+		char *one = xstrfmt("%.*s=%s", (int)(eq - o->tags[i]), o->tags[i], eq + 1);
+		char *set = tags_merge(one, o->tagset);
+
+		free(one);
+		free(o->tagset);
+		o->tagset = set;
+	}
 	if (!o->up.server) {
-		if (o->up.app_name || o->ntags || o->up.auth_token || o->up.basic_auth ||
+		if (o->up.app_name || o->up.auth_token || o->up.basic_auth ||
 		    o->up.tenant_id || o->nheaders || o->up.insecure || o->up.cacert)
-			return usage_error(o->cmd, "--app-name, --tag and the auth options need --server URL");
+			return usage_error(o->cmd, "--app-name and the auth options need --server URL");
 		return -1;
 	}
 	if (strcmp(o->cmd, "record") && strcmp(o->cmd, "exec"))
@@ -305,6 +356,9 @@ static int parse_opts(struct cli_opts *o, int argc, char **argv)
 		case OPT_THREADS:
 			o->threads = 1;
 			break;
+		case OPT_NO_TAGS:
+			o->no_tags = 1;
+			break;
 		case OPT_FUNCTION:
 			o->function = 1;
 			break;
@@ -362,7 +416,7 @@ static int parse_opts(struct cli_opts *o, int argc, char **argv)
 			print_usage(o->cmd);
 			return EXIT_OK;
 		case 'V':
-			printf("pyrospy %s\n", PACKAGE_VERSION);
+			print_version();
 			return EXIT_OK;
 		case ':':
 			return usage_error(o->cmd, "option '%s' needs a value", argv[optind - 1]);
@@ -497,6 +551,7 @@ static int write_profile(const struct cli_opts *o, const struct profile *p,
 	meta.rate = o->rate;
 	meta.start = res->start;
 	meta.threads = o->threads;
+	meta.no_tags = o->no_tags;
 	if (!path) {
 		time_t now = time(NULL);
 		struct tm tm;
@@ -617,6 +672,7 @@ static int profile_target(struct cli_opts *o, struct target *t, pid_t pid, pid_t
 		.root = o->subprocesses ? pid : 0,
 		.announce = !o->quiet,
 		.verbose = o->verbose,
+		.tags = o->tagset,
 		.add = o->up.server ? recording_add : NULL,
 		.tick = rec.live || o->up.server ? recording_tick : NULL,
 		.arg = &rec,
@@ -734,6 +790,17 @@ static int cmd_exec(struct cli_opts *o)
 		return EXIT_FAIL;
 	}
 	if (pid == 0) {
+		const char *helpers = helpers_dir();
+
+		if (helpers) {
+			/* import pyrospy / require "pyrospy" work with nothing installed */
+			char *py = xstrfmt("%s/python", helpers), *rb = xstrfmt("%s/ruby", helpers);
+
+			path_prepend("PYTHONPATH", py);
+			path_prepend("RUBYLIB", rb);
+			free(py);
+			free(rb);
+		}
 		execvp(o->argv[0], o->argv);
 		fprintf(stderr, "pyrospy: error: cannot run '%s': %s\n", o->argv[0], strerror(errno));
 		_exit(127);
@@ -972,7 +1039,7 @@ int cli_main(int argc, char **argv)
 		return EXIT_OK;
 	}
 	if (!strcmp(o.cmd, "-V") || !strcmp(o.cmd, "--version")) {
-		printf("pyrospy %s\n", PACKAGE_VERSION);
+		print_version();
 		return EXIT_OK;
 	}
 	if (!strcmp(o.cmd, "help")) {
@@ -996,11 +1063,14 @@ int cli_main(int argc, char **argv)
 	ret = parse_opts(&o, argc - 1, argv + 1);
 	if (ret < 0)
 		ret = resolve_pid_of(&o);
-	if (ret >= 0)
-		return ret;
-	if (!strcmp(o.cmd, "dump"))
-		return cmd_dump(&o);
-	if (!strcmp(o.cmd, "top"))
-		return cmd_top(&o);
-	return !strcmp(o.cmd, "exec") ? cmd_exec(&o) : cmd_record(&o);
+	if (ret < 0) {
+		if (!strcmp(o.cmd, "dump"))
+			ret = cmd_dump(&o);
+		else if (!strcmp(o.cmd, "top"))
+			ret = cmd_top(&o);
+		else
+			ret = !strcmp(o.cmd, "exec") ? cmd_exec(&o) : cmd_record(&o);
+	}
+	free(o.tagset);
+	return ret;
 }

@@ -16,6 +16,7 @@
 #include "out.h"
 #include "profile.h"
 #include "stack.h"
+#include "tags.h"
 #include "utf8.h"
 #include "xalloc.h"
 
@@ -76,100 +77,8 @@ static int is_app_char(int c)
 	return is_alnum(c) || c == '_' || c == '.' || c == '-';
 }
 
-/* The intersection of Grafana's [A-Za-z0-9_.] and the old server's [A-Za-z0-9_]. */
-static int is_key_char(int c)
-{
-	return is_alnum(c) || c == '_';
-}
-
-/*
- * Keys the server treats specially: __name__ replaces the app name,
- * anything else starting with "__" is dropped by Grafana, profile_id makes
- * Grafana discard the profile, pyroscope_spy duplicates a label the server
- * adds (400), service_name and app_name change the series' identity.
- */
-static const char *const reserved_keys[] = {
-	"profile_id", "pyroscope_spy", "service_name", "app_name",
-};
-
-static const char *key_problem(const char *k, size_t n)
-{
-	if (!n)
-		return "a tag key is required";
-	if (n > INGEST_MAX_KEY)
-		return "longer than 128 bytes";
-	if (k[0] >= '0' && k[0] <= '9')
-		return "must not start with a digit";
-	for (size_t i = 0; i < n; i++)
-		if (!is_key_char((unsigned char)k[i]))
-			return "only letters, digits and '_' are allowed";
-	if (n >= 2 && k[0] == '_' && k[1] == '_')
-		return "keys starting with '__' are reserved by the server";
-	for (size_t i = 0; i < ARRAY_SIZE(reserved_keys); i++)
-		if (strlen(reserved_keys[i]) == n && !memcmp(reserved_keys[i], k, n))
-			return "reserved by the server";
-	return NULL;
-}
-
-/*
- * Length of the character at s (n bytes left) if it is white space as Go's
- * unicode.IsSpace sees it (what strings.TrimSpace trims on the server),
- * else 0.  s is valid UTF-8 without control characters.
- */
-static size_t go_space(const unsigned char *s, size_t n)
-{
-	uint32_t c;
-	size_t k;
-
-	if (s[0] == ' ')
-		return 1;
-	if (s[0] < 0xc0)
-		return 0;
-	k = s[0] < 0xe0 ? 2 : s[0] < 0xf0 ? 3 : 4;
-	if (k > n)
-		return 0;
-	c = k == 2 ? s[0] & 0x1f : k == 3 ? s[0] & 0x0f : s[0] & 0x07;
-	for (size_t i = 1; i < k; i++)
-		c = c << 6 | (s[i] & 0x3f);
-	if (c == 0x85 || c == 0xa0 || c == 0x1680 || (c >= 0x2000 && c <= 0x200a) ||
-	    c == 0x2028 || c == 0x2029 || c == 0x202f || c == 0x205f || c == 0x3000)
-		return k;
-	return 0;
-}
-
-/*
- * Make an untrusted tag value (n bytes) safe into out (INGEST_MAX_VALUE + 1
- * bytes): invalid UTF-8 and control characters become '?', the ',' and '}'
- * that would end it early '_', white space the server would trim is
- * trimmed, and it is cut to INGEST_MAX_VALUE bytes on a character
- * boundary.  Returns its length; 0 means the tag is to be left out.
- */
-static size_t value_sanitize(const char *v, size_t n, char *out)
-{
-	size_t len = utf8_sanitize(out, INGEST_MAX_VALUE + 1, v, n), start = 0, k;
-
-	for (size_t i = 0; i < len; i++)
-		if (out[i] == ',' || out[i] == '}')
-			out[i] = '_';
-	while (start < len && (k = go_space((unsigned char *)out + start, len - start)))
-		start += k;
-	for (;;) {
-		size_t last = len;
-
-		while (last > start && ((unsigned char)out[last - 1] & 0xc0) == 0x80)
-			last--;
-		if (last <= start || !go_space((unsigned char *)out + last - 1, len - last + 1))
-			break;
-		len = last - 1;
-	}
-	memmove(out, out + start, len - start);
-	out[len - start] = '\0';
-	return len - start;
-}
-
 struct tag {
 	char *key, *value;
-	int fixed;		/* from --tag: wins over the profile's */
 };
 
 struct tags {
@@ -177,11 +86,10 @@ struct tags {
 	size_t n;
 };
 
-static void tags_put(struct tags *ts, const char *k, size_t kn, const char *v, size_t vn,
-		     int fixed)
+static void tags_put(struct tags *ts, const char *k, size_t kn, const char *v, size_t vn)
 {
 	char val[INGEST_MAX_VALUE + 1];
-	size_t len = value_sanitize(v, vn, val);
+	size_t len = tags_value_clean(v, vn, val);
 
 	if (!len)
 		return;
@@ -190,45 +98,27 @@ static void tags_put(struct tags *ts, const char *k, size_t kn, const char *v, s
 
 		if (strlen(t->key) != kn || memcmp(t->key, k, kn))
 			continue;
-		if (t->fixed && !fixed)
-			return;
 		free(t->value);
 		t->value = xstrdup(val);
-		t->fixed = fixed;
 		return;
 	}
 	if (ts->n == INGEST_MAX_TAGS)
 		return;		/* the server's label budget: the rest are left out */
 	ts->t[ts->n].key = xstrndup(k, kn);
 	ts->t[ts->n].value = xstrdup(val);
-	ts->t[ts->n].fixed = fixed;
 	ts->n++;
 }
 
 /*
- * A key from the profiled program: characters the servers refuse become
- * '_', and a key still unusable (empty, leading digit, reserved) gets a
- * "tag_" prefix, so that "__name__" arrives as "tag___name__" rather than
- * replacing the app name.
+ * A key from the profiled program, made usable: "__name__" arrives as
+ * "tag___name__" rather than replacing the app name.
  */
 static void tags_put_untrusted(struct tags *ts, const char *k, size_t kn, const char *v,
 			       size_t vn)
 {
 	char key[INGEST_MAX_KEY + 1];
-	size_t n = 0;
 
-	while (kn && *k == ' ')
-		k++, kn--;
-	while (kn && k[kn - 1] == ' ')
-		kn--;
-	for (size_t i = 0; i < kn && n < INGEST_MAX_KEY - 4; i++)
-		key[n++] = is_key_char((unsigned char)k[i]) ? k[i] : '_';
-	if (key_problem(key, n)) {
-		memmove(key + 4, key, n);
-		memcpy(key, "tag_", 4);
-		n += 4;
-	}
-	tags_put(ts, key, n, v, vn, 0);
+	tags_put(ts, key, tags_key_clean(k, kn, key), v, vn);
 }
 
 /*
@@ -279,7 +169,7 @@ char *ingest_name(const struct ingest_opts *o, const char *tags)
 		const char *eq = strchr(*t, '=');
 
 		if (eq)
-			tags_put(&ts, *t, (size_t)(eq - *t), eq + 1, strlen(eq + 1), 1);
+			tags_put(&ts, *t, (size_t)(eq - *t), eq + 1, strlen(eq + 1));
 	}
 	if (tags)
 		tags_parse(&ts, tags);
@@ -342,58 +232,6 @@ static int __attribute__((format(printf, 3, 4))) fail(char *err, size_t errlen,
 	vsnprintf(err, errlen, fmt, ap);
 	va_end(ap);
 	return -1;
-}
-
-static const char *value_problem(const char *v)
-{
-	char san[INGEST_MAX_VALUE + 1];
-	size_t n = strlen(v);
-
-	if (!n)
-		return "empty";
-	if (n > INGEST_MAX_VALUE)
-		return "longer than 1024 bytes";
-	if (!utf8_valid(v, n))
-		return "not valid UTF-8";
-	for (size_t i = 0; i < n; i++) {
-		unsigned char c = (unsigned char)v[i];
-
-		if (c < 0x20 || c == 0x7f)
-			return "holds a control character";
-		if (c == ',' || c == '}')
-			return "',' and '}' are not allowed";
-	}
-	/* what is left for the sanitizer to change is white space the server trims */
-	if (value_sanitize(v, n, san) != n || memcmp(san, v, n))
-		return "starts or ends with white space";
-	return NULL;
-}
-
-static int check_tags(const struct ingest_opts *o, char *err, size_t errlen)
-{
-	size_t n = 0;
-
-	for (const char *const *t = o->tags; t && *t; t++, n++) {
-		const char *eq = strchr(*t, '='), *why;
-		size_t kn;
-
-		if (!eq)
-			return fail(err, errlen, "invalid tag '%s': expected KEY=VALUE", *t);
-		kn = (size_t)(eq - *t);
-		why = key_problem(*t, kn);
-		if (why)
-			return fail(err, errlen, "invalid tag key '%.*s': %s", (int)kn, *t, why);
-		why = value_problem(eq + 1);
-		if (why)
-			return fail(err, errlen, "invalid value of tag '%.*s': %s", (int)kn, *t, why);
-		for (const char *const *u = o->tags; u != t; u++)
-			if (!strncmp(*u, *t, kn + 1))
-				return fail(err, errlen, "tag '%.*s' given twice", (int)kn, *t);
-	}
-	if (n > INGEST_MAX_TAGS)
-		return fail(err, errlen, "too many tags (%zu): the server allows %d", n,
-			    INGEST_MAX_TAGS);
-	return 0;
 }
 
 static int check_url(const char *url, char *err, size_t errlen)
@@ -564,7 +402,7 @@ int ingest_check(const struct ingest_opts *o, char *err, size_t errlen)
 			return fail(err, errlen, "invalid spy name '%s'", spy);
 	if (spy && !*spy)
 		return fail(err, errlen, "empty spy name");
-	if (check_tags(o, err, errlen) || check_auth(o, err, errlen))
+	if (tags_check(o->tags, err, errlen) || check_auth(o, err, errlen))
 		return -1;
 	if (o->cacert && access(o->cacert, R_OK))
 		return fail(err, errlen, "cannot read CA file '%s': %s", o->cacert, strerror(errno));

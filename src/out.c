@@ -44,7 +44,9 @@ const char *out_frame_text(const struct profile *p, uint32_t frame, char *buf, s
 	const struct profile_frame *f = &p->frame[frame];
 	const char *name = profile_str(p, f->name), *file = profile_str(p, f->file);
 
-	if (!*file)
+	if (f->kind == PROFILE_TAGS)
+		snprintf(buf, cap, "{%s}", name);
+	else if (!*file)
 		snprintf(buf, cap, "%s", name);
 	else if (f->line > 0)
 		snprintf(buf, cap, "%s (%s:%d)", name, file, f->line);

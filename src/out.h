@@ -15,7 +15,12 @@ struct out_meta {
 	unsigned int rate;	/* samples per second asked */
 	double start;		/* Unix time of the first sample */
 	int threads;		/* keep each thread's stacks apart (--threads) */
+	int no_tags;		/* merge the tag sets (--no-tags) */
 };
+
+/* What a writer that shows tags and, if asked, threads keeps of a profile. */
+#define OUT_KEEP(meta) (((meta)->threads ? PROFILE_KEEP_THREADS : 0u) | \
+			((meta)->no_tags ? 0u : PROFILE_KEEP_TAGS))
 
 /*
  * One output format.  write() emits the whole profile to f and returns 0,

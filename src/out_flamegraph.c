@@ -459,7 +459,7 @@ static int flamegraph_write(FILE *f, const struct profile *p, const struct out_m
 	unsigned int height;
 	int ret;
 
-	profile_project(p, meta->threads ? PROFILE_KEEP_THREADS : 0, &view);
+	profile_project(p, OUT_KEEP(meta), &view);
 	fg->f = f;
 	fg->p = &view;
 	fg->total = view.total;

@@ -37,7 +37,7 @@ static int folded_write(FILE *f, const struct profile *p, const struct out_meta 
 	struct profile view;
 	int ret;
 
-	profile_project(p, meta->threads ? PROFILE_KEEP_THREADS : 0, &view);
+	profile_project(p, OUT_KEEP(meta), &view);
 	ret = profile_stacks(&view, folded_line, f);
 	profile_release(&view);
 	return ret;

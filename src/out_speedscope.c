@@ -70,13 +70,19 @@ static int visit(void *arg, const struct profile *p, const uint32_t *frames, uin
 	return fputc(']', ss->f) == EOF ? -1 : 0;
 }
 
-/* One profile for the thread at node th. */
-static int thread_profile(struct ss *ss, const struct profile *p, uint32_t th)
+/*
+ * One profile for the thread at node th, "thread (42) {k=v}" when under a
+ * tag set's node tags (0 for none).
+ */
+static int thread_profile(struct ss *ss, const struct profile *p, uint32_t tags, uint32_t th)
 {
 	FILE *f = ss->f;
 
 	if (fputs("{\"type\":\"sampled\",\"name\":\"", f) == EOF ||
 	    out_put_escaped(f, profile_str(p, p->frame[p->node[th].frame].name), 0) ||
+	    (tags && (fputs(" {", f) == EOF ||
+		      out_put_escaped(f, profile_str(p, p->frame[p->node[tags].frame].name), 0) ||
+		      fputc('}', f) == EOF)) ||
 	    fputs("\",\"unit\":\"nanoseconds\",\"startValue\":0,\"samples\":[", f) == EOF)
 		return -1;
 	ss->pass = 1;
@@ -91,13 +97,38 @@ static int thread_profile(struct ss *ss, const struct profile *p, uint32_t th)
 	return fprintf(f, "],\"endValue\":%" PRIu64 "}", ss->sum) < 0 ? -1 : 0;
 }
 
+/*
+ * The thread node after th (0: the first), in a view whose top level holds
+ * threads and tag sets with threads below them; *tags gets the tag set's
+ * node, or 0.  0 when there are no more.
+ */
+static uint32_t next_thread(const struct profile *p, uint32_t th, uint32_t *tags)
+{
+	const struct profile_node *n = p->node;
+	uint32_t next;
+
+	if (!th)
+		next = n[0].child;
+	else if (*tags && n[th].sibling)
+		return n[th].sibling;	/* the tag set's next thread */
+	else
+		next = *tags ? n[*tags].sibling : n[th].sibling;
+	if (next && p->frame[n[next].frame].kind == PROFILE_TAGS) {
+		*tags = next;
+		return n[next].child;
+	}
+	*tags = 0;
+	return next;
+}
+
 static int speedscope_write(FILE *f, const struct profile *p, const struct out_meta *meta)
 {
+	uint32_t tags = 0;
 	struct profile view;
 	struct ss ss = { .f = f };
 	int ret = -1;
 
-	profile_project(p, PROFILE_KEEP_THREADS, &view);
+	profile_project(p, PROFILE_KEEP_THREADS | (meta->no_tags ? 0u : PROFILE_KEEP_TAGS), &view);
 	ss.index = xcalloc(view.nframe + 1, sizeof(*ss.index));
 	ss.period = meta->rate ? 1000000000u / meta->rate : 0;
 	if (fputs("{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\","
@@ -106,14 +137,13 @@ static int speedscope_write(FILE *f, const struct profile *p, const struct out_m
 	    fputs("\",\"activeProfileIndex\":0,\"shared\":{\"frames\":[", f) == EOF)
 		goto out;
 	/* frames below the thread level, each thread's subtree in turn */
-	for (uint32_t th = view.node[0].child; th; th = view.node[th].sibling)
+	for (uint32_t th = 0; (th = next_thread(&view, th, &tags));)
 		if (profile_stacks_below(&view, th, visit, &ss))
 			goto out;
 	if (fputs("]},\"profiles\":[", f) == EOF)
 		goto out;
-	for (uint32_t th = view.node[0].child; th; th = view.node[th].sibling)
-		if ((th != view.node[0].child && fputc(',', f) == EOF) ||
-		    thread_profile(&ss, &view, th))
+	for (uint32_t th = 0, n = 0; (th = next_thread(&view, th, &tags)); n++)
+		if ((n && fputc(',', f) == EOF) || thread_profile(&ss, &view, tags, th))
 			goto out;
 	ret = fputs("]}\n", f) == EOF ? -1 : 0;
 out:

@@ -287,7 +287,9 @@ static int project_one(void *arg, const struct profile *src, const uint32_t *fra
 	for (uint32_t i = 0; i < depth; i++) {
 		const struct profile_frame *f = &src->frame[frames[i]];
 
-		if ((f->kind == PROFILE_TAGS && !(pj->keep & PROFILE_KEEP_TAGS)) ||
+		/* an empty tag set (no tags) leaves no frame behind either */
+		if ((f->kind == PROFILE_TAGS &&
+		     (!(pj->keep & PROFILE_KEEP_TAGS) || !*profile_str(src, f->name))) ||
 		    (f->kind == PROFILE_THREAD && !(pj->keep & PROFILE_KEEP_THREADS)))
 			continue;
 		ids[n++] = profile_frame(pj->dst, f->kind, profile_str(src, f->name),

@@ -99,7 +99,8 @@ const char *profile_str(const struct profile *p, uint32_t id);
  * Copy src into dst (initialised here) keeping only the levels in keep:
  * without PROFILE_KEEP_THREADS, the stacks of all threads merge; without
  * PROFILE_KEEP_TAGS, those of all tag sets.  dst's nodes then start at the
- * first level kept.
+ * first level kept.  Stacks without tags get no tag frame, so that a
+ * program that sets none looks the same either way.
  */
 void profile_project(const struct profile *src, unsigned int keep, struct profile *dst);
 

@@ -10,6 +10,7 @@
 #include "pyvm.h"
 #include "rmem.h"
 #include "target.h"
+#include "tags.h"
 #include "taskstat.h"
 #include "utf8.h"
 #include "xalloc.h"
@@ -37,6 +38,11 @@
 #define INTERP_MAX	64
 #define THREAD_MAX	4096
 #define CODE_CACHE	4096		/* entries, power of two */
+#define DICT_MAX	65536		/* entries of a dict we look through */
+#define TAGSET_MAX	8192		/* tag sets in the program's registry */
+#define TAGSET_CACHE	16384		/* entries, power of two */
+#define TAG_EAGER	100		/* samples at the start that all look */
+#define TAG_SEARCH	25		/* samples between searches for the module */
 
 struct pycode {
 	uint64_t addr;		/* 0: empty slot */
@@ -63,8 +69,29 @@ struct pyreader {
 	/* <= 3.10: offset of the kernel tid in glibc's struct pthread */
 	int64_t pthread_tid_off;
 	pid_t ns_pid;
+	/* tags: see src/python/pyrospy.py */
+	uint64_t dict_type, list_type;
+	uint64_t tag_dict, tag_list;	/* _pyrospy_tags, _pyrospy_sets; 0: not found */
+	uint64_t tag_seen[2];		/* sys.modules' keys and size when last searched */
+	uint64_t tag_keys, tag_keys_len;	/* the dict's keys object last time */
+	uint64_t tag_next;		/* sample count of the next search */
+	struct pytagset {
+		uint64_t addr;		/* a str of the registry; 0: empty slot */
+		char *tags;		/* clean tag set */
+	} *tagsets;
+	size_t ntagsets;
+	struct pytagent {
+		uint64_t ident, set;
+	} *tagent;			/* this sample's thread -> set, by ident */
+	size_t ntagent;
+	uint64_t tag_process;		/* this sample's process-wide set, 0: none */
+	struct pymerged {
+		uint64_t thread, process;
+		char *tags;
+	} merged[64];
 	char describe[160];
 	char strbuf[STR_MAX * 4 + 1];
+	char tagbuf[TAGS_MAX_SET * 4 + 1];
 };
 
 static enum perr rd(struct pyreader *pr, uint64_t addr, void *out, size_t len)
@@ -78,18 +105,19 @@ static enum perr rd_u64(struct pyreader *pr, uint64_t addr, uint64_t *v)
 }
 
 /*
- * A str object as UTF-8 in pr->strbuf.  Control characters become '?';
- * lone surrogates and out-of-range code points fail the read: they mean
- * we are not looking at a real identifier or path.
+ * A str object as UTF-8 in out (cap bytes).  Control characters become
+ * '?'; lone surrogates and out-of-range code points fail the read: they
+ * mean we are not looking at a real identifier or path.  A str longer than
+ * max code points fails, or with cut, is cut there.
  */
-static enum perr read_str(struct pyreader *pr, uint64_t addr, const char **out)
+static enum perr read_str_into(struct pyreader *pr, uint64_t addr, uint64_t max, int cut,
+			       char *out, size_t cap)	/* cut: also lenient (tag sets) */
 {
 	const struct pyvm_layout *L = &pr->lay;
-	unsigned char hdr[128];
+	unsigned char hdr[128], *raw;
 	uint32_t state;
 	uint64_t len, data, nbytes;
 	unsigned int kind, compact, ascii;
-	unsigned char raw[STR_MAX * 4];
 	enum perr err;
 
 	if (!addr || (addr & 7))
@@ -103,19 +131,34 @@ static enum perr read_str(struct pyreader *pr, uint64_t addr, const char **out)
 	kind = state >> 2 & 7;
 	compact = state >> 5 & 1;
 	ascii = state >> 6 & 1;
-	if (len > STR_MAX || (kind != 1 && kind != 2 && kind != 4) || (ascii && kind != 1))
-		return len > STR_MAX ? PERR_TOOBIG : PERR_CORRUPT;
+	if ((kind != 1 && kind != 2 && kind != 4) || (ascii && kind != 1) || len >> 62)
+		return PERR_CORRUPT;
+	if (len > max) {
+		if (!cut)
+			return PERR_TOOBIG;
+		len = max;
+	}
 	if (compact)
 		data = addr + (ascii ? L->unicode.ascii_size : L->unicode.compact_size);
 	else
 		data = get_u64(hdr, L->unicode.compact_size);
 	nbytes = len * kind;
-	if ((err = rd(pr, data, raw, (size_t)nbytes)))
-		return err;
-	if (utf8_from_ucs(pr->strbuf, sizeof(pr->strbuf), raw, (size_t)len, kind, ascii) < 0)
-		return PERR_CORRUPT;
-	*out = pr->strbuf;
-	return PERR_OK;
+	raw = xmalloc(nbytes ? (size_t)nbytes : 1);
+	err = rd(pr, data, raw, (size_t)nbytes);
+	if (!err && (cut ? utf8_from_ucs_lenient : utf8_from_ucs)(out, cap, raw, (size_t)len,
+								 kind, ascii) < 0)
+		err = PERR_CORRUPT;
+	free(raw);
+	return err;
+}
+
+static enum perr read_str(struct pyreader *pr, uint64_t addr, const char **out)
+{
+	enum perr err = read_str_into(pr, addr, STR_MAX, 0, pr->strbuf, sizeof(pr->strbuf));
+
+	if (!err)
+		*out = pr->strbuf;
+	return err;
 }
 
 /* A bytes object's contents, malloc'd, in *out. */
@@ -421,6 +464,11 @@ static enum perr pyreader_setup(struct target *t, const struct reader_opts *opts
 		pr->unicode_type = 0;
 	if (target_symbol(t, "PyBytes_Type", &pr->bytes_type, &tls))
 		pr->bytes_type = 0;
+	if (target_symbol(t, "PyDict_Type", &pr->dict_type, &tls))
+		pr->dict_type = 0;
+	if (target_symbol(t, "PyList_Type", &pr->list_type, &tls))
+		pr->list_type = 0;
+	pr->tagsets = xcalloc(TAGSET_CACHE, sizeof(*pr->tagsets));
 	snprintf(pr->describe, sizeof(pr->describe), "Python %s, shipped offsets for 3.%u",
 		 t->version, base->minor);
 
@@ -464,6 +512,12 @@ void pyreader_free(struct pyreader *pr)
 		return;
 	cache_clear(pr);
 	free(pr->cache);
+	for (size_t i = 0; i < TAGSET_CACHE; i++)
+		free(pr->tagsets[i].tags);
+	free(pr->tagsets);
+	free(pr->tagent);
+	for (size_t i = 0; i < ARRAY_SIZE(pr->merged); i++)
+		free(pr->merged[i].tags);
 	rmem_release(&pr->mem);
 	taskstat_release(&pr->ts);
 	free(pr);
@@ -477,6 +531,262 @@ const struct reader_stats *pyreader_stats(const struct pyreader *pr)
 const char *pyreader_describe(const struct pyreader *pr)
 {
 	return pr->describe;
+}
+
+/* --- tags: what the program marks with src/python/pyrospy.py --- */
+
+/* One entry of a dict: hash (0 when the table keeps none), key, value. */
+struct pydent {
+	uint64_t hash, key, value;
+};
+
+/*
+ * The live entries of a dict with a combined table, at most max, into a
+ * malloc'd *out.  The table is checked the way a resize in the middle of
+ * our read would show: sizes in range, entries inside it.
+ */
+static enum perr dict_read(struct pyreader *pr, uint64_t dict, size_t max,
+			   struct pydent **out, size_t *nout)
+{
+	unsigned char d[48], k[40], *raw;
+	uint64_t keys, nent, start, esize, size;
+	int hashed = 1;
+	enum perr err;
+
+	*out = NULL;
+	*nout = 0;
+	if (!dict || (dict & 7))
+		return PERR_CORRUPT;
+	if ((err = rd(pr, dict, d, sizeof(d))))
+		return err;
+	if ((pr->dict_type && get_u64(d, pr->lay.ob_type) != pr->dict_type) || get_u64(d, 40))
+		return PERR_CORRUPT;	/* not a dict, or a split table */
+	keys = get_u64(d, 32);
+	if (!keys || (keys & 7) || (err = rd(pr, keys, k, sizeof(k))))
+		return err ? err : PERR_CORRUPT;
+	if (pr->lay.minor <= 10) {
+		unsigned int w;
+
+		size = get_u64(k, 8);
+		nent = get_u64(k, 32);
+		if (size < 8 || (size & (size - 1)) || size > (1u << 26))
+			return PERR_CORRUPT;
+		w = size <= 0xff ? 1 : size <= 0xffff ? 2 : 4;
+		start = keys + 40 + size * w;
+		esize = 24;
+	} else {
+		unsigned int log2 = k[8], log2i = k[9], kind = k[10];
+
+		nent = get_u64(k, 24);
+		if (log2 < 3 || log2 > 26 || log2i < log2 || log2i > log2 + 3 || kind > 2)
+			return PERR_CORRUPT;
+		size = 1ull << log2;
+		start = keys + 32 + (1ull << log2i);
+		hashed = kind == 0;
+		esize = hashed ? 24 : 16;
+	}
+	if (nent > size)
+		return PERR_CORRUPT;
+	if (nent > max)
+		return PERR_TOOBIG;
+	if (dict == pr->tag_dict) {
+		/* where to prefetch it from next time, with room for one more */
+		pr->tag_keys = keys;
+		pr->tag_keys_len = start + (nent + 1) * esize - keys;
+	}
+	if (!nent)
+		return PERR_OK;
+	raw = xmalloc((size_t)(nent * esize));
+	if ((err = rd(pr, start, raw, (size_t)(nent * esize)))) {
+		free(raw);
+		return err;
+	}
+	*out = xcalloc((size_t)nent, sizeof(**out));
+	for (uint64_t i = 0; i < nent; i++) {
+		const unsigned char *e = raw + i * esize;
+		struct pydent *o = &(*out)[*nout];
+
+		o->hash = hashed ? get_u64(e, 0) : 0;
+		o->key = get_u64(e, hashed ? 8 : 0);
+		o->value = get_u64(e, hashed ? 16 : 8);
+		if (o->key && o->value)	/* deleted: key NULL, or value NULL (<= 3.10) */
+			(*nout)++;
+	}
+	free(raw);
+	return PERR_OK;
+}
+
+/* The value of the str key `name' in dict, 0 if absent or unreadable. */
+static uint64_t dict_get(struct pyreader *pr, uint64_t dict, const char *name)
+{
+	struct pydent *e;
+	size_t n;
+	uint64_t v = 0;
+
+	if (dict_read(pr, dict, DICT_MAX, &e, &n))
+		return 0;
+	for (size_t i = 0; i < n && !v; i++) {
+		const char *key;
+
+		if (!read_str(pr, e[i].key, &key) && !strcmp(key, name))
+			v = e[i].value;
+	}
+	free(e);
+	return v;
+}
+
+/*
+ * Find the helper's module in sys.modules, at most once every TAG_SEARCH
+ * samples and only when sys.modules changed since the last look.
+ */
+static void tags_search(struct pyreader *pr, uint64_t interp)
+{
+	const struct pyvm_layout *L = &pr->lay;
+	uint64_t modules, used, keys, mod, md_dict;
+
+	/* every sample at first: a program sets its tags up as it starts */
+	if ((pr->stats.samples > TAG_EAGER && pr->stats.samples < pr->tag_next) ||
+	    L->interp.modules == PYVM_NONE)
+		return;
+	pr->tag_next = pr->stats.samples + TAG_SEARCH;
+	/* PyDictObject: ma_used at 16, ma_keys at 32 */
+	if (rd_u64(pr, interp + L->interp.modules, &modules) || !modules ||
+	    rd_u64(pr, modules + 16, &used) || rd_u64(pr, modules + 32, &keys) ||
+	    (keys == pr->tag_seen[0] && used == pr->tag_seen[1]))
+		return;
+	pr->tag_seen[0] = keys;
+	pr->tag_seen[1] = used;
+	mod = dict_get(pr, modules, "pyrospy");
+	/* PyModuleObject: md_dict right after the object header */
+	if (!mod || rd_u64(pr, mod + 16, &md_dict))
+		return;
+	pr->tag_dict = dict_get(pr, md_dict, "_pyrospy_tags");
+	pr->tag_list = dict_get(pr, md_dict, "_pyrospy_sets");
+	if (!pr->tag_dict || !pr->tag_list)
+		pr->tag_dict = pr->tag_list = 0;
+}
+
+static struct pytagset *tagset_slot(struct pyreader *pr, uint64_t addr)
+{
+	size_t i = (size_t)((addr >> 3) * 0x9E3779B97F4A7C15ull >> 40) & (TAGSET_CACHE - 1);
+
+	while (pr->tagsets[i].addr && pr->tagsets[i].addr != addr)
+		i = (i + 1) & (TAGSET_CACHE - 1);
+	return &pr->tagsets[i];
+}
+
+/*
+ * The tag set of the registry's str at addr.  Only a str the registry
+ * holds is read (the registry keeps it alive, so its address means the
+ * same for good); the registry is read again at most once a sample.
+ */
+static const char *tagset_get(struct pyreader *pr, uint64_t addr, int *listed)
+{
+	struct pytagset *ts = tagset_slot(pr, addr);
+	unsigned char hdr[40];
+	uint64_t n, items, *ptr;
+
+	if (ts->addr)
+		return ts->tags;
+	if (*listed || pr->ntagsets >= TAGSET_CACHE / 2)
+		return NULL;
+	*listed = 1;
+	/* PyListObject: ob_size at 16, ob_item at 24 */
+	if (rd(pr, pr->tag_list, hdr, sizeof(hdr)) ||
+	    (pr->list_type && get_u64(hdr, pr->lay.ob_type) != pr->list_type))
+		return NULL;
+	n = get_u64(hdr, 16);
+	items = get_u64(hdr, 24);
+	if (n > TAGSET_MAX)
+		n = TAGSET_MAX;
+	if (!n)
+		return NULL;
+	ptr = xmalloc((size_t)n * 8);
+	if (!rd(pr, items, ptr, (size_t)n * 8)) {
+		for (uint64_t i = 0; i < n; i++) {
+			struct pytagset *e;
+
+			if (ptr[i] != addr)
+				continue;
+			e = tagset_slot(pr, addr);
+			if (read_str_into(pr, addr, TAGS_MAX_SET, 1, pr->tagbuf, sizeof(pr->tagbuf)))
+				break;
+			e->addr = addr;
+			e->tags = tags_from_app(pr->tagbuf, strlen(pr->tagbuf));
+			pr->ntagsets++;
+			free(ptr);
+			return e->tags;
+		}
+	}
+	free(ptr);
+	return NULL;
+}
+
+static int tagent_cmp(const void *a, const void *b)
+{
+	uint64_t x = ((const struct pytagent *)a)->ident, y = ((const struct pytagent *)b)->ident;
+
+	return (x > y) - (x < y);
+}
+
+/* Read which tag set is in force where, for this sample. */
+static void tags_load(struct pyreader *pr, uint64_t interp)
+{
+	struct pydent *e;
+	size_t n;
+	int listed = 0;
+
+	pr->ntagent = 0;
+	pr->tag_process = 0;
+	if (!pr->tag_dict)
+		tags_search(pr, interp);
+	if (!pr->tag_dict)
+		return;
+	if (dict_read(pr, pr->tag_dict, THREAD_MAX, &e, &n)) {
+		/* gone (the module reloaded?) or torn: look for it again */
+		pr->tag_dict = pr->tag_list = pr->tag_keys = 0;
+		pr->tag_seen[0] = pr->tag_seen[1] = 0;
+		return;
+	}
+	pr->tagent = xreallocarray(pr->tagent, n ? n : 1, sizeof(*pr->tagent));
+	for (size_t i = 0; i < n; i++) {
+		if (!tagset_get(pr, e[i].value, &listed))
+			continue;
+		if (!e[i].hash)
+			pr->tag_process = e[i].value;
+		else
+			pr->tagent[pr->ntagent++] = (struct pytagent){ e[i].hash, e[i].value };
+	}
+	free(e);
+	qsort(pr->tagent, pr->ntagent, sizeof(*pr->tagent), tagent_cmp);
+}
+
+/* The tags of the thread whose pthread_t is ident, NULL for none. */
+static const char *tags_of(struct pyreader *pr, uint64_t ident)
+{
+	struct pytagent key = { ident, 0 }, *hit = NULL;
+	uint64_t set = 0;
+	struct pymerged *m;
+	const char *a, *b;
+
+	if (pr->ntagent)
+		hit = bsearch(&key, pr->tagent, pr->ntagent, sizeof(key), tagent_cmp);
+	if (hit)
+		set = hit->set;
+	if (!set || !pr->tag_process)
+		return set ? tagset_slot(pr, set)->tags :
+		       pr->tag_process ? tagset_slot(pr, pr->tag_process)->tags : NULL;
+	/* both: the thread's win */
+	m = &pr->merged[(set ^ pr->tag_process * 3) >> 4 & (ARRAY_SIZE(pr->merged) - 1)];
+	if (m->tags && m->thread == set && m->process == pr->tag_process)
+		return m->tags;
+	a = tagset_slot(pr, set)->tags;
+	b = tagset_slot(pr, pr->tag_process)->tags;
+	free(m->tags);
+	m->thread = set;
+	m->process = pr->tag_process;
+	m->tags = tags_merge(a, b);
+	return m->tags;
 }
 
 /* Which tstate holds the GIL (0 if none or unknown). */
@@ -515,6 +825,14 @@ enum perr pyreader_sample(struct pyreader *pr, reader_cb cb, void *arg)
 		cache_clear(pr);
 	if (L->tstate.size > sizeof(ts))
 		return PERR_UNSUPPORTED;
+	if (pr->tag_dict) {
+		/* the interpreter list and the tag table where they were: one read */
+		uint64_t addr[3] = { pr->runtime + L->runtime.interpreters_head, pr->tag_dict,
+				     pr->tag_keys };
+		size_t len[3] = { 8, 48, (size_t)pr->tag_keys_len };
+
+		rmem_prefetch(&pr->mem, addr, len, pr->tag_keys ? 3 : 2);
+	}
 	err = rd_u64(pr, pr->runtime + L->runtime.interpreters_head, &interp);
 	if (err)
 		return perr_is_fatal(err) ? err : PERR_OK;
@@ -531,6 +849,7 @@ enum perr pyreader_sample(struct pyreader *pr, reader_cb cb, void *arg)
 		if (L->interp.ceval_gil != PYVM_NONE)
 			rd(pr, interp + L->interp.ceval_gil, gilp, sizeof(gilp));
 		holder = gil_holder(pr, gilp);
+		tags_load(pr, interp);
 		if (L->tstate.native_thread_id == PYVM_NONE && pr->pthread_tid_off < 0)
 			pthread_discover(pr, head);
 		for (tstate = head; tstate && nthreads < THREAD_MAX; nthreads++) {
@@ -552,6 +871,7 @@ enum perr pyreader_sample(struct pyreader *pr, reader_cb cb, void *arg)
 			memset(&st, 0, offsetof(struct stack, frame));
 			st.pid = pr->t->pid;
 			st.thread_id = get_u64(ts, L->tstate.thread_id);
+			st.tags = tags_of(pr, st.thread_id);
 			if (L->tstate.native_thread_id != PYVM_NONE)
 				tid = (pid_t)get_u64(ts, L->tstate.native_thread_id);
 			else

@@ -55,12 +55,30 @@ static void win_fit(struct rmem_win *w, size_t len)
 }
 
 /*
- * Read from a window when possible, else fetch a new one: the two pages
- * around addr, clipped to the readable maps that hold it.
+ * The window to fetch for [addr, addr+len), which is readable: the two
+ * pages around addr, clipped to the readable maps that hold it.
  */
+static void win_span(struct rmem *m, uint64_t addr, size_t len, uint64_t *startp, uint64_t *endp)
+{
+	const struct procmap *map = procmaps_find(&m->t->maps, addr);
+	uint64_t start = addr & ~(uint64_t)(RMEM_PAGE - 1), end;
+
+	if (start < map->start)
+		start = map->start;
+	end = start + 2 * RMEM_PAGE;
+	if (end < addr + len)
+		end = addr + len;
+	while (end > start && !procmaps_readable(&m->t->maps, start, end - start))
+		end -= RMEM_PAGE;
+	if (end < addr + len)
+		end = addr + len;
+	*startp = start;
+	*endp = end;
+}
+
+/* Read from a window when possible, else fetch a new one. */
 enum perr rmem_read(struct rmem *m, uint64_t addr, void *out, size_t len)
 {
-	const struct procmap *map;
 	struct rmem_win *w;
 	uint64_t start, end;
 	enum perr err;
@@ -81,17 +99,7 @@ enum perr rmem_read(struct rmem *m, uint64_t addr, void *out, size_t len)
 		return PERR_FAULT;
 	if (len > 2 * RMEM_PAGE)
 		return procmem_read(&m->t->mem, addr, out, len);
-	map = procmaps_find(&m->t->maps, addr);
-	start = addr & ~(uint64_t)(RMEM_PAGE - 1);
-	if (start < map->start)
-		start = map->start;
-	end = start + 2 * RMEM_PAGE;
-	if (end < addr + len)
-		end = addr + len;
-	while (end > start && !procmaps_readable(&m->t->maps, start, end - start))
-		end -= RMEM_PAGE;
-	if (end < addr + len)
-		end = addr + len;
+	win_span(m, addr, len, &start, &end);
 	w = &m->win[m->next++ % RMEM_WINDOWS];
 	win_fit(w, (size_t)(end - start));
 	w->len = 0;
@@ -126,4 +134,35 @@ unsigned char *rmem_big_prepare(struct rmem *m, uint64_t addr, size_t len)
 	m->big.addr = addr;
 	m->big.len = len;
 	return m->big.buf;
+}
+
+void rmem_prefetch(struct rmem *m, const uint64_t *addr, const size_t *len, unsigned int n)
+{
+	struct procmem_iov iov[RMEM_WINDOWS];
+	struct rmem_win *w[RMEM_WINDOWS];
+	uint64_t start, end;
+	unsigned int k = 0;
+	size_t done = 0;
+
+	for (unsigned int i = 0; i < n && k < RMEM_WINDOWS / 2; i++) {
+		int have = 0;
+
+		for (int j = 0; j < RMEM_WINDOWS && !have; j++)
+			have = win_has(&m->win[j], addr[i], len[i]);
+		if (have || !len[i] || len[i] > 2 * RMEM_PAGE || !rmem_mapped(m, addr[i], len[i]))
+			continue;
+		win_span(m, addr[i], len[i], &start, &end);
+		w[k] = &m->win[m->next++ % RMEM_WINDOWS];
+		win_fit(w[k], (size_t)(end - start));
+		w[k]->len = 0;
+		iov[k] = (struct procmem_iov){ start, w[k]->buf, (size_t)(end - start) };
+		k++;
+	}
+	if (!k)
+		return;
+	procmem_readv(&m->t->mem, iov, k, &done);
+	for (size_t i = 0; i < done; i++) {
+		w[i]->addr = iov[i].addr;
+		w[i]->len = iov[i].len;
+	}
 }

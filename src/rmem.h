@@ -50,6 +50,14 @@ int rmem_mapped(struct rmem *m, uint64_t addr, uint64_t len);
 /* Read len bytes at addr into out. */
 enum perr rmem_read(struct rmem *m, uint64_t addr, void *out, size_t len);
 
+/*
+ * Fetch the windows rmem_read() would fetch for [addr[i], addr[i]+len[i])
+ * in one scatter read, for a reader that knows where it will look (each at
+ * most two pages; at most half the windows).  A region that cannot be read is
+ * simply not cached: a later rmem_read() of it says why.
+ */
+void rmem_prefetch(struct rmem *m, const uint64_t *addr, const size_t *len, unsigned int n);
+
 /* Make [addr, addr+len) the big window (one read).  */
 enum perr rmem_load_big(struct rmem *m, uint64_t addr, size_t len);
 

@@ -15,6 +15,7 @@
 #include "ptree.h"
 #include "reader.h"
 #include "sampler.h"
+#include "tags.h"
 #include "target.h"
 #include "xalloc.h"
 
@@ -49,13 +50,30 @@ static double cpu_seconds(void)
 struct adder {
 	struct profile *p;
 	const struct sampler_opts *opts;
+	char *last, *merged;	/* the program's last tag set, and it with --tag */
 };
+
+/* The stack's tags under the command line's (the program's win). */
+static const char *with_cli_tags(struct adder *a, const char *tags)
+{
+	if (!a->opts->tags || !*a->opts->tags)
+		return tags;
+	if (!tags || !*tags)
+		return a->opts->tags;
+	if (!a->last || strcmp(a->last, tags)) {
+		free(a->last);
+		free(a->merged);
+		a->last = xstrdup(tags);
+		a->merged = tags_merge(tags, a->opts->tags);
+	}
+	return a->merged;
+}
 
 static void add_stack(void *arg, const struct stack *st)
 {
 	struct adder *a = arg;
 
-	profile_add(a->p, NULL, st, 1);
+	profile_add(a->p, with_cli_tags(a, st->tags), st, 1);
 	if (a->opts->add)
 		a->opts->add(a->opts->arg, st);
 }
@@ -266,7 +284,7 @@ enum perr sampler_run(struct target *t, struct profile *p, const struct sampler_
 		      struct sampler_result *res, volatile sig_atomic_t *stop)
 {
 	int64_t period = NSEC / opts->rate, next, end = 0, second;
-	struct adder adder = { p, opts };
+	struct adder adder = { p, opts, NULL, NULL };
 	struct run run = { .opts = opts, .res = res };
 	uint64_t rng;
 	enum perr err = PERR_OK;
@@ -349,5 +367,7 @@ enum perr sampler_run(struct target *t, struct profile *p, const struct sampler_
 	}
 	free(run.slot);
 	free(run.tried);
+	free(adder.last);
+	free(adder.merged);
 	return err;
 }

@@ -21,6 +21,7 @@ struct sampler_opts {
 	pid_t root;		/* --subprocesses: also sample its descendants */
 	int announce;		/* say on stderr when a subprocess is found */
 	int verbose;
+	const char *tags;	/* --tag, a clean tag set (src/tags.h); NULL: none */
 	/* optional: each stack also goes to add(arg, st) */
 	void (*add)(void *arg, const struct stack *st);
 	/*

@@ -24,6 +24,7 @@ struct stack {
 	pid_t tid;		/* kernel thread id, 0 if unknown */
 	uint64_t thread_id;	/* interpreter's id (pthread_t, Ruby VALUE) */
 	const char *thread_name;	/* NULL if none */
+	const char *tags;	/* the program's tag set (src/tags.h), NULL if none */
 	int holds_gil;		/* -1 unknown */
 	int idle;		/* -1 unknown */
 	int truncated;		/* frames beyond STACK_MAX_DEPTH dropped */

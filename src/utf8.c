@@ -6,8 +6,8 @@
 
 #include "utf8.h"
 
-int utf8_from_ucs(char *out, size_t cap, const void *data, size_t len, unsigned int kind,
-		  int ascii)
+static int from_ucs(char *out, size_t cap, const void *data, size_t len, unsigned int kind,
+		    int ascii, int lenient)
 {
 	const unsigned char *p = data;
 	size_t o = 0;
@@ -28,9 +28,14 @@ int utf8_from_ucs(char *out, size_t cap, const void *data, size_t len, unsigned 
 		default:
 			return -1;
 		}
-		if ((ascii && c > 0x7f) || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff))
+		if ((ascii && c > 0x7f) || c > 0x10ffff)
 			return -1;
-		if (c < 0x20 || c == 0x7f)
+		if (c >= 0xd800 && c <= 0xdfff) {
+			if (!lenient)
+				return -1;
+			c = '?';
+		}
+		if ((c < 0x20 || c == 0x7f) && !(lenient && (c == 0x1e || c == 0x1f)))
 			c = '?';
 		if (cap - o < 5)
 			return -1;
@@ -54,6 +59,18 @@ int utf8_from_ucs(char *out, size_t cap, const void *data, size_t len, unsigned 
 		return -1;
 	out[o] = '\0';
 	return (int)o;
+}
+
+int utf8_from_ucs(char *out, size_t cap, const void *data, size_t len, unsigned int kind,
+		  int ascii)
+{
+	return from_ucs(out, cap, data, len, kind, ascii, 0);
+}
+
+int utf8_from_ucs_lenient(char *out, size_t cap, const void *data, size_t len,
+			  unsigned int kind, int ascii)
+{
+	return from_ucs(out, cap, data, len, kind, ascii, 1);
 }
 
 /* Length of the well-formed UTF-8 sequence at p (n bytes left), or 0. */

@@ -16,6 +16,13 @@
 int utf8_from_ucs(char *out, size_t cap, const void *data, size_t len, unsigned int kind,
 		  int ascii);
 
+/*
+ * The same for text from a program's tag sets: lone surrogates become '?'
+ * rather than fail, and the separators U+001E and U+001F are kept.
+ */
+int utf8_from_ucs_lenient(char *out, size_t cap, const void *data, size_t len,
+			  unsigned int kind, int ascii);
+
 /* Is s (n bytes) well-formed UTF-8?  (no overlongs, no surrogates) */
 int utf8_valid(const char *s, size_t n);
 

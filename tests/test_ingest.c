@@ -85,8 +85,8 @@ Test(ingest, name)
 	free(s);
 	o.tags = tags;
 	s = ingest_name(&o, "route=/cart,env=staging");
-	/* sorted; the static --tag wins over the program's */
-	cr_assert_str_eq(s, "shop.cpu{env=prod,region=us-east-1,route=/cart}");
+	/* sorted; the program's tags win over the static --tag */
+	cr_assert_str_eq(s, "shop.cpu{env=staging,region=us-east-1,route=/cart}");
 	free(s);
 }
 

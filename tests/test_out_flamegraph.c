@@ -29,12 +29,12 @@ static void add(struct profile *p, const char *tags, const char *const *names, u
 	profile_add(p, tags, &st, n);
 }
 
-static char *svg_opt(const struct profile *p, const char *title, int threads)
+static char *svg_meta(const struct profile *p, const char *title, int threads, int no_tags)
 {
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
-	struct out_meta meta = { title, 2.0, 100, 0, threads };
+	struct out_meta meta = { title, 2.0, 100, 0, threads, no_tags };
 
 	cr_assert(f);
 	cr_assert_eq(out_flamegraph.write(f, p, &meta), 0);
@@ -42,9 +42,14 @@ static char *svg_opt(const struct profile *p, const char *title, int threads)
 	return buf;
 }
 
+static char *svg_opt(const struct profile *p, const char *title, int threads)
+{
+	return svg_meta(p, title, threads, 1);
+}
+
 static char *svg(const struct profile *p)
 {
-	return svg_opt(p, "pid 42", 0);
+	return svg_meta(p, "pid 42", 0, 0);
 }
 
 static size_t count(const char *s, const char *needle)
@@ -184,7 +189,7 @@ Test(flamegraph, hostile_names_stay_text)
 	st.thread_name = "</title><script>x</script>";
 	st.frame[0] = (struct stack_frame){ "leaf", "<&>\"'.py", 3 };
 	profile_add(&p, NULL, &st, 5);
-	s = svg_opt(&p, "pid <1&2> ]]>", 1);
+	s = svg_meta(&p, "pid <1&2> ]]>", 1, 0);
 	cr_assert(xml_ok(s), "%s", s);
 	cr_assert(!strstr(s, "<script>"), "only our own <script type=...>");
 	cr_assert_eq(count(s, "]]>"), 1, "only the end of our CDATA");
@@ -200,7 +205,7 @@ Test(flamegraph, hostile_names_stay_text)
 	cr_assert(strstr(s, ">pid &lt;1&amp;2&gt; ]]&gt; \xe2\x80\x94 "));
 	/* the long name's label is clipped to whole characters, with ".." */
 	cr_assert(strstr(s, "\xc3\xa9\xc3\xa9..</text>"));
-	cr_assert(!strstr(s, "route="), "tag sets are merged away");
+	cr_assert(strstr(s, "<title>{route=&lt;a&amp;b&gt;} (5 samples"), "the tag set, escaped");
 	free(s);
 	profile_release(&p);
 }
@@ -220,7 +225,7 @@ Test(flamegraph, empty_profile)
 	profile_release(&p);
 }
 
-/* Threads only with --threads, in grey; tag sets always merged. */
+/* Threads only with --threads, in grey; tag sets at the root unless --no-tags. */
 Test(flamegraph, threads_and_tags)
 {
 	struct profile p;
@@ -232,8 +237,14 @@ Test(flamegraph, threads_and_tags)
 	add(&p, "k=v", (const char *const[]){ "main", NULL }, 3);
 	add(&p, NULL, (const char *const[]){ "main", NULL }, 4);
 	s = svg(&p);
-	cr_assert(strstr(s, "<title>main (app.py:10) (7 samples, 100.00%)</title>"));
+	cr_assert(strstr(s, "<title>{k=v} (3 samples, 42.86%)</title>"), "%s", s);
+	cr_assert(strstr(s, "<title>main (app.py:10) (3 samples, 42.86%)</title>"));
+	cr_assert(strstr(s, "<title>main (app.py:10) (4 samples, 57.14%)</title>"));
 	cr_assert(!strstr(s, "thread ("));
+	free(s);
+	s = svg_meta(&p, "pid 42", 0, 1);
+	cr_assert(strstr(s, "<title>main (app.py:10) (7 samples, 100.00%)</title>"));
+	cr_assert(!strstr(s, "k=v"));
 	free(s);
 	s = svg_opt(&p, "pid 42", 1);
 	t = strstr(s, "<title>thread (7) (7 samples, 100.00%)</title>");
@@ -286,7 +297,7 @@ Test(flamegraph, stable_colours)
 
 Test(flamegraph, write_error_sets_errno)
 {
-	struct out_meta meta = { "pid 42", 2.0, 100, 0, 0 };
+	struct out_meta meta = { "pid 42", 2.0, 100, 0, 0, 0 };
 	struct profile p;
 	FILE *f = fopen("/dev/full", "w");
 

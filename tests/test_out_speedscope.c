@@ -27,14 +27,17 @@ static char *write(const struct profile *p)
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
-	struct out_meta meta = { "pid 42", 2.0, 100, 0, 0 };
+	struct out_meta meta = { "pid 42", 2.0, 100, 0, 0, 0 };
 
 	cr_assert_eq(out_speedscope.write(f, p, &meta), 0);
 	fclose(f);
 	return buf;
 }
 
-/* Frames once, one sampled profile per thread, weights in nanoseconds. */
+/*
+ * Frames once, one sampled profile per thread (and tag set: "thread (2)
+ * {k=v}"), weights in nanoseconds.
+ */
 Test(speedscope, golden)
 {
 	struct profile p;
@@ -55,7 +58,7 @@ Test(speedscope, golden)
 		"{\"type\":\"sampled\",\"name\":\"thread (1)\",\"unit\":\"nanoseconds\","
 		"\"startValue\":0,\"samples\":[[0,1],[0,2]],\"weights\":[50000000,10000000],"
 		"\"endValue\":60000000},"
-		"{\"type\":\"sampled\",\"name\":\"thread (2)\",\"unit\":\"nanoseconds\","
+		"{\"type\":\"sampled\",\"name\":\"thread (2) {k=v}\",\"unit\":\"nanoseconds\","
 		"\"startValue\":0,\"samples\":[[0,1]],\"weights\":[20000000],"
 		"\"endValue\":20000000}]}\n");
 	free(s);

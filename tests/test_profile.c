@@ -22,12 +22,12 @@ static void make_stack(int variant)
 	st.frame[0] = (struct stack_frame){ "work", "app.py", 4 };
 }
 
-static char *folded_opt(const struct profile *p, int threads)
+static char *folded_meta(const struct profile *p, int threads, int no_tags)
 {
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
-	struct out_meta meta = { "test", 1.0, 100, 0, threads };
+	struct out_meta meta = { "test", 1.0, 100, 0, threads, no_tags };
 
 	cr_assert_eq(out_folded.write(f, p, &meta), 0);
 	fclose(f);
@@ -36,7 +36,7 @@ static char *folded_opt(const struct profile *p, int threads)
 
 static char *folded(const struct profile *p)
 {
-	return folded_opt(p, 0);
+	return folded_meta(p, 0, 0);
 }
 
 Test(profile, aggregates_and_writes_folded)
@@ -121,13 +121,17 @@ Test(profile, thread_root_and_function_mode)
 	profile_add(&p, NULL, &st, 1);
 	st.frame[0].line = 5;	/* another line of the same function merges */
 	profile_add(&p, NULL, &st, 1);
-	s = folded_opt(&p, 1);
+	s = folded_meta(&p, 1, 0);
 	cr_assert_str_eq(s, "thread (7);<module> (app.py);foo (app.py);work (app.py) 2\n");
 	free(s);
 	profile_release(&p);
 }
 
-/* Threads and tag sets are levels of the trie; a projection merges them. */
+/*
+ * Threads and tag sets are levels of the trie; a projection merges them.
+ * Folded output shows a tag set as a {k=v} frame at the root, and the
+ * stacks without tags as they are, unless --no-tags.
+ */
 Test(profile, projection_merges_threads_and_tags)
 {
 	struct profile p, q;
@@ -141,13 +145,25 @@ Test(profile, projection_merges_threads_and_tags)
 	make_stack(1);
 	profile_add(&p, NULL, &st, 5);
 	cr_assert_eq(p.total, 12);
-	s = folded_opt(&p, 1);
+	s = folded_meta(&p, 1, 1);
 	cr_assert_str_eq(s, "thread (7);<module> (app.py:20);foo (app.py:8);work (app.py:4) 3\n"
 			    "thread (7);<module> (app.py:20);bar (app.py:12);work (app.py:4) 5\n"
 			    "thread (8);<module> (app.py:20);foo (app.py:8);work (app.py:4) 4\n");
 	free(s);
-	s = folded(&p);
+	s = folded_meta(&p, 0, 1);
 	cr_assert_str_eq(s, "<module> (app.py:20);foo (app.py:8);work (app.py:4) 7\n"
+			    "<module> (app.py:20);bar (app.py:12);work (app.py:4) 5\n");
+	free(s);
+	s = folded_meta(&p, 1, 0);
+	cr_assert_str_eq(s, "{route=/a};thread (7);<module> (app.py:20);foo (app.py:8);"
+			    "work (app.py:4) 3\n"
+			    "{route=/b};thread (8);<module> (app.py:20);foo (app.py:8);"
+			    "work (app.py:4) 4\n"
+			    "thread (7);<module> (app.py:20);bar (app.py:12);work (app.py:4) 5\n");
+	free(s);
+	s = folded(&p);
+	cr_assert_str_eq(s, "{route=/a};<module> (app.py:20);foo (app.py:8);work (app.py:4) 3\n"
+			    "{route=/b};<module> (app.py:20);foo (app.py:8);work (app.py:4) 4\n"
 			    "<module> (app.py:20);bar (app.py:12);work (app.py:4) 5\n");
 	free(s);
 	profile_project(&p, PROFILE_KEEP_TAGS, &q);

@@ -1,0 +1,35 @@
+# SPDX-License-Identifier: MIT
+"""Code written for the Pyroscope Python agent, run under pyrospy.
+
+pyrospy exec puts this module ahead of the real one, so that an app
+instrumented with `pyroscope.configure(...)` and `pyroscope.tag_wrapper`
+is profiled from outside, unchanged.  configure() keeps the tags and
+ignores everything else (server address, sample rate, ...): pyrospy's own
+options decide those.
+"""
+
+import pyrospy
+from pyrospy import tag_wrapper
+
+__all__ = ["configure", "tag_wrapper", "add_thread_tag", "remove_thread_tag", "shutdown"]
+
+
+def configure(tags=None, **ignored):
+    if tags:
+        pyrospy.add_tags(tags)
+
+
+def add_thread_tag(thread_id, key, value):
+    tags = pyrospy._thread_tags(thread_id)
+    tags[key] = value
+    pyrospy._thread_set(thread_id, tags)
+
+
+def remove_thread_tag(thread_id, key, value):
+    tags = pyrospy._thread_tags(thread_id)
+    tags.pop(str(key), None)
+    pyrospy._thread_set(thread_id, tags)
+
+
+def shutdown():
+    pass
