@@ -621,12 +621,12 @@ static void window_rotate(struct recording *rec, time_t now)
 	rec->from = at;
 }
 
-static void recording_add(void *arg, const struct stack *st)
+static void recording_add(void *arg, const char *tags, const struct stack *st)
 {
 	struct recording *rec = arg;
 
 	window_rotate(rec, time(NULL));
-	profile_add(&rec->window, NULL, st, 1);
+	profile_add(&rec->window, tags, st, 1);
 }
 
 static int recording_tick(void *arg, const struct profile *p, const struct sampler_result *res)

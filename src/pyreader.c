@@ -317,7 +317,15 @@ static void chunk_load(struct pyreader *pr, const unsigned char *ts)
 		return;
 	start = top - chunk > CHUNK_MAX ? top - CHUNK_MAX : chunk;
 	len = (size_t)(top - start);
-	rmem_load_big(&pr->mem, start, len);
+	if (pr->tag_dict) {
+		/* the tag table in the same read: the thread's tags as of its frames */
+		uint64_t addr[2] = { pr->tag_dict, pr->tag_keys };
+		size_t tlen[2] = { 48, (size_t)pr->tag_keys_len };
+
+		rmem_load_big_with(&pr->mem, start, len, addr, tlen, pr->tag_keys ? 2 : 1);
+	} else {
+		rmem_load_big(&pr->mem, start, len);
+	}
 }
 
 /* Walk one thread's frames into st.  PERR_CORRUPT on a torn or bad chain. */
@@ -675,50 +683,49 @@ static struct pytagset *tagset_slot(struct pyreader *pr, uint64_t addr)
 	return &pr->tagsets[i];
 }
 
+/* The registry's items, read at most once a sample (NULL if unreadable). */
+struct pylisted {
+	int read;
+	uint64_t *items, n;
+};
+
 /*
  * The tag set of the registry's str at addr.  Only a str the registry
  * holds is read (the registry keeps it alive, so its address means the
  * same for good); the registry is read again at most once a sample.
  */
-static const char *tagset_get(struct pyreader *pr, uint64_t addr, int *listed)
+static const char *tagset_get(struct pyreader *pr, uint64_t addr, struct pylisted *l)
 {
 	struct pytagset *ts = tagset_slot(pr, addr);
 	unsigned char hdr[40];
-	uint64_t n, items, *ptr;
 
 	if (ts->addr)
 		return ts->tags;
-	if (*listed || pr->ntagsets >= TAGSET_CACHE / 2)
+	if (pr->ntagsets >= TAGSET_CACHE / 2)
 		return NULL;
-	*listed = 1;
-	/* PyListObject: ob_size at 16, ob_item at 24 */
-	if (rd(pr, pr->tag_list, hdr, sizeof(hdr)) ||
-	    (pr->list_type && get_u64(hdr, pr->lay.ob_type) != pr->list_type))
-		return NULL;
-	n = get_u64(hdr, 16);
-	items = get_u64(hdr, 24);
-	if (n > TAGSET_MAX)
-		n = TAGSET_MAX;
-	if (!n)
-		return NULL;
-	ptr = xmalloc((size_t)n * 8);
-	if (!rd(pr, items, ptr, (size_t)n * 8)) {
-		for (uint64_t i = 0; i < n; i++) {
-			struct pytagset *e;
-
-			if (ptr[i] != addr)
-				continue;
-			e = tagset_slot(pr, addr);
-			if (read_str_into(pr, addr, TAGS_MAX_SET, 1, pr->tagbuf, sizeof(pr->tagbuf)))
-				break;
-			e->addr = addr;
-			e->tags = tags_from_app(pr->tagbuf, strlen(pr->tagbuf));
-			pr->ntagsets++;
-			free(ptr);
-			return e->tags;
-		}
+	if (!l->read) {
+		l->read = 1;
+		/* PyListObject: ob_size at 16, ob_item at 24 */
+		if (rd(pr, pr->tag_list, hdr, sizeof(hdr)) ||
+		    (pr->list_type && get_u64(hdr, pr->lay.ob_type) != pr->list_type))
+			return NULL;
+		l->n = get_u64(hdr, 16);
+		if (l->n > TAGSET_MAX)
+			l->n = TAGSET_MAX;
+		l->items = xmalloc((size_t)(l->n ? l->n : 1) * 8);
+		if (rd(pr, get_u64(hdr, 24), l->items, (size_t)l->n * 8))
+			l->n = 0;
 	}
-	free(ptr);
+	for (uint64_t i = 0; i < l->n; i++) {
+		if (l->items[i] != addr)
+			continue;
+		if (read_str_into(pr, addr, TAGS_MAX_SET, 1, pr->tagbuf, sizeof(pr->tagbuf)))
+			return NULL;
+		ts->addr = addr;
+		ts->tags = tags_from_app(pr->tagbuf, strlen(pr->tagbuf));
+		pr->ntagsets++;
+		return ts->tags;
+	}
 	return NULL;
 }
 
@@ -732,9 +739,9 @@ static int tagent_cmp(const void *a, const void *b)
 /* Read which tag set is in force where, for this sample. */
 static void tags_load(struct pyreader *pr, uint64_t interp)
 {
+	struct pylisted listed = { 0, NULL, 0 };
 	struct pydent *e;
 	size_t n;
-	int listed = 0;
 
 	pr->ntagent = 0;
 	pr->tag_process = 0;
@@ -758,6 +765,7 @@ static void tags_load(struct pyreader *pr, uint64_t interp)
 			pr->tagent[pr->ntagent++] = (struct pytagent){ e[i].hash, e[i].value };
 	}
 	free(e);
+	free(listed.items);
 	qsort(pr->tagent, pr->ntagent, sizeof(*pr->tagent), tagent_cmp);
 }
 
@@ -773,6 +781,7 @@ static const char *tags_of(struct pyreader *pr, uint64_t ident)
 		hit = bsearch(&key, pr->tagent, pr->ntagent, sizeof(key), tagent_cmp);
 	if (hit)
 		set = hit->set;
+
 	if (!set || !pr->tag_process)
 		return set ? tagset_slot(pr, set)->tags :
 		       pr->tag_process ? tagset_slot(pr, pr->tag_process)->tags : NULL;
@@ -825,7 +834,7 @@ enum perr pyreader_sample(struct pyreader *pr, reader_cb cb, void *arg)
 		cache_clear(pr);
 	if (L->tstate.size > sizeof(ts))
 		return PERR_UNSUPPORTED;
-	if (pr->tag_dict) {
+	if (pr->tag_dict && L->tstate.datastack_chunk == PYVM_NONE) {
 		/* the interpreter list and the tag table where they were: one read */
 		uint64_t addr[3] = { pr->runtime + L->runtime.interpreters_head, pr->tag_dict,
 				     pr->tag_keys };
@@ -849,7 +858,14 @@ enum perr pyreader_sample(struct pyreader *pr, reader_cb cb, void *arg)
 		if (L->interp.ceval_gil != PYVM_NONE)
 			rd(pr, interp + L->interp.ceval_gil, gilp, sizeof(gilp));
 		holder = gil_holder(pr, gilp);
-		tags_load(pr, interp);
+		if (L->tstate.datastack_chunk == PYVM_NONE) {
+			tags_load(pr, interp);		/* <= 3.10: once for all threads */
+		} else {
+			pr->ntagent = 0;		/* 3.11+: with each thread's frames */
+			pr->tag_process = 0;
+			if (!pr->tag_dict)
+				tags_search(pr, interp);
+		}
 		if (L->tstate.native_thread_id == PYVM_NONE && pr->pthread_tid_off < 0)
 			pthread_discover(pr, head);
 		for (tstate = head; tstate && nthreads < THREAD_MAX; nthreads++) {
@@ -909,6 +925,11 @@ enum perr pyreader_sample(struct pyreader *pr, reader_cb cb, void *arg)
 				pr->stats.dropped++;
 			} else if (st.depth) {	/* no Python frames: nothing to show */
 				pr->stats.stacks++;
+				if (L->tstate.datastack_chunk != PYVM_NONE && pr->tag_dict) {
+					/* 3.11+: the table as read with this thread's frames */
+					tags_load(pr, interp);
+					st.tags = tags_of(pr, st.thread_id);
+				}
 				cb(arg, &st);
 			}
 			tstate = tnext;

@@ -160,7 +160,11 @@ struct rbreader {
 	unsigned char main_hdr[STORE_HDR];	/* read with the thread list */
 	int main_read;			/* main_hdr and store_buf hold main's table */
 	unsigned char *store_buf;	/* STORAGE_MAX entries */
-	struct rbstore stores[64];	/* other threads' tables, by address */
+	struct rbstore *ec_store;	/* the table cache of the EC last loaded */
+	uint64_t ec_val[3];		/* its values, read with its frames... */
+	int ec_val_ok;			/* ...when this is set */
+	unsigned char ec_hdr[STORE_HDR];
+	unsigned char *ec_ent;		/* STORAGE_MAX entries */
 	uint64_t tag_key[3];		/* keys of the three variables, 0: not seen */
 	uint64_t tag_sets;		/* the registry Array, 0: not found */
 	uint64_t tag_next;		/* sample count of the next look for it */
@@ -784,8 +788,292 @@ static int validate(struct rbreader *rr)
  * Where an execution context's frames and environments were last time:
  * the next sample reads them all, with the EC itself, in one scatter read.
  */
+/* --- tags: what the program marks with src/ruby/pyrospy.rb --- */
+
+#define TAG_THREAD	0		/* Thread.current[:__pyrospy_tags__] */
+#define TAG_PROCESS	1		/* Thread.main[:__pyrospy_process__] */
+#define TAG_SETS	2		/* Thread.main[:__pyrospy_sets__] */
+#define TAG_EAGER	100		/* samples at the start that all look */
+#define TAG_SEARCH	25		/* samples between looks for the registry */
+#define TAGSET_MAX	8192
+static const char *const tag_names[3] = {
+	"__pyrospy_tags__", "__pyrospy_process__", "__pyrospy_sets__",
+};
+
+static void storage_match(struct rbreader *rr, uint64_t key, uint64_t v, uint64_t val[3])
+{
+	const struct rubyvm_layout *L = rr->L;
+
+	for (int i = 0; i < 3; i++) {
+		const char *name;
+
+		if (rr->tag_key[i] == key) {
+			val[i] = v;
+			return;
+		}
+		if (rr->tag_key[i])
+			continue;
+		/* 2.7 keys by ID, later versions by the ID's serial */
+		name = id_name(rr, L->version < 30000 ? key : key << L->id_scope_shift);
+		if (name && !strcmp(name, tag_names[i])) {
+			rr->tag_key[i] = key;
+			val[i] = v;
+			return;
+		}
+	}
+}
+
+
+/* From a table's header: where its entries are, how many, and their size. */
+static int storage_layout(struct rbreader *rr, const unsigned char *hdr, uint64_t *at,
+			  uint64_t *n, uint64_t *esize)
+{
+	if (rr->L->version < 30000) {
+		/* st_table: entries_start@32, entries_bound@40, entries@48 */
+		uint64_t start = get_u64(hdr, 32), bound = get_u64(hdr, 40);
+
+		if (bound < start || bound - start > STORAGE_MAX)
+			return -1;
+		*n = bound - start;
+		*at = get_u64(hdr, 48) + 24 * start;
+		*esize = 24;
+	} else {
+		/* rb_id_table: int capa@0, num@4, used@8, items@16 */
+		uint32_t capa = get_u32(hdr, 0), num = get_u32(hdr, 4);
+
+		if (!capa || capa > STORAGE_MAX || num > capa)
+			return -1;
+		*n = capa;
+		*at = get_u64(hdr, 16);
+		*esize = 16;
+	}
+	return *n && is_obj(*at) ? 0 : -1;
+}
+
+static void storage_scan(struct rbreader *rr, const unsigned char *ent, uint64_t n,
+			 uint64_t esize, uint64_t val[3])
+{
+	for (uint64_t i = 0; i < n; i++) {
+		const unsigned char *e = ent + i * esize;
+
+		if (esize == 24 && get_u64(e, 0) != UINT64_MAX)	/* else deleted */
+			storage_match(rr, get_u64(e, 8), get_u64(e, 16), val);
+		else if (esize == 16 && get_u32(e, 0))	/* else empty */
+			storage_match(rr, get_u32(e, 0), get_u64(e, 8), val);
+	}
+}
+
+/*
+ * The values of our three fiber-local variables in the local storage
+ * table tbl (an st_table keyed by ID on 2.7, an rb_id_table keyed by the
+ * ID's serial later); 0 for those absent.  With c, one scatter read of
+ * the header and of the entries where c last saw them, when they are
+ * still there; else two reads, remembered in c.
+ */
+static size_t storage_hdr_len(const struct rbreader *rr)
+{
+	return rr->L->version < 30000 ? 56 : 24;
+}
+
+static uint64_t storage_esize(const struct rbreader *rr)
+{
+	return rr->L->version < 30000 ? 24 : 16;
+}
+
+/*
+ * Values from a header and entries read where c says: 0 if the header
+ * still puts them there.
+ */
+static int storage_check(struct rbreader *rr, const struct rbstore *c, const unsigned char *hdr,
+			 const unsigned char *ent, uint64_t val[3])
+{
+	uint64_t at, n, esize;
+
+	if (storage_layout(rr, hdr, &at, &n, &esize) || at != c->at || n != c->n)
+		return -1;
+	storage_scan(rr, ent, n, esize, val);
+	return 0;
+}
+
+static void storage_get(struct rbreader *rr, uint64_t tbl, struct rbstore *c, uint64_t val[3])
+{
+	unsigned char hdr[STORE_HDR], *ent = rr->store_buf;
+	uint64_t at, n, esize = storage_esize(rr);
+	size_t hlen = storage_hdr_len(rr);
+
+	val[0] = val[1] = val[2] = 0;
+	if (!is_obj(tbl))
+		return;
+	if (c && c->tbl == tbl && c->n) {
+		struct procmem_iov iov[2] = {
+			{ tbl, hdr, hlen }, { c->at, ent, (size_t)(c->n * esize) },
+		};
+		size_t done;
+
+		procmem_readv(&rr->t->mem, iov, 2, &done);
+		if (done == 2 && !storage_check(rr, c, hdr, ent, val))
+			return;
+	}
+	if (!rd(rr, tbl, hdr, hlen) && !storage_layout(rr, hdr, &at, &n, &esize) &&
+	    !rd(rr, at, ent, (size_t)(n * esize))) {
+		storage_scan(rr, ent, n, esize, val);
+		if (c)
+			*c = (struct rbstore){ tbl, at, n };
+	}
+}
+
+/* A Fixnum's value, or -1 if v is no small non-negative Fixnum. */
+static int64_t fixnum(uint64_t v)
+{
+	return (v & 1) && (v >> 1) < TAGSET_MAX ? (int64_t)(v >> 1) : -1;
+}
+
+static void tagsets_clear(struct rbreader *rr)
+{
+	for (size_t i = 0; i < rr->ntagsets; i++)
+		free(rr->tagsets[i]);
+	FREE_AND_NULL(rr->tagsets);
+	rr->ntagsets = 0;
+	for (size_t i = 0; i < ARRAY_SIZE(rr->merged); i++)
+		FREE_AND_NULL(rr->merged[i].tags);
+}
+
+/* A String's bytes as they are (at most cap - 1), NUL-terminated. */
+static enum perr read_string_raw(struct rbreader *rr, uint64_t v, char *out, size_t cap,
+				 size_t *outlen)
+{
+	const struct rubyvm_layout *L = rr->L;
+	unsigned char hdr[40];
+	uint64_t flags, len, ptr;
+	enum perr err;
+
+	if (!is_obj(v) || (err = rd(rr, v, hdr, sizeof(hdr))))
+		return is_obj(v) ? err : PERR_CORRUPT;
+	flags = get_u64(hdr, 0);
+	if ((flags & T_MASK) != T_STRING)
+		return PERR_CORRUPT;
+	if (!(flags & L->string.noembed)) {
+		if (L->string.embed_len == RUBYVM_NONE)
+			len = flags >> L->string.embed_len_shift & L->string.embed_len_mask;
+		else
+			len = get_u64(hdr, L->string.embed_len);
+		ptr = v + L->string.embed_ptr;
+	} else {
+		len = get_u64(hdr, L->string.heap_len);
+		ptr = get_u64(hdr, L->string.heap_ptr);
+	}
+	if (len >= cap)
+		len = cap - 1;	/* a hostile length: keep the start */
+	if ((err = rd(rr, ptr, out, (size_t)len)))
+		return err;
+	out[len] = '\0';
+	*outlen = (size_t)len;
+	return PERR_OK;
+}
+
+/* The clean tag set of registry id, read from the registry when first met. */
+static const char *tagset(struct rbreader *rr, int64_t id)
+{
+	uint64_t str;
+	size_t len;
+	char *raw;
+
+	if (id <= 0 || !rr->tag_sets)
+		return NULL;
+	if ((size_t)id >= rr->ntagsets) {
+		size_t n = (size_t)id + 1;
+
+		rr->tagsets = xreallocarray(rr->tagsets, n, sizeof(*rr->tagsets));
+		memset(rr->tagsets + rr->ntagsets, 0, (n - rr->ntagsets) * sizeof(*rr->tagsets));
+		rr->ntagsets = n;
+	}
+	if (rr->tagsets[id])
+		return rr->tagsets[id];
+	raw = xmalloc(TAGS_MAX_SET + 1);
+	if (!array_at(rr, rr->tag_sets, (uint64_t)id, &str) &&
+	    !read_string_raw(rr, str, raw, TAGS_MAX_SET + 1, &len))
+		rr->tagsets[id] = tags_from_app(raw, len);
+	free(raw);
+	return rr->tagsets[id];
+}
+
+/*
+ * At the start of a sample: the process-wide set and the registry, from
+ * the main thread's fiber-local variables.  Where its table is, is looked
+ * up again every TAG_SEARCH samples (the main fiber may change); reading
+ * it costs one syscall a sample once the registry is known, nothing before.
+ */
+static void tags_begin(struct rbreader *rr, uint64_t main_thread)
+{
+	const struct rubyvm_layout *L = rr->L;
+	uint64_t ec, tbl, *val = rr->main_val;
+
+	rr->tag_process = -1;
+	val[0] = val[1] = val[2] = 0;
+	/* every sample at first: a program sets its tags up as it starts */
+	if (rr->stats.samples <= TAG_EAGER || rr->stats.samples >= rr->tag_next) {
+		rr->tag_next = rr->stats.samples + TAG_SEARCH;
+		if (is_obj(main_thread) && !rd_u64(rr, main_thread + L->thread.ec, &ec) &&
+		    is_obj(ec) && !rd_u64(rr, ec + L->ec.local_storage, &tbl) &&
+		    tbl != rr->main_store.tbl)
+			rr->main_store = (struct rbstore){ is_obj(tbl) ? tbl : 0, 0, 0 };
+	} else if (!rr->tag_sets) {
+		return;
+	}
+	if (!rr->main_store.tbl)
+		return;
+	if (!rr->main_read ||
+	    storage_check(rr, &rr->main_store, rr->main_hdr, rr->store_buf, val))
+		storage_get(rr, rr->main_store.tbl, &rr->main_store, val);
+	if (val[TAG_SETS] != rr->tag_sets) {
+		/* a new registry (or none): what we read of the old one is void */
+		tagsets_clear(rr);
+		rr->tag_sets = is_obj(val[TAG_SETS]) ? val[TAG_SETS] : 0;
+	}
+	rr->tag_process = fixnum(val[TAG_PROCESS]);
+}
+
+/* The tags of the thread whose EC was just walked. */
+static const char *tags_of(struct rbreader *rr)
+{
+	uint64_t val[3];
+	int64_t id;
+	struct rbmerged *m;
+	const char *a, *b;
+
+	if (!rr->tag_sets || !rr->ec_storage)
+		return tagset(rr, rr->tag_process);
+	if (rr->ec_val_ok)
+		memcpy(val, rr->ec_val, sizeof(val));
+	else if (rr->ec_storage == rr->main_store.tbl)
+		memcpy(val, rr->main_val, sizeof(val));
+	else
+		storage_get(rr, rr->ec_storage, rr->ec_store, val);
+	/* where to read it with the frames next time */
+	if (rr->ec_store && rr->ec_store->tbl != rr->ec_storage) {
+		if (rr->ec_storage == rr->main_store.tbl)
+			*rr->ec_store = rr->main_store;
+		else
+			rr->ec_store->tbl = rr->ec_store->n = 0;
+	}
+	id = fixnum(val[TAG_THREAD]);
+	a = tagset(rr, id);
+	b = tagset(rr, rr->tag_process);
+	if (!a || !b)
+		return a ? a : b;
+	m = &rr->merged[(uint64_t)(id * 31 + rr->tag_process) & (ARRAY_SIZE(rr->merged) - 1)];
+	if (m->tags && m->thread == id && m->process == rr->tag_process)
+		return m->tags;
+	free(m->tags);
+	m->thread = id;
+	m->process = rr->tag_process;
+	m->tags = tags_merge(a, b);
+	return m->tags;
+}
+
 struct ecguess {
 	uint64_t ec;
+	struct rbstore store;		/* its fiber-local variables' table */
 	uint64_t vm_stack, end;		/* the VM stack */
 	uint64_t cfp;			/* first control frame read */
 	uint64_t env_lo, env_hi;	/* environments read */
@@ -862,10 +1150,10 @@ static int frames_guessed(struct rbreader *rr, struct ecguess *g, unsigned char 
 			  struct frames *fr)
 {
 	const struct rubyvm_layout *L = rr->L;
-	struct procmem_iov iov[5];
+	struct procmem_iov iov[7];
 	unsigned char again[256];
 	uint64_t end, lo, hi, cfp0, off, env_lo, env_hi;
-	size_t done, len;
+	size_t done, len, niov;
 
 	cfp0 = g->cfp > g->vm_stack + GUESS_FRAMES * L->cfp.size ?
 		       g->cfp - GUESS_FRAMES * L->cfp.size : g->vm_stack;
@@ -881,7 +1169,17 @@ static int frames_guessed(struct rbreader *rr, struct ecguess *g, unsigned char 
 				       (size_t)(hi - lo) };
 	iov[3] = (struct procmem_iov){ cfp0, rr->cfps + len, len };
 	iov[4] = (struct procmem_iov){ g->ec, again, L->ec.size };
-	if (procmem_readv(&rr->t->mem, iov, 5, &done) || done != 5 ||
+	niov = 5;
+	if (rr->tag_sets && g->store.n) {
+		/* the thread's tags where they were: read with its frames */
+		iov[niov++] = (struct procmem_iov){ g->store.tbl, rr->ec_hdr, storage_hdr_len(rr) };
+		iov[niov++] = (struct procmem_iov){ g->store.at, rr->ec_ent,
+						    (size_t)(g->store.n * storage_esize(rr)) };
+	}
+	procmem_readv(&rr->t->mem, iov, niov, &done);
+	if (done == 7 && get_u64(hdr, L->ec.local_storage) == g->store.tbl)
+		rr->ec_val_ok = !storage_check(rr, &g->store, rr->ec_hdr, rr->ec_ent, rr->ec_val);
+	if (done < 5 ||
 	    frames_from_ec(rr, hdr, fr, &end) || !fr->n || fr->vm_stack != g->vm_stack ||
 	    end != g->end || fr->cfp < cfp0)
 		goto miss;
@@ -938,7 +1236,9 @@ static enum perr frames_probe(struct rbreader *rr, uint64_t ec, struct ecguess *
 		lo = fr->vm_stack;	/* no environment on the stack */
 		hi = lo + 8;
 	}
-	*g = (struct ecguess){ ec, fr->vm_stack, end, fr->cfp, lo, hi };
+	*g = (struct ecguess){ .ec = ec, .vm_stack = fr->vm_stack, .end = end, .cfp = fr->cfp,
+			       .env_lo = lo, .env_hi = hi,
+			       .store = g->ec == ec ? g->store : (struct rbstore){ 0, 0, 0 } };
 	return PERR_OK;
 }
 
@@ -957,6 +1257,10 @@ static enum perr load_frames(struct rbreader *rr, uint64_t ec, struct frames *fr
 	if (L->ec.size > sizeof(hdr))
 		return PERR_UNSUPPORTED;
 	rr->ec_storage = 0;
+	rr->ec_val_ok = 0;
+	rr->ec_store = NULL;
+	if (g->ec != ec)
+		g->store.tbl = g->store.n = 0;
 	if (!(g->ec == ec && frames_guessed(rr, g, hdr, fr))) {
 		if ((err = frames_probe(rr, ec, g, fr)) || !fr->n || fr->truncated)
 			return err;	/* idle, or too deep to read twice: take the plain read */
@@ -965,6 +1269,7 @@ static enum perr load_frames(struct rbreader *rr, uint64_t ec, struct frames *fr
 	}
 	if (L->ec.local_storage + 8 <= L->ec.size)
 		rr->ec_storage = get_u64(hdr, L->ec.local_storage);
+	rr->ec_store = &g->store;
 	return PERR_OK;
 }
 
@@ -1265,6 +1570,7 @@ static enum perr rbreader_setup(struct target *t, const struct reader_opts *opts
 	rr->classes = xcalloc(OBJ_CACHE, sizeof(*rr->classes));
 	rr->guess = xcalloc(GUESS_SLOTS, sizeof(*rr->guess));
 	rr->store_buf = xmalloc(STORAGE_MAX * 24);
+	rr->ec_ent = xmalloc(STORAGE_MAX * 24);
 
 	ptr = vm_ptr ? *vm_ptr : vm_ptr_addr(rr);
 	if (!ptr) {
@@ -1329,6 +1635,7 @@ void rbreader_free(struct rbreader *rr)
 	free(rr->cfps);
 	free(rr->guess);
 	free(rr->store_buf);
+	free(rr->ec_ent);
 	tagsets_clear(rr);
 	rmem_release(&rr->mem);
 	taskstat_release(&rr->ts);
@@ -1353,281 +1660,6 @@ const char *rbreader_describe(const struct rbreader *rr)
 static void objs_reset(struct rbreader *rr)
 {
 	memset(rr->objs, 0, OBJ_CACHE * sizeof(*rr->objs));
-}
-
-/* --- tags: what the program marks with src/ruby/pyrospy.rb --- */
-
-#define TAG_THREAD	0		/* Thread.current[:__pyrospy_tags__] */
-#define TAG_PROCESS	1		/* Thread.main[:__pyrospy_process__] */
-#define TAG_SETS	2		/* Thread.main[:__pyrospy_sets__] */
-#define TAG_EAGER	100		/* samples at the start that all look */
-#define TAG_SEARCH	25		/* samples between looks for the registry */
-#define TAGSET_MAX	8192
-static const char *const tag_names[3] = {
-	"__pyrospy_tags__", "__pyrospy_process__", "__pyrospy_sets__",
-};
-
-static void storage_match(struct rbreader *rr, uint64_t key, uint64_t v, uint64_t val[3])
-{
-	const struct rubyvm_layout *L = rr->L;
-
-	for (int i = 0; i < 3; i++) {
-		const char *name;
-
-		if (rr->tag_key[i] == key) {
-			val[i] = v;
-			return;
-		}
-		if (rr->tag_key[i])
-			continue;
-		/* 2.7 keys by ID, later versions by the ID's serial */
-		name = id_name(rr, L->version < 30000 ? key : key << L->id_scope_shift);
-		if (name && !strcmp(name, tag_names[i])) {
-			rr->tag_key[i] = key;
-			val[i] = v;
-			return;
-		}
-	}
-}
-
-
-/* From a table's header: where its entries are, how many, and their size. */
-static int storage_layout(struct rbreader *rr, const unsigned char *hdr, uint64_t *at,
-			  uint64_t *n, uint64_t *esize)
-{
-	if (rr->L->version < 30000) {
-		/* st_table: entries_start@32, entries_bound@40, entries@48 */
-		uint64_t start = get_u64(hdr, 32), bound = get_u64(hdr, 40);
-
-		if (bound < start || bound - start > STORAGE_MAX)
-			return -1;
-		*n = bound - start;
-		*at = get_u64(hdr, 48) + 24 * start;
-		*esize = 24;
-	} else {
-		/* rb_id_table: int capa@0, num@4, used@8, items@16 */
-		uint32_t capa = get_u32(hdr, 0), num = get_u32(hdr, 4);
-
-		if (!capa || capa > STORAGE_MAX || num > capa)
-			return -1;
-		*n = capa;
-		*at = get_u64(hdr, 16);
-		*esize = 16;
-	}
-	return *n && is_obj(*at) ? 0 : -1;
-}
-
-static void storage_scan(struct rbreader *rr, const unsigned char *ent, uint64_t n,
-			 uint64_t esize, uint64_t val[3])
-{
-	for (uint64_t i = 0; i < n; i++) {
-		const unsigned char *e = ent + i * esize;
-
-		if (esize == 24 && get_u64(e, 0) != UINT64_MAX)	/* else deleted */
-			storage_match(rr, get_u64(e, 8), get_u64(e, 16), val);
-		else if (esize == 16 && get_u32(e, 0))	/* else empty */
-			storage_match(rr, get_u32(e, 0), get_u64(e, 8), val);
-	}
-}
-
-/*
- * The values of our three fiber-local variables in the local storage
- * table tbl (an st_table keyed by ID on 2.7, an rb_id_table keyed by the
- * ID's serial later); 0 for those absent.  With c, one scatter read of
- * the header and of the entries where c last saw them, when they are
- * still there; else two reads, remembered in c.
- */
-static size_t storage_hdr_len(const struct rbreader *rr)
-{
-	return rr->L->version < 30000 ? 56 : 24;
-}
-
-static uint64_t storage_esize(const struct rbreader *rr)
-{
-	return rr->L->version < 30000 ? 24 : 16;
-}
-
-/*
- * Values from a header and entries read where c says: 0 if the header
- * still puts them there.
- */
-static int storage_check(struct rbreader *rr, const struct rbstore *c, const unsigned char *hdr,
-			 const unsigned char *ent, uint64_t val[3])
-{
-	uint64_t at, n, esize;
-
-	if (storage_layout(rr, hdr, &at, &n, &esize) || at != c->at || n != c->n)
-		return -1;
-	storage_scan(rr, ent, n, esize, val);
-	return 0;
-}
-
-static void storage_get(struct rbreader *rr, uint64_t tbl, struct rbstore *c, uint64_t val[3])
-{
-	unsigned char hdr[STORE_HDR], *ent = rr->store_buf;
-	uint64_t at, n, esize = storage_esize(rr);
-	size_t hlen = storage_hdr_len(rr);
-
-	val[0] = val[1] = val[2] = 0;
-	if (!is_obj(tbl))
-		return;
-	if (c && c->tbl == tbl && c->n) {
-		struct procmem_iov iov[2] = {
-			{ tbl, hdr, hlen }, { c->at, ent, (size_t)(c->n * esize) },
-		};
-		size_t done;
-
-		procmem_readv(&rr->t->mem, iov, 2, &done);
-		if (done == 2 && !storage_check(rr, c, hdr, ent, val))
-			return;
-	}
-	if (!rd(rr, tbl, hdr, hlen) && !storage_layout(rr, hdr, &at, &n, &esize) &&
-	    !rd(rr, at, ent, (size_t)(n * esize))) {
-		storage_scan(rr, ent, n, esize, val);
-		if (c)
-			*c = (struct rbstore){ tbl, at, n };
-	}
-}
-
-/* A Fixnum's value, or -1 if v is no small non-negative Fixnum. */
-static int64_t fixnum(uint64_t v)
-{
-	return (v & 1) && (v >> 1) < TAGSET_MAX ? (int64_t)(v >> 1) : -1;
-}
-
-static void tagsets_clear(struct rbreader *rr)
-{
-	for (size_t i = 0; i < rr->ntagsets; i++)
-		free(rr->tagsets[i]);
-	FREE_AND_NULL(rr->tagsets);
-	rr->ntagsets = 0;
-	for (size_t i = 0; i < ARRAY_SIZE(rr->merged); i++)
-		FREE_AND_NULL(rr->merged[i].tags);
-}
-
-/* A String's bytes as they are (at most cap - 1), NUL-terminated. */
-static enum perr read_string_raw(struct rbreader *rr, uint64_t v, char *out, size_t cap,
-				 size_t *outlen)
-{
-	const struct rubyvm_layout *L = rr->L;
-	unsigned char hdr[40];
-	uint64_t flags, len, ptr;
-	enum perr err;
-
-	if (!is_obj(v) || (err = rd(rr, v, hdr, sizeof(hdr))))
-		return is_obj(v) ? err : PERR_CORRUPT;
-	flags = get_u64(hdr, 0);
-	if ((flags & T_MASK) != T_STRING)
-		return PERR_CORRUPT;
-	if (!(flags & L->string.noembed)) {
-		if (L->string.embed_len == RUBYVM_NONE)
-			len = flags >> L->string.embed_len_shift & L->string.embed_len_mask;
-		else
-			len = get_u64(hdr, L->string.embed_len);
-		ptr = v + L->string.embed_ptr;
-	} else {
-		len = get_u64(hdr, L->string.heap_len);
-		ptr = get_u64(hdr, L->string.heap_ptr);
-	}
-	if (len >= cap)
-		len = cap - 1;	/* a hostile length: keep the start */
-	if ((err = rd(rr, ptr, out, (size_t)len)))
-		return err;
-	out[len] = '\0';
-	*outlen = (size_t)len;
-	return PERR_OK;
-}
-
-/* The clean tag set of registry id, read from the registry when first met. */
-static const char *tagset(struct rbreader *rr, int64_t id)
-{
-	uint64_t str;
-	size_t len;
-	char *raw;
-
-	if (id <= 0 || !rr->tag_sets)
-		return NULL;
-	if ((size_t)id >= rr->ntagsets) {
-		size_t n = (size_t)id + 1;
-
-		rr->tagsets = xreallocarray(rr->tagsets, n, sizeof(*rr->tagsets));
-		memset(rr->tagsets + rr->ntagsets, 0, (n - rr->ntagsets) * sizeof(*rr->tagsets));
-		rr->ntagsets = n;
-	}
-	if (rr->tagsets[id])
-		return rr->tagsets[id];
-	raw = xmalloc(TAGS_MAX_SET + 1);
-	if (!array_at(rr, rr->tag_sets, (uint64_t)id, &str) &&
-	    !read_string_raw(rr, str, raw, TAGS_MAX_SET + 1, &len))
-		rr->tagsets[id] = tags_from_app(raw, len);
-	free(raw);
-	return rr->tagsets[id];
-}
-
-/*
- * At the start of a sample: the process-wide set and the registry, from
- * the main thread's fiber-local variables.  Where its table is, is looked
- * up again every TAG_SEARCH samples (the main fiber may change); reading
- * it costs one syscall a sample once the registry is known, nothing before.
- */
-static void tags_begin(struct rbreader *rr, uint64_t main_thread)
-{
-	const struct rubyvm_layout *L = rr->L;
-	uint64_t ec, tbl, *val = rr->main_val;
-
-	rr->tag_process = -1;
-	val[0] = val[1] = val[2] = 0;
-	/* every sample at first: a program sets its tags up as it starts */
-	if (rr->stats.samples <= TAG_EAGER || rr->stats.samples >= rr->tag_next) {
-		rr->tag_next = rr->stats.samples + TAG_SEARCH;
-		if (is_obj(main_thread) && !rd_u64(rr, main_thread + L->thread.ec, &ec) &&
-		    is_obj(ec) && !rd_u64(rr, ec + L->ec.local_storage, &tbl) &&
-		    tbl != rr->main_store.tbl)
-			rr->main_store = (struct rbstore){ is_obj(tbl) ? tbl : 0, 0, 0 };
-	} else if (!rr->tag_sets) {
-		return;
-	}
-	if (!rr->main_store.tbl)
-		return;
-	if (!rr->main_read ||
-	    storage_check(rr, &rr->main_store, rr->main_hdr, rr->store_buf, val))
-		storage_get(rr, rr->main_store.tbl, &rr->main_store, val);
-	if (val[TAG_SETS] != rr->tag_sets) {
-		/* a new registry (or none): what we read of the old one is void */
-		tagsets_clear(rr);
-		rr->tag_sets = is_obj(val[TAG_SETS]) ? val[TAG_SETS] : 0;
-	}
-	rr->tag_process = fixnum(val[TAG_PROCESS]);
-}
-
-/* The tags of the thread whose EC was just walked. */
-static const char *tags_of(struct rbreader *rr)
-{
-	uint64_t val[3];
-	int64_t id;
-	struct rbmerged *m;
-	const char *a, *b;
-
-	if (!rr->tag_sets || !rr->ec_storage)
-		return tagset(rr, rr->tag_process);
-	if (rr->ec_storage == rr->main_store.tbl)
-		memcpy(val, rr->main_val, sizeof(val));
-	else
-		storage_get(rr, rr->ec_storage,
-			    &rr->stores[slot(rr->ec_storage, ARRAY_SIZE(rr->stores))], val);
-	id = fixnum(val[TAG_THREAD]);
-	a = tagset(rr, id);
-	b = tagset(rr, rr->tag_process);
-	if (!a || !b)
-		return a ? a : b;
-	m = &rr->merged[(uint64_t)(id * 31 + rr->tag_process) & (ARRAY_SIZE(rr->merged) - 1)];
-	if (m->tags && m->thread == id && m->process == rr->tag_process)
-		return m->tags;
-	free(m->tags);
-	m->thread = id;
-	m->process = rr->tag_process;
-	m->tags = tags_merge(a, b);
-	return m->tags;
 }
 
 /* One thread: fill st's header, decide whether to keep it, walk it. */

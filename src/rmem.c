@@ -136,15 +136,29 @@ unsigned char *rmem_big_prepare(struct rmem *m, uint64_t addr, size_t len)
 	return m->big.buf;
 }
 
-void rmem_prefetch(struct rmem *m, const uint64_t *addr, const size_t *len, unsigned int n)
+/*
+ * Fill the windows for the regions in one scatter read, the big window
+ * [big, big+biglen) first when biglen is not 0.
+ */
+static enum perr fetch(struct rmem *m, uint64_t big, size_t biglen, const uint64_t *addr,
+		       const size_t *len, unsigned int n)
 {
-	struct procmem_iov iov[RMEM_WINDOWS];
-	struct rmem_win *w[RMEM_WINDOWS];
+	struct procmem_iov iov[RMEM_WINDOWS + 1];
+	struct rmem_win *w[RMEM_WINDOWS + 1];
 	uint64_t start, end;
 	unsigned int k = 0;
 	size_t done = 0;
+	enum perr err;
 
-	for (unsigned int i = 0; i < n && k < RMEM_WINDOWS / 2; i++) {
+	m->big.len = 0;
+	if (biglen) {
+		if (!rmem_mapped(m, big, biglen))
+			return PERR_FAULT;
+		win_fit(&m->big, biglen);
+		w[k] = &m->big;
+		iov[k++] = (struct procmem_iov){ big, m->big.buf, biglen };
+	}
+	for (unsigned int i = 0; i < n && i < RMEM_WINDOWS / 2; i++) {
 		int have = 0;
 
 		for (int j = 0; j < RMEM_WINDOWS && !have; j++)
@@ -155,14 +169,30 @@ void rmem_prefetch(struct rmem *m, const uint64_t *addr, const size_t *len, unsi
 		w[k] = &m->win[m->next++ % RMEM_WINDOWS];
 		win_fit(w[k], (size_t)(end - start));
 		w[k]->len = 0;
-		iov[k] = (struct procmem_iov){ start, w[k]->buf, (size_t)(end - start) };
-		k++;
+		iov[k++] = (struct procmem_iov){ start, w[k - 1]->buf, (size_t)(end - start) };
 	}
 	if (!k)
-		return;
-	procmem_readv(&m->t->mem, iov, k, &done);
+		return PERR_OK;
+	err = procmem_readv(&m->t->mem, iov, k, &done);
 	for (size_t i = 0; i < done; i++) {
 		w[i]->addr = iov[i].addr;
 		w[i]->len = iov[i].len;
 	}
+	return biglen && !done ? (err ? err : PERR_SHORT) : PERR_OK;
+}
+
+void rmem_prefetch(struct rmem *m, const uint64_t *addr, const size_t *len, unsigned int n)
+{
+	size_t keep = m->big.len;
+
+	fetch(m, 0, 0, addr, len, n);
+	m->big.len = keep;
+}
+
+enum perr rmem_load_big_with(struct rmem *m, uint64_t addr, size_t len, const uint64_t *xaddr,
+			     const size_t *xlen, unsigned int n)
+{
+	if (!len)
+		return PERR_FAULT;
+	return fetch(m, addr, len, xaddr, xlen, n);
 }

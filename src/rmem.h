@@ -58,6 +58,14 @@ enum perr rmem_read(struct rmem *m, uint64_t addr, void *out, size_t len);
  */
 void rmem_prefetch(struct rmem *m, const uint64_t *addr, const size_t *len, unsigned int n);
 
+/*
+ * Make [addr, addr+len) the big window and prefetch the regions x as
+ * above, all in one scatter read: what they hold was read within
+ * microseconds of each other.
+ */
+enum perr rmem_load_big_with(struct rmem *m, uint64_t addr, size_t len, const uint64_t *xaddr,
+			     const size_t *xlen, unsigned int n);
+
 /* Make [addr, addr+len) the big window (one read).  */
 enum perr rmem_load_big(struct rmem *m, uint64_t addr, size_t len);
 

@@ -72,10 +72,11 @@ static const char *with_cli_tags(struct adder *a, const char *tags)
 static void add_stack(void *arg, const struct stack *st)
 {
 	struct adder *a = arg;
+	const char *tags = with_cli_tags(a, st->tags);
 
-	profile_add(a->p, with_cli_tags(a, st->tags), st, 1);
+	profile_add(a->p, tags, st, 1);
 	if (a->opts->add)
-		a->opts->add(a->opts->arg, st);
+		a->opts->add(a->opts->arg, tags, st);
 }
 
 /*

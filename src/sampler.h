@@ -22,8 +22,8 @@ struct sampler_opts {
 	int announce;		/* say on stderr when a subprocess is found */
 	int verbose;
 	const char *tags;	/* --tag, a clean tag set (src/tags.h); NULL: none */
-	/* optional: each stack also goes to add(arg, st) */
-	void (*add)(void *arg, const struct stack *st);
+	/* optional: each stack also goes to add(arg, tags, st), tags as profiled */
+	void (*add)(void *arg, const char *tags, const struct stack *st);
 	/*
 	 * optional: called about once a second with the profile and the
 	 * counts so far; a non-zero return stops sampling.

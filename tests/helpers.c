@@ -340,3 +340,35 @@ void test_busy_threads_apart(const char *folded, const char *bin, const char *pr
 					  k, tids[k]);
 	}
 }
+
+pid_t test_receiver(const char *log, const char *extra, char *port, size_t cap)
+{
+	static const struct interp py = { NULL, "/usr/bin/python3.11", 0, 3, 11 };
+	const char *args[8] = { SRCDIR "/tests/receiver.py", "--port", "0", "--log", log };
+	int n = 5;
+
+	if (extra) {
+		args[n++] = extra;
+		args[n++] = "30";
+	}
+	args[n] = NULL;
+	return test_start(&py, args, port, cap);
+}
+
+void test_use_helpers(const struct interp *in)
+{
+	const char *lang = in->lang == TARGET_PYTHON ? "python" : "ruby";
+	const char *var = in->lang == TARGET_PYTHON ? "PYTHONPATH" : "RUBYLIB";
+	char dir[1024], cmd[3072];
+
+	if (!in->root) {
+		snprintf(dir, sizeof(dir), "%s/src/%s", SRCDIR, lang);
+	} else {
+		snprintf(cmd, sizeof(cmd), "cp %s/src/%s/* '%s/%s/tmp/'", SRCDIR, lang,
+			 test_chroots(), in->root);
+		cr_assert_eq(system(cmd), 0, "cannot copy the %s helpers into chroot %s", lang,
+			     in->root);
+		snprintf(dir, sizeof(dir), "/tmp");
+	}
+	cr_assert_eq(setenv(var, dir, 1), 0);
+}

@@ -89,6 +89,20 @@ unsigned long test_samples_written(const char *err);
 /* Run a shell command; its stdout (caller frees), its wait status in *status. */
 char *test_run(const char *cmd, int *status);
 
+/*
+ * Start tests/receiver.py (the Pyroscope server side) logging accepted
+ * requests to log, with extra ("--fail-first" ...) 30 if not NULL; port
+ * gets the port it listens on.
+ */
+pid_t test_receiver(const char *log, const char *extra, char *port, size_t cap);
+
+/*
+ * Make the tag helpers (src/python, src/ruby) importable by targets of in,
+ * started from now on: copied into its chroot's /tmp, and put on
+ * PYTHONPATH or RUBYLIB of this test process.
+ */
+void test_use_helpers(const struct interp *in);
+
 /* Directory of the npm consumers (tests/consumers, with node_modules). */
 #define TEST_CONSUMERS SRCDIR "/tests/consumers"
 

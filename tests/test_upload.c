@@ -29,20 +29,6 @@ struct upload {
 	unsigned long total, foo, bar;
 };
 
-static pid_t receiver(const char *log, const char *extra, char *port, size_t cap)
-{
-	static const struct interp py = { NULL, "/usr/bin/python3.11", 0, 3, 11 };
-	const char *args[8] = { SRCDIR "/tests/receiver.py", "--port", "0", "--log", log };
-	int n = 5;
-
-	if (extra) {
-		args[n++] = extra;
-		args[n++] = "30";
-	}
-	args[n] = NULL;
-	return test_start(&py, args, port, cap);
-}
-
 /* Sum a "stacks" object of the receiver's JSON line: {"a;b": n, ...}. */
 static void count_stacks(const char *json, struct window *w)
 {
@@ -167,7 +153,7 @@ static void sixty_seconds(const char *rx_opt)
 	int st;
 
 	paths(log, file, sizeof(log));
-	rx = receiver(log, rx_opt, port, sizeof(port));
+	rx = test_receiver(log, rx_opt, port, sizeof(port));
 	st = record(port, "60", file, NULL, &err);
 	test_stop(rx);
 	cr_assert_eq(st, 0, "exit %d: %s", st, err);
@@ -205,7 +191,7 @@ Test(upload, sigterm_sends_the_partial_window, .timeout = 60)
 	int st;
 
 	paths(log, file, sizeof(log));
-	rx = receiver(log, NULL, port, sizeof(port));
+	rx = test_receiver(log, NULL, port, sizeof(port));
 	st = record(port, "100", file, wrap, &err);
 	test_stop(rx);
 	cr_assert_eq(st, 0, "exit %d: %s", st, err);

@@ -1,0 +1,32 @@
+# Rideshare: one thread orders a car (3 units of work), a bike (2) and a
+# scooter (1) in turn, each inside its own tag_wrapper.
+import pyrospy
+
+
+def work(n):
+    i = 0
+    while i < n:
+        i += 1
+
+
+def order_car():
+    work(150000)
+
+
+def order_bike():
+    work(100000)
+
+
+def order_scooter():
+    work(50000)
+
+
+pyrospy.set_tags({"region": "eu"})
+print("ready", flush=True)
+while True:
+    with pyrospy.tag_wrapper({"vehicle": "car"}):
+        order_car()
+    with pyrospy.tag_wrapper({"vehicle": "bike"}):
+        order_bike()
+    with pyrospy.tag_wrapper({"vehicle": "scooter"}):
+        order_scooter()
