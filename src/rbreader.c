@@ -233,18 +233,17 @@ static enum perr obj_flags(struct rbreader *rr, uint64_t v, uint64_t *flags)
 	return rd_u64(rr, v, flags);
 }
 
-/* A String's bytes, sanitized to UTF-8, in rr->strbuf. */
-static enum perr read_string(struct rbreader *rr, uint64_t v, const char **out)
+/* A String's bytes as they are (at most cap - 1), NUL-terminated. */
+static enum perr read_string_raw(struct rbreader *rr, uint64_t v, char *out, size_t cap,
+				 size_t *outlen)
 {
 	const struct rubyvm_layout *L = rr->L;
-	unsigned char hdr[40], raw[STR_MAX];
+	unsigned char hdr[40];
 	uint64_t flags, len, ptr;
 	enum perr err;
 
-	if (!is_obj(v))
-		return PERR_CORRUPT;
-	if ((err = rd(rr, v, hdr, sizeof(hdr))))
-		return err;
+	if (!is_obj(v) || (err = rd(rr, v, hdr, sizeof(hdr))))
+		return is_obj(v) ? err : PERR_CORRUPT;
 	flags = get_u64(hdr, 0);
 	if ((flags & T_MASK) != T_STRING)
 		return PERR_CORRUPT;
@@ -258,11 +257,25 @@ static enum perr read_string(struct rbreader *rr, uint64_t v, const char **out)
 		len = get_u64(hdr, L->string.heap_len);
 		ptr = get_u64(hdr, L->string.heap_ptr);
 	}
-	if (len > STR_MAX)
-		len = STR_MAX;		/* keep the start of an absurdly long name */
-	if ((err = rd(rr, ptr, raw, (size_t)len)))
+	if (len >= cap)
+		len = cap - 1;	/* an absurd length: keep the start */
+	if ((err = rd(rr, ptr, out, (size_t)len)))
 		return err;
-	utf8_sanitize(rr->strbuf, sizeof(rr->strbuf), raw, (size_t)len);
+	out[len] = '\0';
+	*outlen = (size_t)len;
+	return PERR_OK;
+}
+
+/* A String's bytes, sanitized to UTF-8, in rr->strbuf. */
+static enum perr read_string(struct rbreader *rr, uint64_t v, const char **out)
+{
+	char raw[STR_MAX + 1];
+	size_t len;
+	enum perr err = read_string_raw(rr, v, raw, sizeof(raw), &len);
+
+	if (err)
+		return err;
+	utf8_sanitize(rr->strbuf, sizeof(rr->strbuf), raw, len);
 	*out = rr->strbuf;
 	return PERR_OK;
 }
@@ -936,39 +949,6 @@ static void tagsets_clear(struct rbreader *rr)
 	rr->ntagsets = 0;
 	for (size_t i = 0; i < ARRAY_SIZE(rr->merged); i++)
 		FREE_AND_NULL(rr->merged[i].tags);
-}
-
-/* A String's bytes as they are (at most cap - 1), NUL-terminated. */
-static enum perr read_string_raw(struct rbreader *rr, uint64_t v, char *out, size_t cap,
-				 size_t *outlen)
-{
-	const struct rubyvm_layout *L = rr->L;
-	unsigned char hdr[40];
-	uint64_t flags, len, ptr;
-	enum perr err;
-
-	if (!is_obj(v) || (err = rd(rr, v, hdr, sizeof(hdr))))
-		return is_obj(v) ? err : PERR_CORRUPT;
-	flags = get_u64(hdr, 0);
-	if ((flags & T_MASK) != T_STRING)
-		return PERR_CORRUPT;
-	if (!(flags & L->string.noembed)) {
-		if (L->string.embed_len == RUBYVM_NONE)
-			len = flags >> L->string.embed_len_shift & L->string.embed_len_mask;
-		else
-			len = get_u64(hdr, L->string.embed_len);
-		ptr = v + L->string.embed_ptr;
-	} else {
-		len = get_u64(hdr, L->string.heap_len);
-		ptr = get_u64(hdr, L->string.heap_ptr);
-	}
-	if (len >= cap)
-		len = cap - 1;	/* a hostile length: keep the start */
-	if ((err = rd(rr, ptr, out, (size_t)len)))
-		return err;
-	out[len] = '\0';
-	*outlen = (size_t)len;
-	return PERR_OK;
 }
 
 /* The clean tag set of registry id, read from the registry when first met. */

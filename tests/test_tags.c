@@ -331,3 +331,50 @@ ParameterizedTest(size_t *i, tags, hostile_ruby, .timeout = 60)
 {
 	hostile(&test_rubies[*i], "taghostile.rb");
 }
+
+/*
+ * pyrospy exec puts the helpers on the child's path, and code written for
+ * the Pyroscope agents runs unchanged: configure's tags and tag_wrapper
+ * are kept, its other settings ignored.
+ */
+Test(tags, exec_and_pyroscope_code, .timeout = 60)
+{
+	const char *py[] = {
+		"exec", "-d", "2", "-f", "folded", "-o", "-", "--", "/usr/bin/python3.11", "-c",
+		"import pyroscope\n"
+		"pyroscope.configure(app_name='shop', server_address='http://x:4040',\n"
+		"                    sample_rate=100, detect_subprocesses=True,\n"
+		"                    tags={'env': 'prod'})\n"
+		"def spin():\n"
+		"    while True:\n"
+		"        pass\n"
+		"with pyroscope.tag_wrapper({'route': '/cart'}):\n"
+		"    spin()\n",
+		NULL };
+	const char *rb[] = {
+		"exec", "-d", "2", "-f", "folded", "-o", "-", "--", "/usr/bin/ruby3.1", "-e",
+		"require 'pyroscope'\n"
+		"Pyroscope.configure do |c|\n"
+		"  c.application_name = 'shop'; c.server_address = 'http://x:4040'\n"
+		"  c.tags = { 'env' => 'prod' }\n"
+		"end\n"
+		"def spin; loop { }; end\n"
+		"Pyroscope.tag_wrapper({ 'route' => '/cart' }) { spin }\n",
+		NULL };
+	const char *const *cmd[2] = { py, rb };
+
+	unsetenv("PYTHONPATH");
+	unsetenv("RUBYLIB");
+	for (int i = 0; i < 2; i++) {
+		char *out, *err;
+		unsigned long all, tagged;
+
+		cr_assert_eq(test_pyrospy(cmd[i], &out, &err), 0, "%s", err);
+		all = count(out, NULL, i ? "Object#spin" : "spin");
+		tagged = count(out, "env=prod,route=/cart", i ? "Object#spin" : "spin");
+		cr_assert_gt(all, 100, "%s:\n%s", err, out);
+		cr_assert_geq(tagged * 100, all * 99, "%lu of %lu tagged:\n%s", tagged, all, out);
+		free(out);
+		free(err);
+	}
+}
