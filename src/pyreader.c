@@ -308,7 +308,6 @@ static void chunk_load(struct pyreader *pr, const unsigned char *ts)
 	uint64_t chunk, top, start;
 	size_t len;
 
-	pr->mem.big.len = 0;
 	if (L->tstate.datastack_chunk == PYVM_NONE)
 		return;
 	chunk = get_u64(ts, L->tstate.datastack_chunk);
@@ -829,19 +828,12 @@ enum perr pyreader_sample(struct pyreader *pr, reader_cb cb, void *arg)
 	enum perr err;
 
 	pr->stats.samples++;
-	rmem_reset(&pr->mem);
+	/* where everything was last time, in one read (rmem.h) */
+	rmem_begin(&pr->mem, 1);
 	if (pr->cache_nr >= CODE_CACHE * 3 / 4)
 		cache_clear(pr);
 	if (L->tstate.size > sizeof(ts))
 		return PERR_UNSUPPORTED;
-	if (pr->tag_dict && L->tstate.datastack_chunk == PYVM_NONE) {
-		/* the interpreter list and the tag table where they were: one read */
-		uint64_t addr[3] = { pr->runtime + L->runtime.interpreters_head, pr->tag_dict,
-				     pr->tag_keys };
-		size_t len[3] = { 8, 48, (size_t)pr->tag_keys_len };
-
-		rmem_prefetch(&pr->mem, addr, len, pr->tag_keys ? 3 : 2);
-	}
 	err = rd_u64(pr, pr->runtime + L->runtime.interpreters_head, &interp);
 	if (err)
 		return perr_is_fatal(err) ? err : PERR_OK;

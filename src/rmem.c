@@ -24,9 +24,47 @@ void rmem_release(struct rmem *m)
 void rmem_reset(struct rmem *m)
 {
 	for (int i = 0; i < RMEM_WINDOWS; i++)
-		m->win[i].len = 0;
-	m->big.len = 0;
+		m->win[i].len = m->win[i].used = 0;
+	m->big.len = m->big.used = 0;
 	m->maps_refreshed = 0;
+}
+
+static enum perr fetch(struct rmem *m, uint64_t big, size_t biglen, const uint64_t *addr,
+		       const size_t *len, unsigned int n);
+
+void rmem_begin(struct rmem *m, int replay)
+{
+	unsigned int n = 0;
+	int big = m->big.len > 0 && m->big.used;
+
+	/*
+	 * The big window first, as fetch() takes it, with room to grow (a
+	 * stack one call deeper) as far as its map goes.
+	 */
+	if (big) {
+		const struct procmap *map = procmaps_find(&m->t->maps, m->big.addr);
+		uint64_t end = m->big.addr + m->big.len + RMEM_BIG_SLACK;
+
+		if (map && end > map->end)
+			end = map->end;
+		m->last_addr[n] = m->big.addr;
+		m->last_len[n++] = end > m->big.addr + m->big.len ? (size_t)(end - m->big.addr) :
+								     m->big.len;
+	}
+	for (int i = 0; i < RMEM_WINDOWS; i++) {
+		if (!m->win[i].len || !m->win[i].used)
+			continue;	/* only what the last sample needed */
+		m->last_addr[n] = m->win[i].addr;
+		m->last_len[n++] = m->win[i].len;
+	}
+	m->nlast = n;
+	rmem_reset(m);
+	if (!replay || !n)
+		return;
+	if (big)
+		fetch(m, m->last_addr[0], m->last_len[0], m->last_addr + 1, m->last_len + 1, n - 1);
+	else
+		fetch(m, 0, 0, m->last_addr, m->last_len, n);
 }
 
 int rmem_mapped(struct rmem *m, uint64_t addr, uint64_t len)
@@ -44,6 +82,12 @@ static int win_has(const struct rmem_win *w, uint64_t addr, size_t len)
 {
 	return w->len && addr >= w->addr && addr - w->addr <= w->len &&
 	       len <= w->len - (addr - w->addr);
+}
+
+/* Does the big window, read this sample, hold [addr, addr+len)? */
+static int big_has(const struct rmem *m, uint64_t addr, size_t len)
+{
+	return win_has(&m->big, addr, len);
 }
 
 static void win_fit(struct rmem_win *w, size_t len)
@@ -85,11 +129,13 @@ enum perr rmem_read(struct rmem *m, uint64_t addr, void *out, size_t len)
 
 	if (win_has(&m->big, addr, len)) {
 		memcpy(out, m->big.buf + (addr - m->big.addr), len);
+		m->big.used = 1;
 		return PERR_OK;
 	}
 	for (int i = 0; i < RMEM_WINDOWS; i++) {
 		if (win_has(&m->win[i], addr, len)) {
 			memcpy(out, m->win[i].buf + (addr - m->win[i].addr), len);
+			m->win[i].used = 1;
 			return PERR_OK;
 		}
 	}
@@ -108,6 +154,7 @@ enum perr rmem_read(struct rmem *m, uint64_t addr, void *out, size_t len)
 		return err;
 	w->addr = start;
 	w->len = (size_t)(end - start);
+	w->used = 1;
 	memcpy(out, w->buf + (addr - start), len);
 	return PERR_OK;
 }
@@ -116,6 +163,8 @@ enum perr rmem_load_big(struct rmem *m, uint64_t addr, size_t len)
 {
 	enum perr err;
 
+	if (len && big_has(m, addr, len))
+		return PERR_OK;		/* replayed at the start of the sample */
 	m->big.len = 0;
 	if (!len || !rmem_mapped(m, addr, len))
 		return PERR_FAULT;
@@ -150,15 +199,15 @@ static enum perr fetch(struct rmem *m, uint64_t big, size_t biglen, const uint64
 	size_t done = 0;
 	enum perr err;
 
-	m->big.len = 0;
 	if (biglen) {
+		m->big.len = 0;
 		if (!rmem_mapped(m, big, biglen))
 			return PERR_FAULT;
 		win_fit(&m->big, biglen);
 		w[k] = &m->big;
 		iov[k++] = (struct procmem_iov){ big, m->big.buf, biglen };
 	}
-	for (unsigned int i = 0; i < n && i < RMEM_WINDOWS / 2; i++) {
+	for (unsigned int i = 0; i < n && i < RMEM_WINDOWS; i++) {
 		int have = 0;
 
 		for (int j = 0; j < RMEM_WINDOWS && !have; j++)
@@ -177,22 +226,26 @@ static enum perr fetch(struct rmem *m, uint64_t big, size_t biglen, const uint64
 	for (size_t i = 0; i < done; i++) {
 		w[i]->addr = iov[i].addr;
 		w[i]->len = iov[i].len;
+		w[i]->used = 0;		/* until a read finds it useful */
 	}
 	return biglen && !done ? (err ? err : PERR_SHORT) : PERR_OK;
 }
 
 void rmem_prefetch(struct rmem *m, const uint64_t *addr, const size_t *len, unsigned int n)
 {
-	size_t keep = m->big.len;
-
-	fetch(m, 0, 0, addr, len, n);
-	m->big.len = keep;
+	fetch(m, 0, 0, addr, len, n < RMEM_WINDOWS / 2 ? n : RMEM_WINDOWS / 2);
 }
+
 
 enum perr rmem_load_big_with(struct rmem *m, uint64_t addr, size_t len, const uint64_t *xaddr,
 			     const size_t *xlen, unsigned int n)
 {
 	if (!len)
 		return PERR_FAULT;
-	return fetch(m, addr, len, xaddr, xlen, n);
+	if (big_has(m, addr, len)) {
+		/* replayed at the start of the sample: read with the rest */
+		fetch(m, 0, 0, xaddr, xlen, n < RMEM_WINDOWS / 2 ? n : RMEM_WINDOWS / 2);
+		return PERR_OK;
+	}
+	return fetch(m, addr, len, xaddr, xlen, n < RMEM_WINDOWS / 2 ? n : RMEM_WINDOWS / 2);
 }

@@ -24,12 +24,14 @@ struct target;
  */
 #define RMEM_WINDOWS	8
 #define RMEM_PAGE	4096u
+#define RMEM_BIG_SLACK	2048u	/* bytes a replayed big window may grow by */
 
 struct rmem_win {
 	uint64_t addr;
 	size_t len;
 	unsigned char *buf;
 	size_t cap;
+	int used;		/* read from during this sample */
 };
 
 struct rmem {
@@ -38,11 +40,25 @@ struct rmem {
 	unsigned int next;
 	struct rmem_win big;
 	int maps_refreshed;
+	/* where the windows were at the end of the last sample */
+	uint64_t last_addr[RMEM_WINDOWS + 1];
+	size_t last_len[RMEM_WINDOWS + 1];
+	unsigned int nlast;
 };
 
 void rmem_init(struct rmem *m, struct target *t);
 void rmem_release(struct rmem *m);
 void rmem_reset(struct rmem *m);
+
+/*
+ * Start a sample: forget what was read (as rmem_reset()), remembering
+ * where the windows were, and with replay fetch those same regions again
+ * in one scatter read.  A reader whose structures stay where they were
+ * (the usual case: the same thread states, frames and tables, sample after
+ * sample) then finds everything it reads in the windows, in one syscall,
+ * and everything read at one instant.
+ */
+void rmem_begin(struct rmem *m, int replay);
 
 /* Is [addr, addr+len) readable according to the target's maps? */
 int rmem_mapped(struct rmem *m, uint64_t addr, uint64_t len);
