@@ -1721,14 +1721,12 @@ enum perr rbreader_sample(struct rbreader *rr, reader_cb cb, void *arg)
 	unsigned char th[2048], top[1024];
 	uint64_t base = rr->ractor ? rr->ractor : rr->vm, head, node, gvl_owner, main_thread;
 	uint32_t f[3], lo, hi, gcflags = 0;
-	struct procmem_iov iov[4];
 	unsigned int n = 0;
-	size_t done, niov, gc_done;
 	enum perr err;
 	int gc;
 
 	rr->stats.samples++;
-	rmem_reset(&rr->mem);
+	rmem_begin(&rr->mem, 1);	/* where everything was last time, in one read */
 	caches_trim(rr);
 	list_fields(L, rr->ractor != 0, f);
 	lo = f[0] < f[1] ? f[0] : f[1];
@@ -1739,26 +1737,17 @@ enum perr rbreader_sample(struct rbreader *rr, reader_cb cb, void *arg)
 		return PERR_UNSUPPORTED;
 	/*
 	 * The list head, GVL owner and main thread, whether GC runs, and the
-	 * main thread's fiber-local variables where they were: one read.
+	 * main thread's fiber-local variables: through the windows, which the
+	 * sample's first read (rmem_begin) fetched where they were last time.
 	 */
-	niov = 0;
-	iov[niov++] = (struct procmem_iov){ base + lo, top, hi - lo };
-	if (rr->objspace)
-		iov[niov++] = (struct procmem_iov){ rr->objspace + L->gc.flags, &gcflags,
-						    sizeof(gcflags) };
-	gc_done = niov;
-	if (rr->tag_sets && rr->main_store.n) {
-		iov[niov++] = (struct procmem_iov){ rr->main_store.tbl, rr->main_hdr,
-						    storage_hdr_len(rr) };
-		iov[niov++] = (struct procmem_iov){
-			rr->main_store.at, rr->store_buf,
-			(size_t)(rr->main_store.n * storage_esize(rr)) };
-	}
-	err = procmem_readv(&rr->t->mem, iov, niov, &done);
-	if (!done || perr_is_fatal(err))
+	if ((err = rd(rr, base + lo, top, hi - lo)))
 		return perr_is_fatal(err) ? err : PERR_OK;
-	rr->main_read = niov > gc_done && done == niov;
-	gc = rr->objspace && done >= 2 && (gcflags >> L->gc.during_gc_bit & 1);
+	gc = rr->objspace && !rd(rr, rr->objspace + L->gc.flags, &gcflags, sizeof(gcflags)) &&
+	     (gcflags >> L->gc.during_gc_bit & 1);
+	rr->main_read = rr->tag_sets && rr->main_store.n &&
+			!rd(rr, rr->main_store.tbl, rr->main_hdr, storage_hdr_len(rr)) &&
+			!rd(rr, rr->main_store.at, rr->store_buf,
+			    (size_t)(rr->main_store.n * storage_esize(rr)));
 	head = base + f[0];
 	node = get_u64(top, f[0] - lo);
 	gvl_owner = get_u64(top, f[1] - lo);
