@@ -30,7 +30,7 @@ void rmem_reset(struct rmem *m)
 }
 
 static enum perr fetch(struct rmem *m, uint64_t big, size_t biglen, const uint64_t *addr,
-		       const size_t *len, unsigned int n);
+		       const size_t *len, unsigned int n, int fresh);
 
 void rmem_begin(struct rmem *m, int replay)
 {
@@ -43,13 +43,15 @@ void rmem_begin(struct rmem *m, int replay)
 	 */
 	if (big) {
 		const struct procmap *map = procmaps_find(&m->t->maps, m->big.addr);
-		uint64_t end = m->big.addr + m->big.len + RMEM_BIG_SLACK;
+		size_t want = m->big_want && m->big_want <= m->big.len ? m->big_want : m->big.len;
+		uint64_t end = m->big.addr + want + RMEM_BIG_SLACK;
 
 		if (map && end > map->end)
 			end = map->end;
+		if (end < m->big.addr + want)
+			end = m->big.addr + want;
 		m->last_addr[n] = m->big.addr;
-		m->last_len[n++] = end > m->big.addr + m->big.len ? (size_t)(end - m->big.addr) :
-								     m->big.len;
+		m->last_len[n++] = (size_t)(end - m->big.addr);
 	}
 	for (int i = 0; i < RMEM_WINDOWS; i++) {
 		if (!m->win[i].len || !m->win[i].used)
@@ -62,9 +64,9 @@ void rmem_begin(struct rmem *m, int replay)
 	if (!replay || !n)
 		return;
 	if (big)
-		fetch(m, m->last_addr[0], m->last_len[0], m->last_addr + 1, m->last_len + 1, n - 1);
+		fetch(m, m->last_addr[0], m->last_len[0], m->last_addr + 1, m->last_len + 1, n - 1, 0);
 	else
-		fetch(m, 0, 0, m->last_addr, m->last_len, n);
+		fetch(m, 0, 0, m->last_addr, m->last_len, n, 0);
 }
 
 int rmem_mapped(struct rmem *m, uint64_t addr, uint64_t len)
@@ -163,8 +165,10 @@ enum perr rmem_load_big(struct rmem *m, uint64_t addr, size_t len)
 {
 	enum perr err;
 
-	if (len && big_has(m, addr, len))
+	if (len && big_has(m, addr, len)) {
+		m->big_want = (size_t)(addr - m->big.addr) + len;
 		return PERR_OK;		/* replayed at the start of the sample */
+	}
 	m->big.len = 0;
 	if (!len || !rmem_mapped(m, addr, len))
 		return PERR_FAULT;
@@ -173,7 +177,7 @@ enum perr rmem_load_big(struct rmem *m, uint64_t addr, size_t len)
 	if (err)
 		return err;
 	m->big.addr = addr;
-	m->big.len = len;
+	m->big.len = m->big_want = len;
 	return PERR_OK;
 }
 
@@ -181,7 +185,7 @@ unsigned char *rmem_big_prepare(struct rmem *m, uint64_t addr, size_t len)
 {
 	win_fit(&m->big, len ? len : 1);
 	m->big.addr = addr;
-	m->big.len = len;
+	m->big.len = m->big_want = len;
 	return m->big.buf;
 }
 
@@ -190,7 +194,7 @@ unsigned char *rmem_big_prepare(struct rmem *m, uint64_t addr, size_t len)
  * [big, big+biglen) first when biglen is not 0.
  */
 static enum perr fetch(struct rmem *m, uint64_t big, size_t biglen, const uint64_t *addr,
-		       const size_t *len, unsigned int n)
+		       const size_t *len, unsigned int n, int fresh)
 {
 	struct procmem_iov iov[RMEM_WINDOWS + 1];
 	struct rmem_win *w[RMEM_WINDOWS + 1];
@@ -210,8 +214,14 @@ static enum perr fetch(struct rmem *m, uint64_t big, size_t biglen, const uint64
 	for (unsigned int i = 0; i < n && i < RMEM_WINDOWS; i++) {
 		int have = 0;
 
-		for (int j = 0; j < RMEM_WINDOWS && !have; j++)
+		for (int j = 0; j < RMEM_WINDOWS && !have; j++) {
 			have = win_has(&m->win[j], addr[i], len[i]);
+			if (have && fresh) {
+				/* read it again, with the big window: forget this copy */
+				m->win[j].len = 0;
+				have = 0;
+			}
+		}
 		if (have || !len[i] || len[i] > 2 * RMEM_PAGE || !rmem_mapped(m, addr[i], len[i]))
 			continue;
 		win_span(m, addr[i], len[i], &start, &end);
@@ -233,7 +243,7 @@ static enum perr fetch(struct rmem *m, uint64_t big, size_t biglen, const uint64
 
 void rmem_prefetch(struct rmem *m, const uint64_t *addr, const size_t *len, unsigned int n)
 {
-	fetch(m, 0, 0, addr, len, n < RMEM_WINDOWS / 2 ? n : RMEM_WINDOWS / 2);
+	fetch(m, 0, 0, addr, len, n < RMEM_WINDOWS / 2 ? n : RMEM_WINDOWS / 2, 0);
 }
 
 
@@ -244,8 +254,10 @@ enum perr rmem_load_big_with(struct rmem *m, uint64_t addr, size_t len, const ui
 		return PERR_FAULT;
 	if (big_has(m, addr, len)) {
 		/* replayed at the start of the sample: read with the rest */
-		fetch(m, 0, 0, xaddr, xlen, n < RMEM_WINDOWS / 2 ? n : RMEM_WINDOWS / 2);
+		m->big_want = (size_t)(addr - m->big.addr) + len;
+		fetch(m, 0, 0, xaddr, xlen, n < RMEM_WINDOWS / 2 ? n : RMEM_WINDOWS / 2, 0);
 		return PERR_OK;
 	}
-	return fetch(m, addr, len, xaddr, xlen, n < RMEM_WINDOWS / 2 ? n : RMEM_WINDOWS / 2);
+	m->big_want = len;
+	return fetch(m, addr, len, xaddr, xlen, n < RMEM_WINDOWS / 2 ? n : RMEM_WINDOWS / 2, 1);
 }

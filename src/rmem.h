@@ -22,7 +22,7 @@ struct target;
  * once a sample when something looks newly mapped), so a garbage pointer
  * costs no syscall and never faults.
  */
-#define RMEM_WINDOWS	8
+#define RMEM_WINDOWS	32
 #define RMEM_PAGE	4096u
 #define RMEM_BIG_SLACK	2048u	/* bytes a replayed big window may grow by */
 
@@ -39,6 +39,7 @@ struct rmem {
 	struct rmem_win win[RMEM_WINDOWS];
 	unsigned int next;
 	struct rmem_win big;
+	size_t big_want;	/* of the big window, what the reader asked for */
 	int maps_refreshed;
 	/* where the windows were at the end of the last sample */
 	uint64_t last_addr[RMEM_WINDOWS + 1];
