@@ -643,15 +643,16 @@ static uint64_t dict_get(struct pyreader *pr, uint64_t dict, const char *name)
 }
 
 /*
- * Find the helper's module in sys.modules, at most once every TAG_SEARCH
- * samples and only when sys.modules changed since the last look.
+ * Find the helper's module in sys.modules: every sample for the first
+ * TAG_EAGER (a program sets its tags up as it starts), then at most once
+ * every TAG_SEARCH samples, and only when sys.modules changed since the
+ * last look.
  */
 static void tags_search(struct pyreader *pr, uint64_t interp)
 {
 	const struct pyvm_layout *L = &pr->lay;
 	uint64_t modules, used, keys, mod, md_dict;
 
-	/* every sample at first: a program sets its tags up as it starts */
 	if ((pr->stats.samples > TAG_EAGER && pr->stats.samples < pr->tag_next) ||
 	    L->interp.modules == PYVM_NONE)
 		return;
