@@ -83,12 +83,15 @@ struct pyreader {
 	struct pytagent {
 		uint64_t ident, set;
 	} *tagent;			/* this sample's thread -> set, by ident */
-	size_t ntagent;
+	size_t ntagent, tagent_cap;
 	uint64_t tag_process;		/* this sample's process-wide set, 0: none */
 	struct pymerged {
 		uint64_t thread, process;
 		char *tags;
 	} merged[64];
+	struct pydent *dent;		/* dict_read()'s entries, reused */
+	unsigned char *draw;		/* and its raw table */
+	size_t dent_cap;
 	char describe[160];
 	char strbuf[STR_MAX * 4 + 1];
 	char tagbuf[TAGS_MAX_SET * 4 + 1];
@@ -523,6 +526,8 @@ void pyreader_free(struct pyreader *pr)
 		free(pr->tagsets[i].tags);
 	free(pr->tagsets);
 	free(pr->tagent);
+	free(pr->dent);
+	free(pr->draw);
 	for (size_t i = 0; i < ARRAY_SIZE(pr->merged); i++)
 		free(pr->merged[i].tags);
 	rmem_release(&pr->mem);
@@ -548,9 +553,10 @@ struct pydent {
 };
 
 /*
- * The live entries of a dict with a combined table, at most max, into a
- * malloc'd *out.  The table is checked the way a resize in the middle of
- * our read would show: sizes in range, entries inside it.
+ * The live entries of a dict with a combined table, at most max, into
+ * *out (pr's buffer: valid until the next call).  The table is checked the
+ * way a resize in the middle of our read would show: sizes in range,
+ * entries inside it.
  */
 static enum perr dict_read(struct pyreader *pr, uint64_t dict, size_t max,
 			   struct pydent **out, size_t *nout)
@@ -603,12 +609,15 @@ static enum perr dict_read(struct pyreader *pr, uint64_t dict, size_t max,
 	}
 	if (!nent)
 		return PERR_OK;
-	raw = xmalloc((size_t)(nent * esize));
-	if ((err = rd(pr, start, raw, (size_t)(nent * esize)))) {
-		free(raw);
-		return err;
+	if (nent > pr->dent_cap) {
+		pr->dent_cap = (size_t)nent;
+		pr->dent = xreallocarray(pr->dent, pr->dent_cap, sizeof(*pr->dent));
+		pr->draw = xreallocarray(pr->draw, pr->dent_cap, 24);
 	}
-	*out = xcalloc((size_t)nent, sizeof(**out));
+	raw = pr->draw;
+	if ((err = rd(pr, start, raw, (size_t)(nent * esize))))
+		return err;
+	*out = pr->dent;
 	for (uint64_t i = 0; i < nent; i++) {
 		const unsigned char *e = raw + i * esize;
 		struct pydent *o = &(*out)[*nout];
@@ -619,7 +628,6 @@ static enum perr dict_read(struct pyreader *pr, uint64_t dict, size_t max,
 		if (o->key && o->value)	/* deleted: key NULL, or value NULL (<= 3.10) */
 			(*nout)++;
 	}
-	free(raw);
 	return PERR_OK;
 }
 
@@ -638,7 +646,6 @@ static uint64_t dict_get(struct pyreader *pr, uint64_t dict, const char *name)
 		if (!read_str(pr, e[i].key, &key) && !strcmp(key, name))
 			v = e[i].value;
 	}
-	free(e);
 	return v;
 }
 
@@ -755,7 +762,10 @@ static void tags_load(struct pyreader *pr, uint64_t interp)
 		pr->tag_seen[0] = pr->tag_seen[1] = 0;
 		return;
 	}
-	pr->tagent = xreallocarray(pr->tagent, n ? n : 1, sizeof(*pr->tagent));
+	if (n > pr->tagent_cap) {
+		pr->tagent_cap = n;
+		pr->tagent = xreallocarray(pr->tagent, n, sizeof(*pr->tagent));
+	}
 	for (size_t i = 0; i < n; i++) {
 		if (!tagset_get(pr, e[i].value, &listed))
 			continue;
@@ -764,7 +774,6 @@ static void tags_load(struct pyreader *pr, uint64_t interp)
 		else
 			pr->tagent[pr->ntagent++] = (struct pytagent){ e[i].hash, e[i].value };
 	}
-	free(e);
 	free(listed.items);
 	qsort(pr->tagent, pr->ntagent, sizeof(*pr->tagent), tagent_cmp);
 }

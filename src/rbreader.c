@@ -876,13 +876,6 @@ static void storage_scan(struct rbreader *rr, const unsigned char *ent, uint64_t
 	}
 }
 
-/*
- * The values of our three fiber-local variables in the local storage
- * table tbl (an st_table keyed by ID on 2.7, an rb_id_table keyed by the
- * ID's serial later); 0 for those absent.  With c, one scatter read of
- * the header and of the entries where c last saw them, when they are
- * still there; else two reads, remembered in c.
- */
 static size_t storage_hdr_len(const struct rbreader *rr)
 {
 	return rr->L->version < 30000 ? 56 : 24;
@@ -908,6 +901,13 @@ static int storage_check(struct rbreader *rr, const struct rbstore *c, const uns
 	return 0;
 }
 
+/*
+ * The values of our three fiber-local variables in the local storage
+ * table tbl (an st_table keyed by ID on 2.7, an rb_id_table keyed by the
+ * ID's serial later); 0 for those absent.  With c, one scatter read of
+ * the header and of the entries where c last saw them, when they are
+ * still there; else two reads, remembered in c.
+ */
 static void storage_get(struct rbreader *rr, uint64_t tbl, struct rbstore *c, uint64_t val[3])
 {
 	unsigned char hdr[STORE_HDR], *ent = rr->store_buf;
@@ -979,9 +979,10 @@ static const char *tagset(struct rbreader *rr, int64_t id)
 
 /*
  * At the start of a sample: the process-wide set and the registry, from
- * the main thread's fiber-local variables.  Where its table is, is looked
- * up again every TAG_SEARCH samples (the main fiber may change); reading
- * it costs one syscall a sample once the registry is known, nothing before.
+ * the main thread's fiber-local variables (read with the thread list, in
+ * the sample's replayed windows, once the registry is known).  Where the
+ * table is, is looked up every sample for the first TAG_EAGER, then every
+ * TAG_SEARCH (the main fiber may change).
  */
 static void tags_begin(struct rbreader *rr, uint64_t main_thread)
 {
@@ -990,7 +991,6 @@ static void tags_begin(struct rbreader *rr, uint64_t main_thread)
 
 	rr->tag_process = -1;
 	val[0] = val[1] = val[2] = 0;
-	/* every sample at first: a program sets its tags up as it starts */
 	if (rr->stats.samples <= TAG_EAGER || rr->stats.samples >= rr->tag_next) {
 		rr->tag_next = rr->stats.samples + TAG_SEARCH;
 		if (is_obj(main_thread) && !rd_u64(rr, main_thread + L->thread.ec, &ec) &&

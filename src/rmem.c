@@ -35,7 +35,8 @@ static enum perr fetch(struct rmem *m, uint64_t big, size_t biglen, const uint64
 void rmem_begin(struct rmem *m, int replay)
 {
 	unsigned int n = 0;
-	int big = m->big.len > 0 && m->big.used;
+	/* a big window the reader fills itself (rmem_big_prepare) is its own */
+	int big = m->big.len > 0 && m->big.used && m->big_want;
 
 	/*
 	 * The big window first, as fetch() takes it, with room to grow (a
@@ -43,7 +44,7 @@ void rmem_begin(struct rmem *m, int replay)
 	 */
 	if (big) {
 		const struct procmap *map = procmaps_find(&m->t->maps, m->big.addr);
-		size_t want = m->big_want && m->big_want <= m->big.len ? m->big_want : m->big.len;
+		size_t want = m->big_want <= m->big.len ? m->big_want : m->big.len;
 		uint64_t end = m->big.addr + want + RMEM_BIG_SLACK;
 
 		if (map && end > map->end)
@@ -185,7 +186,8 @@ unsigned char *rmem_big_prepare(struct rmem *m, uint64_t addr, size_t len)
 {
 	win_fit(&m->big, len ? len : 1);
 	m->big.addr = addr;
-	m->big.len = m->big_want = len;
+	m->big.len = len;
+	m->big_want = 0;	/* not to be replayed: the caller reads it */
 	return m->big.buf;
 }
 
@@ -222,7 +224,8 @@ static enum perr fetch(struct rmem *m, uint64_t big, size_t biglen, const uint64
 				have = 0;
 			}
 		}
-		if (have || !len[i] || len[i] > 2 * RMEM_PAGE || !rmem_mapped(m, addr[i], len[i]))
+		/* a window spans up to three pages (two around an unaligned read) */
+		if (have || !len[i] || len[i] > 3 * RMEM_PAGE || !rmem_mapped(m, addr[i], len[i]))
 			continue;
 		win_span(m, addr[i], len[i], &start, &end);
 		w[k] = &m->win[m->next++ % RMEM_WINDOWS];

@@ -69,9 +69,9 @@ enum perr rmem_read(struct rmem *m, uint64_t addr, void *out, size_t len);
 
 /*
  * Fetch the windows rmem_read() would fetch for [addr[i], addr[i]+len[i])
- * in one scatter read, for a reader that knows where it will look (each at
- * most two pages; at most half the windows).  A region that cannot be read is
- * simply not cached: a later rmem_read() of it says why.
+ * in one scatter read, for a reader that knows where it will look (each
+ * at most three pages; at most half the windows).  A region that cannot be
+ * read is simply not cached: a later rmem_read() of it says why.
  */
 void rmem_prefetch(struct rmem *m, const uint64_t *addr, const size_t *len, unsigned int n);
 

@@ -1,5 +1,6 @@
 # Tag semantics: nested wrappers, an exception escaping a wrapper, and a
-# thread that ends tagged, whose ident the next thread is likely to reuse.
+# thread that ends tagged, whose ident the thread `reused' then has.
+import sys
 import threading
 
 import pyrospy
@@ -29,6 +30,8 @@ def after_boom():
 
 
 def reused():
+    if threading.get_ident() != gone:
+        return          # not the dead thread's ident: the next try may be
     while True:
         work(30000)
 
@@ -42,7 +45,15 @@ def ends_tagged():
 t = threading.Thread(target=ends_tagged)
 t.start()
 t.join()
-threading.Thread(target=reused, daemon=True).start()
+gone = t.ident
+for _ in range(100):
+    r = threading.Thread(target=reused, daemon=True)
+    r.start()
+    r.join(0.05)
+    if r.is_alive():
+        break
+else:
+    sys.exit("tagsem.py: no new thread got the ident of the one that ended")
 print("ready", flush=True)
 while True:
     with pyrospy.tag_wrapper({"vehicle": "car"}):
