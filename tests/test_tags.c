@@ -173,13 +173,20 @@ ParameterizedTest(size_t *i, tags, threads_ruby, .timeout = 60)
 	threads(&test_rubies[*i], "tagthreads.rb");
 }
 
-/* Share of func's samples that are under tags, checked >= 97 %. */
+/*
+ * func's samples are under tags: >= 90 % of at least 40.  A sample taken
+ * as the tags switch may pair a stack with the tags just before or after
+ * it (stack and tags are read within microseconds, not atomically): 0-4 %
+ * measured, under load in CI too, so 97 % of ~30 samples failed on a
+ * single such sample.  A wrong semantic (tags not restored, a dead
+ * thread's tags inherited) puts the share near 0.
+ */
 static void mostly(const char *out, const struct interp *in, const char *tags, const char *func)
 {
 	unsigned long all = count(out, NULL, fn(in, func)), under = count(out, tags, fn(in, func));
 
-	cr_assert_gt(all, 10, "%s: %lu samples in %s:\n%.3000s", in->bin, all, func, out);
-	cr_assert_geq(under * 100, all * 97, "%s: %lu of %lu samples in %s under {%s}:\n%.3000s",
+	cr_assert_geq(all, 40, "%s: %lu samples in %s:\n%.3000s", in->bin, all, func, out);
+	cr_assert_geq(under * 100, all * 90, "%s: %lu of %lu samples in %s under {%s}:\n%.3000s",
 		      in->bin, under, all, func, tags, out);
 }
 
@@ -190,7 +197,7 @@ static void mostly(const char *out, const struct interp *in, const char *tags, c
  */
 static void semantics(const struct interp *in, const char *script)
 {
-	char *out = profile_tagged(in, script, "3");
+	char *out = profile_tagged(in, script, "6");
 
 	mostly(out, in, "env=ci,region=eu,vehicle=bike", "nested_inner");
 	mostly(out, in, "env=ci,region=us,vehicle=car", "nested_outer");
