@@ -2,6 +2,7 @@
 # thread that ends tagged, whose ident the thread `reused' then has.
 import sys
 import threading
+import time
 
 import pyrospy
 
@@ -46,7 +47,10 @@ t = threading.Thread(target=ends_tagged)
 t.start()
 t.join()
 gone = t.ident
-for _ in range(100):
+for _ in range(20):
+    # let the thread finish exiting: its stack then goes back to glibc's
+    # cache, where the next thread finds it (and so gets its pthread_t)
+    time.sleep(0.1)
     r = threading.Thread(target=reused, daemon=True)
     r.start()
     r.join(0.05)
