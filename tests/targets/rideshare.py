@@ -1,5 +1,7 @@
 # Rideshare: one thread orders a car (3 units of work), a bike (2) and a
-# scooter (1) in turn, each inside its own tag_wrapper.
+# scooter (1) in turn, each inside its own tag_wrapper.  A unit takes tens of
+# milliseconds, so a round spans a dozen or more 100 Hz ticks: the shares come
+# out within about 1 % (with a round near one tick long they spread over +-5 %).
 import pyrospy
 
 
@@ -10,15 +12,15 @@ def work(n):
 
 
 def order_car():
-    work(150000)
+    work(1500000)
 
 
 def order_bike():
-    work(100000)
+    work(1000000)
 
 
 def order_scooter():
-    work(50000)
+    work(500000)
 
 
 pyrospy.set_tags({"region": "eu"})
