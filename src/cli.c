@@ -50,6 +50,8 @@ struct cli_opts {
 
 static volatile sig_atomic_t stop_flag;
 static volatile sig_atomic_t child_pid;
+/* the profiled process exec()'d a program that cannot be profiled */
+static int exec_away;
 
 /*
  * Where the tag helpers are: installed (PKGDATADIR) or, for a pyrospy run
@@ -735,7 +737,11 @@ static int profile_target(struct cli_opts *o, struct target *t, pid_t pid, pid_t
 			(unsigned long long)res.late,
 			res.ticks ? (double)res.reads / (double)res.ticks : 0.0,
 			res.ticks ? res.cpu * 1e6 / (double)res.ticks : 0.0);
-	if (res.end == PERR_EXITED && !child)
+	if (res.execs && res.end && res.end != PERR_EXITED) {
+		note(o, "process %d exec()'d '%s', which cannot be profiled (%s); writing what was "
+		     "sampled", (int)pid, res.exec_comm, perr_str(res.end));
+		exec_away = 1;
+	} else if (res.end == PERR_EXITED && !child)
 		note(o, "process %d exited; writing what was sampled", (int)pid);
 	else if (res.end == PERR_STARTUP)
 		note(o, "process %d never finished starting its interpreter", (int)pid);
@@ -770,6 +776,24 @@ static int cmd_record(struct cli_opts *o)
 		ret = report_target(&t, err);
 	target_close(&t);
 	return ret;
+}
+
+/* SIGTERM, and SIGKILL if that has not ended it within 5 s. */
+static void stop_child(const struct cli_opts *o, pid_t pid, int *status)
+{
+	struct timespec ts = { 0, 20 * 1000 * 1000 };
+
+	kill(pid, SIGTERM);
+	for (int i = 0; i < 250; i++) {
+		if (waitpid(pid, status, WNOHANG) == pid)
+			return;
+		nanosleep(&ts, NULL);
+	}
+	note(o, "'%s' (pid %d) is still running 5 s after SIGTERM: sending SIGKILL", o->argv[0],
+	     (int)pid);
+	kill(pid, SIGKILL);
+	while (waitpid(pid, status, 0) < 0 && errno == EINTR)
+		;
 }
 
 /*
@@ -813,7 +837,8 @@ static int cmd_exec(struct cli_opts *o)
 
 		target_close(&t);
 		err = target_open(&t, pid);
-		if (err != PERR_NOTINTERP && err != PERR_NOTFOUND && err != PERR_CORRUPT)
+		/* mid-exec() anything may fail once: only these are final */
+		if (err == PERR_OK || err == PERR_PERM)
 			break;
 		if (waitpid(pid, &status, WNOHANG) == pid) {
 			child_pid = 0;
@@ -834,16 +859,18 @@ static int cmd_exec(struct cli_opts *o)
 	/*
 	 * The profile is written and the command still runs: the duration
 	 * passed.  It was started to be profiled, so stop it rather than wait
-	 * for it or leave it behind.
+	 * for it or leave it behind.  Unless it became another program: that
+	 * is left to finish, and its status is ours.
 	 */
-	if (ret == EXIT_OK && !stop_flag && waitpid(pid, &status, WNOHANG) == 0) {
+	if (ret == EXIT_OK && !stop_flag && !exec_away && waitpid(pid, &status, WNOHANG) == 0) {
 		note(o, "duration reached: stopping '%s' (pid %d) with SIGTERM", o->argv[0],
 		     (int)pid);
-		kill(pid, SIGTERM);
+		stop_child(o, pid, &status);
 		stopped = 1;
+	} else {
+		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+			;
 	}
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
 	child_pid = 0;
 	if (ret != EXIT_OK || stopped)
 		return ret;	/* stopped by us: its status says nothing */

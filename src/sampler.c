@@ -92,6 +92,9 @@ struct slot {
 	int64_t since;		/* first seen, for an interpreter still starting */
 	int done;
 	enum perr end;		/* why it is done */
+	unsigned int execs;	/* exec()s seen */
+	struct reader_stats before;	/* of the readers of earlier images */
+	uint64_t reads_before;
 };
 
 /* A descendant that was no interpreter when looked at, and its executable. */
@@ -137,12 +140,15 @@ static void progress(struct run *run)
 	for (size_t i = 0; i < run->nslot; i++) {
 		const struct slot *sl = run->slot[i];
 
+		res->stacks += sl->before.stacks;
+		res->dropped += sl->before.dropped;
+		res->retries += sl->before.retries;
 		if (sl->r) {
 			res->stacks += reader_stats(sl->r)->stacks;
 			res->dropped += reader_stats(sl->r)->dropped;
 			res->retries += reader_stats(sl->r)->retries;
 		}
-		res->reads += sl->t->mem.calls;
+		res->reads += sl->reads_before + sl->t->mem.calls;
 	}
 }
 
@@ -219,12 +225,52 @@ static void discover(struct run *run)
 }
 
 /*
+ * The slot's process exec()'d: what we know of it is stale.  Open it again:
+ * an interpreter is sampled on (a reader is made for it at the next tick),
+ * anything else ends the slot.
+ */
+static void reopen(struct run *run, struct slot *sl)
+{
+	pid_t pid = sl->t->pid;
+	enum perr err;
+
+	if (sl->r) {
+		const struct reader_stats *s = reader_stats(sl->r);
+
+		sl->before.stacks += s->stacks;
+		sl->before.dropped += s->dropped;
+		sl->before.retries += s->retries;
+		reader_free(sl->r);
+		sl->r = NULL;
+	}
+	sl->reads_before += sl->t->mem.calls;
+	sl->execs++;
+	run->res->execs++;
+	target_close(sl->t);
+	err = target_open(sl->t, pid);
+	sl->since = now_ns();
+	snprintf(run->res->exec_comm, sizeof(run->res->exec_comm), "%s", sl->t->comm);
+	if (!err) {
+		if (run->opts->announce)
+			fprintf(stderr, "pyrospy: process %d exec()'d %s %s (%s): sampling on\n",
+				(int)pid, target_lang_name(sl->t->lang), sl->t->version,
+				sl->t->comm);
+		return;
+	}
+	sl->done = 1;
+	sl->end = err == PERR_NOPROC ? PERR_EXITED : err;
+}
+
+/*
  * Sample one slot.  A reader is made when the interpreter is ready; a slot
- * whose process is gone or unreadable is done.
+ * whose process is gone or unreadable is done.  Trouble (an error, a
+ * dropped stack) may mean the process exec()'d another program: that is
+ * looked at then, and once a second by the caller.
  */
 static void sample_slot(struct run *run, struct slot *sl, struct adder *adder)
 {
 	enum perr err = PERR_STARTUP;
+	uint64_t dropped = sl->r ? reader_stats(sl->r)->dropped : 0;
 
 	if (!sl->r) {
 		err = reader_new(sl->t, &run->opts->reader, &sl->r);
@@ -234,6 +280,11 @@ static void sample_slot(struct run *run, struct slot *sl, struct adder *adder)
 	}
 	if (sl->r)
 		err = reader_sample(sl->r, add_stack, adder);
+	if (((err && err != PERR_STARTUP) || (sl->r && reader_stats(sl->r)->dropped > dropped)) &&
+	    target_execd(sl->t)) {
+		reopen(run, sl);
+		return;
+	}
 	if (err == PERR_STARTUP) {
 		/* exec mode attaches before the runtime exists */
 		if (now_ns() - sl->since > STARTUP_WAIT_NS && !run->opts->child) {
@@ -316,7 +367,8 @@ enum perr sampler_run(struct target *t, struct profile *p, const struct sampler_
 		res->ticks += ready > 0;
 		/* the first slot failing before any sample is the caller's error */
 		if (t && run.slot[0]->done && !opts->root && !run.slot[0]->r &&
-		    run.slot[0]->end != PERR_STARTUP && run.slot[0]->end != PERR_EXITED) {
+		    !run.slot[0]->execs && run.slot[0]->end != PERR_STARTUP &&
+		    run.slot[0]->end != PERR_EXITED) {
 			err = run.slot[0]->end;
 			break;
 		}
@@ -338,6 +390,9 @@ enum perr sampler_run(struct target *t, struct profile *p, const struct sampler_
 			break;
 		if (now - second >= NSEC) {
 			second = now;
+			for (size_t i = 0; i < run.nslot; i++)
+				if (!run.slot[i]->done && target_execd(run.slot[i]->t))
+					reopen(&run, run.slot[i]);
 			if (opts->root)
 				discover(&run);
 			progress(&run);

@@ -41,13 +41,17 @@ struct sampler_result {
 	double start;		/* Unix time sampling started */
 	double cpu;		/* our user+sys seconds while sampling */
 	enum perr end;		/* PERR_OK, or why sampling stopped early */
+	uint64_t execs;		/* exec()s of sampled processes */
+	char exec_comm[64];	/* the program the last one ran */
 	char describe[256];
 };
 
 /*
  * Sample t at opts->rate into p until the duration passes, *stop becomes
  * non-zero (a signal), or the target goes away (res->end = PERR_EXITED,
- * which is not an error: the profile so far is kept).  Returns an error
+ * which is not an error: the profile so far is kept).  A process that
+ * exec()s is sampled on if it runs an interpreter again; else its end is
+ * why not (PERR_NOTINTERP, ...), with res->execs set.  Returns an error
  * only when sampling could not start.  With opts->root, interpreters among
  * root's descendants are sampled too, found again every second, until
  * none is left and root has exited; t may then be NULL (root itself is no

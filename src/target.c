@@ -123,6 +123,58 @@ static void read_comm(struct target *t)
 	t->comm[strcspn(t->comm, "\n")] = '\0';
 }
 
+/*
+ * The process image: where its code, stack and heap start, fields 26, 28
+ * and 47 of /proc/PID/stat.  exec() makes a new image and address space
+ * layout randomisation new values.  Zeros when the process is gone or the
+ * kernel hides them.
+ */
+static void read_image(pid_t pid, uint64_t image[3])
+{
+	static const unsigned int want[3] = { 26, 28, 47 };
+	char path[64], buf[2048], *p, *end;
+	unsigned int field = 3, k = 0;
+	ssize_t n;
+	int fd;
+
+	image[0] = image[1] = image[2] = 0;
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return;
+	buf[n] = '\0';
+	/* the command name may hold anything: fields start after its last ')' */
+	p = strrchr(buf, ')');
+	if (!p)
+		return;
+	for (p++; k < 3 && *p; field++) {
+		uint64_t v;
+
+		while (*p == ' ')
+			p++;
+		v = strtoull(p, &end, 10);
+		if (end == p && field != 3)
+			return;
+		if (field == want[k])
+			image[k++] = v;
+		p = end == p ? p + 1 : end;
+	}
+}
+
+int target_execd(struct target *t)
+{
+	uint64_t now[3];
+
+	read_image(t->pid, now);
+	if (!now[0] && !now[1] && !now[2])
+		return 0;
+	return memcmp(now, t->image, sizeof(now)) != 0;
+}
+
 static char *read_exe(pid_t pid)
 {
 	char path[64], buf[PATH_MAX];
@@ -276,6 +328,8 @@ enum perr target_open(struct target *t, pid_t pid)
 	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
 	if (pid <= 0 || stat(path, &st) < 0)
 		return PERR_NOPROC;
+	/* first: an exec() during what follows shows as a change */
+	read_image(pid, t->image);
 	read_comm(t);
 	err = procmaps_read(&t->maps, pid);
 	if (err)

@@ -47,6 +47,7 @@ struct target {
 	struct target_object exe;
 	struct target_object lib;	/* libpython / libruby, if mapped */
 	struct target_object *interp;	/* the object holding the runtime (exe or lib) */
+	uint64_t image[3];	/* which program image was opened: see target_execd() */
 };
 
 /*
@@ -62,6 +63,13 @@ struct target {
  */
 enum perr target_open(struct target *t, pid_t pid);
 void target_close(struct target *t);
+
+/*
+ * Has the process exec()'d since target_open()?  Everything read of it
+ * would be stale: close and open it again.  0 when it has not, or is gone,
+ * or the kernel does not say.  Reads /proc/PID/stat: three system calls.
+ */
+int target_execd(struct target *t);
 
 /* Re-read /proc/PID/maps (after the target mapped or unmapped memory). */
 enum perr target_refresh_maps(struct target *t);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "helpers.h"
+#include "target.h"
 
 /*
  * Targets that die, stop or go very deep while being profiled: pyrospy
@@ -14,24 +15,80 @@
  * happened.
  */
 
-/* record the target for secs while `act' (a shell command on $0, the pid) runs beside */
-static int record_while(const struct interp *in, const char *script, const char *act,
-			const char *secs, char **out, char **err)
+/*
+ * Start the target (script and its args, NULL-terminated), then record it
+ * with pyrospy's extra options while `act' (a shell command: $0 is the
+ * target's pid, $$ pyrospy's) runs beside.
+ */
+static int record_with(const struct interp *in, const char *const *script, const char *act,
+		       const char *const *extra, char **out, char **err)
 {
-	const char *sargs[] = { test_target_for(in, script), NULL };
-	char ready[64], pidbuf[32], cmd[512];
+	const char *sargs[8] = { test_target_for(in, script[0]) };
+	char ready[64], pidbuf[32], cmd[1024];
 	const char *wrap[] = { "sh", "-c", cmd, pidbuf, NULL };
-	const char *args[] = { "record", "--pid", pidbuf, "-d", secs, "-f", "folded", "-o", "-",
-			       NULL };
-	pid_t pid = test_start(in, sargs, ready, sizeof(ready));
-	int st;
+	const char *args[24] = { "record", "--pid", pidbuf, "-f", "folded", "-o", "-" };
+	int n = 7, st;
+	pid_t pid;
 
+	for (int i = 1; script[i] && i < 7; i++)
+		sargs[i] = script[i];
+	for (int i = 0; extra[i] && n < 23; i++)
+		args[n++] = extra[i];
+	pid = test_start(in, sargs, ready, sizeof(ready));
 	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)pid);
 	/* sh runs the action in the background and becomes pyrospy */
 	snprintf(cmd, sizeof(cmd), "(%s) & exec \"$@\"", act);
 	st = test_pyrospy_wrapped(wrap, args, out, err);
 	test_stop(pid);
 	return st;
+}
+
+/* record the target for secs while `act' runs beside */
+static int record_while(const struct interp *in, const char *script, const char *act,
+			const char *secs, char **out, char **err)
+{
+	const char *sargs[] = { script, NULL };
+	const char *extra[] = { "-d", secs, NULL };
+
+	return record_with(in, sargs, act, extra, out, err);
+}
+
+/* Ruby labels methods of main "Object#work"; Python has no prefix. */
+static const char *fn(const struct interp *in, const char *name)
+{
+	static char buf[4][128];
+	static int k;
+	char *b = buf[k++ % 4];
+
+	snprintf(b, 128, "%s%s (", in->lang == TARGET_RUBY ? "Object#" : "", name);
+	return b;
+}
+
+/* the script of in's language */
+static const char *of(const struct interp *in, const char *base)
+{
+	static char buf[4][64];
+	static int k;
+	char *b = buf[k++ % 4];
+
+	snprintf(b, 64, "%s.%s", base, in->lang == TARGET_RUBY ? "rb" : "py");
+	return b;
+}
+
+/* the "N dropped" of pyrospy's closing counts (-v), and its samples */
+static unsigned long dropped(const char *err, unsigned long *samples)
+{
+	const char *p = strstr(err, " samples in ");
+	unsigned long d = 0;
+
+	cr_assert_not_null(p, "no counts in: %s", err);
+	while (p > err && p[-1] >= '0' && p[-1] <= '9')
+		p--;
+	*samples = strtoul(p, NULL, 10);
+	p = strstr(p, " stacks, ");
+	cr_assert_not_null(p, "%s", err);
+	d = strtoul(p + 9, NULL, 10);
+	return d;
 }
 
 static void killed(const struct interp *in, const char *script, const char *leaf)
@@ -90,4 +147,187 @@ Test(dying, python_ten_thousand_deep, .timeout = 60)
 	cr_assert_gt(test_folded_count(out, "[truncated];rec ("), 10, "%.2000s", out);
 	cr_assert_gt(test_folded_count(out, ";spin ("), 10, "%.2000s", out);
 	free(out);
+}
+
+/*
+ * exec() into a program that is no interpreter: what was sampled is
+ * written, the message says what happened, nothing is dropped on the way.
+ */
+static void exec_away(const struct interp *in)
+{
+	const char *sargs[] = { of(in, "execs"), "sleep", NULL };
+	const char *extra[] = { "-d", "20", NULL };
+	char *out, *err;
+	int st = record_with(in, sargs, "true", extra, &out, &err);
+
+	cr_assert_eq(st, 0, "%s: exit %d: %s", in->bin, st, err);
+	cr_assert_not_null(strstr(err, "exec()'d 'sleep', which cannot be profiled"), "%s: %s",
+			   in->bin, err);
+	cr_assert_gt(test_folded_count(out, fn(in, "before_exec")), 50, "%s: %s", in->bin, out);
+	cr_assert_null(strstr(err, "dropped"), "%s: %s", in->bin, err);
+	free(out);
+	free(err);
+}
+
+Test(dying, python_execs_another_program, .timeout = 60)
+{
+	exec_away(&test_pythons[1]);
+}
+
+Test(dying, ruby_execs_another_program, .timeout = 60)
+{
+	exec_away(&test_rubies[1]);
+}
+
+/* exec() into the interpreter again: sampling goes on in the new program. */
+static void exec_self(const struct interp *in)
+{
+	const char *sargs[] = { of(in, "execs"), "self", NULL };
+	const char *extra[] = { "-d", "4", NULL };
+	char *out, *err;
+	int st;
+
+	test_target_for(in, of(in, "seed"));
+	st = record_with(in, sargs, "true", extra, &out, &err);
+	cr_assert_eq(st, 0, "%s: exit %d: %s", in->bin, st, err);
+	cr_assert_not_null(strstr(err, in->lang == TARGET_RUBY ? "exec()'d Ruby" : "exec()'d Python"),
+			   "%s: %s", in->bin, err);
+	cr_assert_gt(test_folded_count(out, fn(in, "before_exec")), 50, "%s: %s", in->bin, out);
+	cr_assert_gt(test_folded_count(out, fn(in, "foo")), 50, "%s: %s", in->bin, out);
+	cr_assert_null(strstr(err, "dropped"), "%s: %s", in->bin, err);
+	free(out);
+	free(err);
+}
+
+Test(dying, python_execs_itself, .timeout = 60)
+{
+	exec_self(&test_pythons[1]);
+}
+
+Test(dying, ruby_execs_itself, .timeout = 60)
+{
+	exec_self(&test_rubies[1]);
+}
+
+/* A forked child is not the process profiled, unless --subprocesses. */
+static void forks(const struct interp *in)
+{
+	const char *sargs[] = { of(in, "forks"), NULL };
+	const char *alone[] = { "-d", "2", NULL };
+	const char *both[] = { "-d", "3", "--subprocesses", NULL };
+	char *out, *err;
+	int st = record_with(in, sargs, "true", alone, &out, &err);
+
+	cr_assert_eq(st, 0, "%s: exit %d: %s", in->bin, st, err);
+	cr_assert_gt(test_folded_count(out, fn(in, "in_parent")), 50, "%s: %s", in->bin, out);
+	cr_assert_eq(test_folded_count(out, fn(in, "in_child")), 0, "%s: %s", in->bin, out);
+	free(out);
+	free(err);
+	st = record_with(in, sargs, "true", both, &out, &err);
+	cr_assert_eq(st, 0, "%s: exit %d: %s", in->bin, st, err);
+	cr_assert_gt(test_folded_count(out, fn(in, "in_parent")), 50, "%s: %s", in->bin, out);
+	cr_assert_gt(test_folded_count(out, fn(in, "in_child")), 50, "%s: %s", in->bin, out);
+	free(out);
+	free(err);
+}
+
+Test(dying, python_forks, .timeout = 60)
+{
+	forks(&test_pythons[1]);
+}
+
+Test(dying, ruby_forks, .timeout = 60)
+{
+	forks(&test_rubies[1]);
+}
+
+/* Threads that live a few milliseconds each, 8 at a time, sampled at 200 Hz. */
+static void churn(const struct interp *in)
+{
+	const char *sargs[] = { of(in, "churn"), NULL };
+	const char *extra[] = { "-d", "4", "-r", "200", "-v", NULL };
+	unsigned long samples, drops, all, jobs;
+	char *out, *err;
+	int st = record_with(in, sargs, "true", extra, &out, &err);
+
+	all = test_folded_count(out, "");
+	jobs = test_folded_count(out, fn(in, "short_job"));
+	cr_assert_eq(st, 0, "%s: exit %d: %s", in->bin, st, err);
+	/* the share depends on the load beside: 25-60 % here */
+	cr_assert(all > 100 && jobs * 10 > all, "%s: %lu of %lu in short_job: %s", in->bin, jobs,
+		  all, out);
+	drops = dropped(err, &samples);
+	cr_assert_lt(drops * 20, samples, "%s: %lu of %lu dropped: %s", in->bin, drops, samples,
+		     err);
+	free(out);
+	free(err);
+}
+
+Test(dying, python_thread_churn, .timeout = 60)
+{
+	churn(&test_pythons[1]);
+}
+
+Test(dying, ruby_thread_churn, .timeout = 60)
+{
+	churn(&test_rubies[1]);
+}
+
+/* The program ends itself, threads still running, work left in an exit handler. */
+static void shutdown(const struct interp *in)
+{
+	const char *sargs[] = { of(in, "shutdown"), NULL };
+	const char *extra[] = { "-d", "20", NULL };
+	char *out, *err;
+	int st = record_with(in, sargs, "true", extra, &out, &err);
+
+	cr_assert_eq(st, 0, "%s: exit %d: %s", in->bin, st, err);
+	cr_assert_not_null(strstr(err, "exited; writing what was sampled"), "%s: %s", in->bin, err);
+	cr_assert_gt(test_folded_count(out, fn(in, "main_work")), 50, "%s: %s", in->bin, out);
+	cr_assert_gt(test_folded_count(out, fn(in, "at_exit_work")), 25, "%s: %s", in->bin, out);
+	free(out);
+	free(err);
+}
+
+Test(dying, python_shuts_down, .timeout = 60)
+{
+	shutdown(&test_pythons[1]);
+}
+
+Test(dying, ruby_shuts_down, .timeout = 60)
+{
+	shutdown(&test_rubies[1]);
+}
+
+/*
+ * The program points the names of its running code at garbage (ctypes,
+ * Fiddle): those stacks are dropped and counted, never shown, and the rest
+ * is profiled as usual.
+ */
+static void corrupt(const struct interp *in)
+{
+	const char *sargs[] = { of(in, "corrupt"), NULL };
+	const char *extra[] = { "-d", "4", "-v", NULL };
+	unsigned long samples, drops;
+	char *out, *err;
+	int st = record_with(in, sargs, "true", extra, &out, &err);
+
+	cr_assert_eq(st, 0, "%s: exit %d: %s", in->bin, st, err);
+	cr_assert_gt(test_folded_count(out, fn(in, "clean")), 100, "%s: %s", in->bin, out);
+	cr_assert_null(strstr(out, "victim_"), "%s: a corrupt frame shown:\n%s", in->bin, out);
+	drops = dropped(err, &samples);
+	cr_assert_gt(drops * 4, samples, "%s: %lu of %lu dropped: %s", in->bin, drops, samples,
+		     err);
+	free(out);
+	free(err);
+}
+
+Test(dying, python_corrupts_its_code_objects, .timeout = 60)
+{
+	corrupt(&test_pythons[1]);
+}
+
+Test(dying, ruby_corrupts_its_iseq_labels, .timeout = 60)
+{
+	corrupt(&test_rubies[1]);
 }
