@@ -231,7 +231,8 @@ static enum perr fetch(struct rmem *m, uint64_t big, size_t biglen, const uint64
 		w[k] = &m->win[m->next++ % RMEM_WINDOWS];
 		win_fit(w[k], (size_t)(end - start));
 		w[k]->len = 0;
-		iov[k++] = (struct procmem_iov){ start, w[k - 1]->buf, (size_t)(end - start) };
+		iov[k] = (struct procmem_iov){ start, w[k]->buf, (size_t)(end - start) };
+		k++;
 	}
 	if (!k)
 		return PERR_OK;

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "fuzz_target.h"
+#include "tags.h"
 #include "utf8.h"
 
 /* Every Ruby layout table and every patch-release override (rubyvm-structs/). */
@@ -107,6 +108,42 @@ static void check_string(const char *s)
 			abort();
 }
 
+void fuzz_check_tags(const char *s)
+{
+	char prev[TAGS_MAX_KEY + 1] = "";
+	unsigned int n = 0;
+
+	if (!*s)
+		return;
+	for (;;) {
+		const char *eq = strchr(s, '='), *end = strchr(s, ',');
+		char key[TAGS_MAX_KEY + 1], *v;
+		size_t kn;
+
+		if (!end)
+			end = s + strlen(s);
+		if (!eq || eq > end || ++n > TAGS_MAX)
+			abort();
+		kn = (size_t)(eq - s);
+		if (tags_key_problem(s, kn))
+			abort();
+		memcpy(key, s, kn);
+		key[kn] = '\0';
+		if (strcmp(prev, key) >= 0)	/* sorted, each key once */
+			abort();
+		memcpy(prev, key, kn + 1);
+		v = strndup(eq + 1, (size_t)(end - eq - 1));
+		if (!v)
+			abort();
+		if (tags_value_problem(v))
+			abort();
+		free(v);
+		if (!*end)
+			return;
+		s = end + 1;
+	}
+}
+
 void fuzz_check_stack(void *arg, const struct stack *st)
 {
 	unsigned long *stacks = arg;
@@ -115,13 +152,16 @@ void fuzz_check_stack(void *arg, const struct stack *st)
 		abort();
 	if (st->thread_name)
 		check_string(st->thread_name);
+	if (st->tags)
+		fuzz_check_tags(st->tags);
 	for (unsigned int i = 0; i < st->depth; i++) {
 		check_string(st->frame[i].name);
 		check_string(st->frame[i].file);
 	}
 	(*stacks)++;
 	if (getenv("FUZZ_VERBOSE")) {	/* to see what a seed reaches */
-		fprintf(stderr, "stack of %u frames%s:", st->depth, st->truncated ? " (truncated)" : "");
+		fprintf(stderr, "stack of %u frames%s {%s}:", st->depth,
+			st->truncated ? " (truncated)" : "", st->tags ? st->tags : "");
 		for (unsigned int i = 0; i < st->depth; i++)
 			fprintf(stderr, " %s (%s:%d)", st->frame[i].name, st->frame[i].file,
 				st->frame[i].line);

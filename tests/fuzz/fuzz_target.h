@@ -60,10 +60,14 @@ void fuzz_target_release(struct target *t);
 
 /*
  * A reader_cb that checks what a reader hands on: a sane depth, every
- * name and file present and valid UTF-8 without control characters.
+ * name and file present and valid UTF-8 without control characters, the
+ * tags (if any) a clean tag set.
  * Aborts otherwise.  With FUZZ_VERBOSE set in the environment, prints
  * the stack.
  */
 void fuzz_check_stack(void *arg, const struct stack *st);
+
+/* Abort unless s is a clean tag set (src/tags.h): what the writers take as is. */
+void fuzz_check_tags(const char *s);
 
 #endif

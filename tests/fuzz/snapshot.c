@@ -27,8 +27,9 @@
  * touched are copied, laid end to end in one image and relocated: every
  * word that points into a copied page is rewritten to point at its copy
  * at FUZZ_BASE (pages that cannot be read are zeros).  Ranges the fuzz
- * target reads the same stacks without are then left out.  The result is what the reader saw, in the one buffer
- * the fuzz targets give it, so fuzzing starts deep inside a real stack.
+ * target reads the same stacks (and tags) without are then left out.  The
+ * result is what the reader saw, in the one buffer the fuzz targets give
+ * it, so fuzzing starts deep inside a real stack.
  */
 #define PAGE 4096u
 /*
@@ -206,9 +207,18 @@ static void sig_stack(void *arg, const struct stack *st)
 		g->s[g->len++] = '\n';
 		g->s[g->len] = '\0';
 	}
+	/* the tags too: what the tag readers need stays in the image */
+	if (st->tags) {
+		size_t n = strlen(st->tags);
+
+		g->s = realloc(g->s, g->len + n + 4);
+		if (!g->s)
+			abort();
+		g->len += (size_t)sprintf(g->s + g->len, "{%s}\n", st->tags);
+	}
 }
 
-/* What the fuzz target's reader reads from an input: every frame of every sample. */
+/* What the fuzz target's reader reads from an input: every frame and tag set of every sample. */
 static char *signature(const unsigned char *buf, size_t size, const struct target *real)
 {
 	struct reader_opts opts = { .idle = 1 };
