@@ -14,6 +14,7 @@
 #include "xalloc.h"
 
 #define TASKSTAT_MAX 4096	/* open files kept, at most */
+#define TASKSTAT_SWEEP 64	/* a table this small is never swept */
 
 struct taskstat_entry {
 	pid_t tid;		/* host tid */
@@ -37,6 +38,7 @@ void taskstat_init(struct taskstat *ts, pid_t pid)
 	memset(ts, 0, sizeof(*ts));
 	ts->pid = pid;
 	ts->same_ns = same_pid_ns(pid);
+	ts->sweep_at = TASKSTAT_SWEEP;
 }
 
 void taskstat_release(struct taskstat *ts)
@@ -93,11 +95,32 @@ static struct taskstat_entry *find(struct taskstat *ts, pid_t tid, int by_ns)
 	return NULL;
 }
 
+/*
+ * Close the files of threads that have ended (a read of one fails).  Run
+ * when the table has doubled since the last sweep, so that a target that
+ * starts and ends threads all the time costs O(1) reads per new thread and
+ * keeps at most twice its live threads open, never ever more.
+ */
+static void sweep(struct taskstat *ts)
+{
+	char c;
+
+	for (size_t i = 0; i < ts->nr;) {
+		if (ts->ent[i].fd < 0 || pread(ts->ent[i].fd, &c, 1, 0) <= 0)
+			drop(ts, i);
+		else
+			i++;
+	}
+	ts->sweep_at = ts->nr * 2 > TASKSTAT_SWEEP ? ts->nr * 2 : TASKSTAT_SWEEP;
+}
+
 static struct taskstat_entry *add(struct taskstat *ts, pid_t tid, pid_t ns_tid)
 {
 	char path[96];
 	struct taskstat_entry *e;
 
+	if (ts->nr >= ts->sweep_at)
+		sweep(ts);
 	if (ts->nr >= TASKSTAT_MAX)
 		drop(ts, 0);
 	if (ts->nr == ts->alloc) {

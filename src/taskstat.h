@@ -18,7 +18,7 @@ struct taskstat {
 	int same_ns;		/* target shares our PID namespace */
 	struct taskstat_entry *ent;
 	size_t nr, alloc;
-	unsigned int gen;
+	size_t sweep_at;	/* close the files of ended threads at this size */
 };
 
 void taskstat_init(struct taskstat *ts, pid_t pid);
