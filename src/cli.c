@@ -676,6 +676,8 @@ static int profile_target(struct cli_opts *o, struct target *t, pid_t pid, pid_t
 		.verbose = o->verbose,
 		.tags = o->tagset,
 		.add = o->up.server ? recording_add : NULL,
+		/* streaming for days: the whole run's profile only for a file */
+		.count_only = o->up.server && !o->output,
 		.tick = rec.live || o->up.server ? recording_tick : NULL,
 		.arg = &rec,
 	};

@@ -74,7 +74,10 @@ static void add_stack(void *arg, const struct stack *st)
 	struct adder *a = arg;
 	const char *tags = with_cli_tags(a, st->tags);
 
-	profile_add(a->p, tags, st, 1);
+	if (a->opts->count_only)
+		a->p->total++;
+	else
+		profile_add(a->p, tags, st, 1);
 	if (a->opts->add)
 		a->opts->add(a->opts->arg, tags, st);
 }

@@ -24,6 +24,7 @@ struct sampler_opts {
 	const char *tags;	/* --tag, a clean tag set (src/tags.h); NULL: none */
 	/* optional: each stack also goes to add(arg, tags, st), tags as profiled */
 	void (*add)(void *arg, const char *tags, const struct stack *st);
+	int count_only;		/* only count stacks in the profile: add() has them */
 	/*
 	 * optional: called about once a second with the profile and the
 	 * counts so far; a non-zero return stops sampling.
