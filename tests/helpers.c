@@ -51,6 +51,16 @@ const char *test_target_path(const char *name)
 }
 
 /* Copy a target script into the chroot's /tmp so the interpreter can open it. */
+const char *test_func(const struct interp *in, const char *name)
+{
+	static char buf[4][128];
+	static int k;
+	char *b = buf[k++ % 4];
+
+	snprintf(b, 128, "%s%s", in->lang == TARGET_RUBY ? "Object#" : "", name);
+	return b;
+}
+
 const char *test_target_for(const struct interp *in, const char *name)
 {
 	static char buf[4][1024];

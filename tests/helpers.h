@@ -46,6 +46,13 @@ int test_pyrospy(const char *const *args, char **out, char **err);
 int test_pyrospy_wrapped(const char *const *wrap, const char *const *args, char **out,
 			 char **err);
 
+/*
+ * How a function of a test script is named in profiles: Ruby labels the
+ * methods of main "Object#work", Python has no prefix.  Four calls may be
+ * in use at once.
+ */
+const char *test_func(const struct interp *in, const char *name);
+
 /* Path of a file under tests/targets. */
 const char *test_target_path(const char *name);
 

@@ -53,14 +53,14 @@ static int record_while(const struct interp *in, const char *script, const char 
 	return record_with(in, sargs, act, extra, out, err);
 }
 
-/* Ruby labels methods of main "Object#work"; Python has no prefix. */
+/* a frame of function name: "name (" (its file may hold the name too) */
 static const char *fn(const struct interp *in, const char *name)
 {
-	static char buf[4][128];
+	static char buf[4][160];
 	static int k;
 	char *b = buf[k++ % 4];
 
-	snprintf(b, 128, "%s%s (", in->lang == TARGET_RUBY ? "Object#" : "", name);
+	snprintf(b, 160, "%s (", test_func(in, name));
 	return b;
 }
 

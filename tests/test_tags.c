@@ -57,17 +57,6 @@ static unsigned long count(const char *folded, const char *tags, const char *fun
 	return n;
 }
 
-/* Ruby labels methods of main "Object#work"; Python has no prefix. */
-static const char *fn(const struct interp *in, const char *name)
-{
-	static char buf[4][128];
-	static int k;
-	char *b = buf[k++ % 4];
-
-	snprintf(b, 128, "%s%s", in->lang == TARGET_RUBY ? "Object#" : "", name);
-	return b;
-}
-
 static char *profile_tagged(const struct interp *in, const char *script, const char *secs)
 {
 	const char *extra[] = { "-r", "100", "-d", secs, "--tag", "region=us", "--tag", "env=ci",
@@ -97,15 +86,15 @@ static void rideshare(const struct interp *in, const char *script)
 	cr_assert_gt(all, 800, "%s: %lu tagged samples in 10 s:\n%.2000s", in->bin, all, out);
 	for (int i = 0; i < 3; i++) {
 		double share = 100.0 * (double)n[i] / (double)all;
-		unsigned long own = count(out, NULL, fn(in, func[i]));
+		unsigned long own = count(out, NULL, test_func(in, func[i]));
 
 		cr_assert(share > want[i] - 5 && share < want[i] + 5,
 			  "%s: %s %.1f%% (car %lu, bike %lu, scooter %lu)", in->bin, set[i], share,
 			  n[0], n[1], n[2]);
 		/* a switch of tags between our two reads may be seen: rarely */
-		cr_assert_geq(count(out, set[i], fn(in, func[i])) * 100, own * 98,
+		cr_assert_geq(count(out, set[i], test_func(in, func[i])) * 100, own * 98,
 			      "%s: of %lu samples in %s, %lu under %s", in->bin, own, func[i],
-			      count(out, set[i], fn(in, func[i])), set[i]);
+			      count(out, set[i], test_func(in, func[i])), set[i]);
 	}
 	cr_assert(!strstr(out, "region=us"), "%s: --tag won over the program's tags", in->bin);
 	free(out);
@@ -183,7 +172,7 @@ ParameterizedTest(size_t *i, tags, threads_ruby, .timeout = 60)
  */
 static void mostly(const char *out, const struct interp *in, const char *tags, const char *func)
 {
-	unsigned long all = count(out, NULL, fn(in, func)), under = count(out, tags, fn(in, func));
+	unsigned long all = count(out, NULL, test_func(in, func)), under = count(out, tags, test_func(in, func));
 
 	cr_assert_geq(all, 40, "%s: %lu samples in %s:\n%.3000s", in->bin, all, func, out);
 	cr_assert_geq(under * 100, all * 90, "%s: %lu of %lu samples in %s under {%s}:\n%.3000s",
@@ -280,14 +269,14 @@ static void hostile(const struct interp *in, const char *script)
 	for (const char *p = out; *p; p++)
 		cr_assert(*p == '\n' || (unsigned char)*p >= 0x20, "%s: control character %#x",
 			  in->bin, (unsigned char)*p);
-	tag_frame(out, fn(in, "helper_side"), set, 64 * 1024);
+	tag_frame(out, test_func(in, "helper_side"), set, 64 * 1024);
 	memset(x, 'x', 1024);
 	snprintf(x + 1024, sizeof(x) - 1024, ",");
 	cr_assert(strstr(set, "big=") && strstr(set, x), "%s: the 1 MB value cut to 1024 bytes",
 		  in->bin);
 	cr_assert(strstr(set, "a_b_c_d__="), "%s: %.200s", in->bin, set);
 	cr_assert(strstr(set, "bad_="), "%s: %.200s", in->bin, set);
-	tag_frame(out, fn(in, "raw_side"), set, 64 * 1024);
+	tag_frame(out, test_func(in, "raw_side"), set, 64 * 1024);
 	cr_assert(strstr(set, ",k=yyyy"), "%s: %.200s", in->bin, set);
 	cr_assert_lt(strlen(set), 26 * (128 + 1024 + 2) + 2);
 	if (in->lang == TARGET_RUBY)
