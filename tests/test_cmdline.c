@@ -178,6 +178,20 @@ Test(exec, profiles_the_child)
 	free(err);
 }
 
+/* The same with Ruby: attached before the VM exists, sampled once it does. */
+Test(exec, profiles_a_ruby_child)
+{
+	const char *args[] = { "exec", "-q", "-r", "200", "-d", "3", "-o", "-", "--",
+			       "/usr/bin/ruby3.1", test_target_path("seed.rb"), NULL };
+	char *out, *err;
+
+	cr_assert_eq(test_pyrospy(args, &out, &err), 0, "stderr: %s", err);
+	cr_assert_gt(test_folded_count(out, "Object#work ("), 100, "profile: '%s' stderr '%s'", out,
+		     err);
+	free(out);
+	free(err);
+}
+
 /* --duration ends the profile and then the command, with status 0. */
 Test(exec, duration_stops_the_command, .timeout = 30)
 {

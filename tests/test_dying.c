@@ -138,15 +138,28 @@ Test(dying, ruby_stopped_and_continued, .timeout = 60)
 }
 
 /* 10 000 frames: the leaf-most 4096 are kept, under a [truncated] mark. */
-Test(dying, python_ten_thousand_deep, .timeout = 60)
+static void ten_thousand_deep(const struct interp *in, const char *script)
 {
 	const char *extra[] = { "-r", "50", "-d", "2", NULL };
 	const char *path;
-	char *out = test_profile(&test_pythons[1], "deep.py", extra, &path);
+	char *out = test_profile(in, script, extra, &path);
+	char want[64];
 
-	cr_assert_gt(test_folded_count(out, "[truncated];rec ("), 10, "%.2000s", out);
-	cr_assert_gt(test_folded_count(out, ";spin ("), 10, "%.2000s", out);
+	snprintf(want, sizeof(want), "[truncated];%s (", test_func(in, "rec"));
+	cr_assert_gt(test_folded_count(out, want), 10, "%s: %.2000s", in->bin, out);
+	snprintf(want, sizeof(want), ";%s (", test_func(in, "spin"));
+	cr_assert_gt(test_folded_count(out, want), 10, "%s: %.2000s", in->bin, out);
 	free(out);
+}
+
+Test(dying, python_ten_thousand_deep, .timeout = 60)
+{
+	ten_thousand_deep(&test_pythons[1], "deep.py");
+}
+
+Test(dying, ruby_ten_thousand_deep, .timeout = 60)
+{
+	ten_thousand_deep(&test_rubies[1], "deep.rb");
 }
 
 /*
