@@ -206,6 +206,36 @@ Test(upload, sigterm_sends_the_partial_window, .timeout = 60)
 	unlink(file);
 }
 
+/*
+ * The target is killed mid-window: pyrospy says so and uploads the partial
+ * window before it exits, every sample of it.
+ */
+Test(upload, target_killed_partial_window_sent, .timeout = 60)
+{
+	/* "$@" is PYROSPY record --pid PID ...: $4 is the target */
+	const char *wrap[] = { "sh", "-c", "(sleep 3; kill -9 $4) & exec \"$@\"", "sh", NULL };
+	char log[64], file[64], port[32], *err;
+	struct upload up;
+	pid_t rx;
+	int st;
+
+	paths(log, file, sizeof(log));
+	rx = test_receiver(log, NULL, port, sizeof(port));
+	st = record(port, "30", file, wrap, &err);
+	test_stop(rx);
+	cr_assert_eq(st, 0, "exit %d: %s", st, err);
+	cr_assert_not_null(strstr(err, "exited; writing what was sampled"), "%s", err);
+	read_log(log, &up);
+	cr_assert(up.n >= 1 && up.n <= 2, "%d windows: %s", up.n, err);
+	check_windows(&up);
+	cr_assert_eq(up.total, folded_total(file), "uploaded %lu samples, took %lu", up.total,
+		     folded_total(file));
+	cr_assert_gt(up.total, 200);
+	free(err);
+	unlink(log);
+	unlink(file);
+}
+
 /* A bad app name or tag key is refused at once, with exit status 2. */
 Test(upload, bad_names_refused_at_startup)
 {
