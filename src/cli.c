@@ -50,8 +50,6 @@ struct cli_opts {
 
 static volatile sig_atomic_t stop_flag;
 static volatile sig_atomic_t child_pid;
-/* the profiled process exec()'d a program that cannot be profiled */
-static int exec_away;
 
 /*
  * Where the tag helpers are: installed (PKGDATADIR) or, for a pyrospy run
@@ -657,9 +655,11 @@ static int recording_tick(void *arg, const struct profile *p, const struct sampl
 /*
  * Sample and write the profile.  t is the target, or NULL with
  * --subprocesses when pid is no interpreter itself (its descendants are
- * found as they come).
+ * found as they come).  *exec_away is set when the target exec()'d a
+ * program that cannot be profiled.
  */
-static int profile_target(struct cli_opts *o, struct target *t, pid_t pid, pid_t child)
+static int profile_target(struct cli_opts *o, struct target *t, pid_t pid, pid_t child,
+			  int *exec_away)
 {
 	struct recording rec = {
 		.live = !o->quiet && isatty(STDERR_FILENO),
@@ -742,7 +742,7 @@ static int profile_target(struct cli_opts *o, struct target *t, pid_t pid, pid_t
 	if (res.execs && res.end && res.end != PERR_EXITED) {
 		note(o, "process %d exec()'d '%s', which cannot be profiled (%s); writing what was "
 		     "sampled", (int)pid, res.exec_comm, perr_str(res.end));
-		exec_away = 1;
+		*exec_away = 1;
 	} else if (res.end == PERR_EXITED && !child)
 		note(o, "process %d exited; writing what was sampled", (int)pid);
 	else if (res.end == PERR_STARTUP)
@@ -766,14 +766,14 @@ static int cmd_record(struct cli_opts *o)
 {
 	struct target t;
 	enum perr err;
-	int ret;
+	int ret, away = 0;
 
 	install_signals();
 	err = target_open(&t, o->pid);
 	if (!err)
-		ret = profile_target(o, &t, o->pid, 0);
+		ret = profile_target(o, &t, o->pid, 0, &away);
 	else if (o->subprocesses && (err == PERR_NOTINTERP || err == PERR_UNSUPPORTED))
-		ret = profile_target(o, NULL, o->pid, 0);
+		ret = profile_target(o, NULL, o->pid, 0, &away);
 	else
 		ret = report_target(&t, err);
 	target_close(&t);
@@ -806,7 +806,7 @@ static int cmd_exec(struct cli_opts *o)
 {
 	struct target t;
 	enum perr err = PERR_NOTINTERP;
-	int status, ret, stopped = 0;
+	int status, ret, stopped = 0, exec_away = 0;
 	pid_t pid;
 
 	install_signals();
@@ -852,11 +852,11 @@ static int cmd_exec(struct cli_opts *o)
 		nanosleep(&ts, NULL);
 	}
 	if (o->subprocesses)
-		ret = profile_target(o, NULL, pid, pid);
+		ret = profile_target(o, NULL, pid, pid, &exec_away);
 	else if (err)
 		ret = report_target(&t, err);
 	else
-		ret = profile_target(o, &t, pid, pid);
+		ret = profile_target(o, &t, pid, pid, &exec_away);
 	target_close(&t);
 	/*
 	 * The profile is written and the command still runs: the duration

@@ -266,13 +266,15 @@ static void reopen(struct run *run, struct slot *sl)
 
 /*
  * Sample one slot.  A reader is made when the interpreter is ready; a slot
- * whose process is gone or unreadable is done.  Trouble (an error, a
- * dropped stack) may mean the process exec()'d another program: that is
- * looked at then, and once a second by the caller.
+ * whose process is gone or unreadable is done.  A sample that fails, or
+ * drops stacks and keeps none, may mean the process exec()'d another
+ * program: that is looked at then (not for an idle one: no stack, none
+ * dropped), and once a second by the caller.
  */
 static void sample_slot(struct run *run, struct slot *sl, struct adder *adder)
 {
 	enum perr err = PERR_STARTUP;
+	uint64_t stacks = sl->r ? reader_stats(sl->r)->stacks : 0;
 	uint64_t dropped = sl->r ? reader_stats(sl->r)->dropped : 0;
 
 	if (!sl->r) {
@@ -283,7 +285,9 @@ static void sample_slot(struct run *run, struct slot *sl, struct adder *adder)
 	}
 	if (sl->r)
 		err = reader_sample(sl->r, add_stack, adder);
-	if (((err && err != PERR_STARTUP) || (sl->r && reader_stats(sl->r)->dropped > dropped)) &&
+	if (((err && err != PERR_STARTUP) ||
+	     (sl->r && reader_stats(sl->r)->stacks == stacks &&
+	      reader_stats(sl->r)->dropped > dropped)) &&
 	    target_execd(sl->t)) {
 		reopen(run, sl);
 		return;
