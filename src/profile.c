@@ -41,6 +41,7 @@ void profile_release(struct profile *p)
 	free(p->frame_hash);
 	free(p->node);
 	free(p->node_hash);
+	free(p->seen);
 	memset(p, 0, sizeof(*p));
 }
 
@@ -109,9 +110,19 @@ static uint32_t intern_str(struct profile *p, const char *s)
 	return p->nstr - 1;
 }
 
+/* A 64-bit finaliser (splitmix64's): every bit of x moves the low bits. */
+static uint64_t mix(uint64_t x)
+{
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9ull;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebull;
+	return x ^ (x >> 31);
+}
+
 static uint64_t frame_key(const struct profile_frame *f)
 {
-	return hash_bytes(f, sizeof(*f), HASH_SEED);
+	return mix(((uint64_t)f->name << 32 | f->file) ^ mix((uint64_t)(uint32_t)f->line << 8 | f->kind));
 }
 
 static uint64_t frame_rehash(const struct profile *p, uint32_t id)
@@ -119,8 +130,55 @@ static uint64_t frame_rehash(const struct profile *p, uint32_t id)
 	return frame_key(&p->frame[id]);
 }
 
+/*
+ * The frames of one sample are, sample after sample, the same strings at
+ * the same addresses in a reader's caches: a small direct-mapped table of
+ * (name, file) addresses and line finds a frame without hashing its
+ * strings.  An address is only a hint (a reader may free a string and
+ * keep another there), so a hit still compares both strings with the
+ * frame's own.
+ */
+#define SEEN_SIZE 2048u		/* a power of two */
+
+struct profile_seen {
+	const char *name, *file;
+	int line;
+	uint32_t kind;
+	uint32_t id;		/* frame id + 1; 0 empty */
+};
+
+static struct profile_seen *seen(struct profile *p, enum profile_kind kind, const char *name,
+				 const char *file, int line)
+{
+	uint64_t h = mix((uint64_t)(uintptr_t)name ^ mix((uint64_t)(uintptr_t)file) ^
+			 ((uint64_t)(uint32_t)line << 3 | kind));
+
+	if (!p->seen)
+		p->seen = xcalloc(SEEN_SIZE, sizeof(*p->seen));
+	return &p->seen[h & (SEEN_SIZE - 1)];
+}
+
+static uint32_t frame_find(struct profile *p, enum profile_kind kind, const char *name,
+			   const char *file, int line);
+
 uint32_t profile_frame(struct profile *p, enum profile_kind kind, const char *name,
 		       const char *file, int line)
+{
+	struct profile_seen *e = seen(p, kind, name, file, line);
+
+	if (e->id && e->name == name && e->file == file && e->line == line && e->kind == kind) {
+		const struct profile_frame *f = &p->frame[e->id - 1];
+
+		if (!strcmp(p->str[f->name], name) && !strcmp(p->str[f->file], file))
+			return e->id - 1;
+	}
+	*e = (struct profile_seen){ name, file, line, kind, 0 };
+	e->id = frame_find(p, kind, name, file, line) + 1;
+	return e->id - 1;
+}
+
+static uint32_t frame_find(struct profile *p, enum profile_kind kind, const char *name,
+			   const char *file, int line)
 {
 	struct profile_frame f;
 	uint32_t j;
@@ -151,9 +209,7 @@ uint32_t profile_frame(struct profile *p, enum profile_kind kind, const char *na
 
 static uint64_t node_key(uint32_t parent, uint32_t frame)
 {
-	uint32_t k[2] = { parent, frame };
-
-	return hash_bytes(k, sizeof(k), HASH_SEED);
+	return mix((uint64_t)parent << 32 | frame);
 }
 
 static uint64_t node_rehash(const struct profile *p, uint32_t id)
@@ -318,5 +374,7 @@ size_t profile_footprint(const struct profile *p)
 	n += (size_t)p->astr * sizeof(*p->str) + (size_t)p->str_hcap * sizeof(uint32_t);
 	n += (size_t)p->aframe * sizeof(*p->frame) + (size_t)p->frame_hcap * sizeof(uint32_t);
 	n += (size_t)p->anode * sizeof(*p->node) + (size_t)p->node_hcap * sizeof(uint32_t);
+	if (p->seen)
+		n += SEEN_SIZE * sizeof(*p->seen);
 	return n;
 }

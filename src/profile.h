@@ -64,6 +64,8 @@ struct profile {
 	uint32_t nnode, anode;
 	uint32_t *node_hash;	/* (parent, frame) -> node id */
 	uint32_t node_hcap;
+	/* frames by the addresses of their strings (profile.c: seen()) */
+	struct profile_seen *seen;
 	uint64_t total;		/* = node[0].total */
 	/* options */
 	int no_lines;		/* aggregate by function: line 0 */

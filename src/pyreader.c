@@ -53,6 +53,10 @@ struct pycode {
 	size_t table_len;
 	uint64_t code_start;	/* first byte of the bytecode */
 	uint64_t code_bytes;
+	/* the last two lines looked up: where a frame is, it usually stays */
+	uint64_t memo_at[2];
+	int memo_line[2];
+	unsigned int memo_n, memo_next;
 };
 
 struct pyreader {
@@ -279,11 +283,15 @@ bad:
 	return NULL;
 }
 
-static int code_line(const struct pyreader *pr, const struct pycode *c, int64_t lasti,
-		     uint64_t instr)
+static int code_line(const struct pyreader *pr, struct pycode *c, int64_t lasti, uint64_t instr)
 {
+	/* lasti (<= 3.10) or the instruction's address (3.11+): either places it */
+	uint64_t at = pr->lay.lines == PYVM_LOCATIONS ? instr : (uint64_t)lasti;
 	int line;
 
+	for (unsigned int i = 0; i < c->memo_n; i++)
+		if (c->memo_at[i] == at)
+			return c->memo_line[i];
 	switch (pr->lay.lines) {
 	case PYVM_LNOTAB:
 		line = pyline_lnotab(c->table, c->table_len, c->firstlineno, lasti);
@@ -294,11 +302,19 @@ static int code_line(const struct pyreader *pr, const struct pycode *c, int64_t 
 		break;
 	default:
 		if (instr < c->code_start || instr - c->code_start >= c->code_bytes)
-			return c->firstlineno;	/* not started yet, or torn */
-		line = pyline_locations(c->table, c->table_len, c->firstlineno,
-					(int64_t)((instr - c->code_start) / 2));
+			line = c->firstlineno;	/* not started yet, or torn */
+		else
+			line = pyline_locations(c->table, c->table_len, c->firstlineno,
+						(int64_t)((instr - c->code_start) / 2));
 	}
-	return line < 0 ? c->firstlineno : line;
+	if (line < 0)
+		line = c->firstlineno;
+	c->memo_at[c->memo_next] = at;
+	c->memo_line[c->memo_next] = line;
+	c->memo_next ^= 1;
+	if (c->memo_n < 2)
+		c->memo_n++;
+	return line;
 }
 
 /*

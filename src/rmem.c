@@ -29,8 +29,11 @@ void rmem_reset(struct rmem *m)
 	m->maps_refreshed = 0;
 }
 
+#define FETCH_FRESH	1u	/* read the regions again even when a window holds them */
+#define FETCH_EXACT	2u	/* the regions as they are, not the pages around them */
+
 static enum perr fetch(struct rmem *m, uint64_t big, size_t biglen, const uint64_t *addr,
-		       const size_t *len, unsigned int n, int fresh);
+		       const size_t *len, unsigned int n, unsigned int how);
 
 void rmem_begin(struct rmem *m, int replay)
 {
@@ -54,20 +57,36 @@ void rmem_begin(struct rmem *m, int replay)
 		m->last_addr[n] = m->big.addr;
 		m->last_len[n++] = (size_t)(end - m->big.addr);
 	}
+	/*
+	 * Of the other windows, only those the last sample read from, and of
+	 * them what it read with a margin: the same structures at the same
+	 * offsets are read again, and copying whole pages of the target costs.
+	 */
 	for (int i = 0; i < RMEM_WINDOWS; i++) {
-		if (!m->win[i].len || !m->win[i].used)
-			continue;	/* only what the last sample needed */
-		m->last_addr[n] = m->win[i].addr;
-		m->last_len[n++] = m->win[i].len;
+		const struct rmem_win *w = &m->win[i];
+		uint64_t lo, hi;
+
+		if (!w->len || !w->used)
+			continue;
+		lo = w->lo - w->addr > RMEM_MARGIN ? (w->lo - RMEM_MARGIN) & ~63ull : w->addr;
+		hi = w->addr + w->len - w->hi > RMEM_MARGIN ? (w->hi + RMEM_MARGIN + 63) & ~63ull
+							     : w->addr + w->len;
+		if (lo < w->addr)
+			lo = w->addr;
+		if (hi > w->addr + w->len)
+			hi = w->addr + w->len;
+		m->last_addr[n] = lo;
+		m->last_len[n++] = (size_t)(hi - lo);
 	}
 	m->nlast = n;
 	rmem_reset(m);
 	if (!replay || !n)
 		return;
 	if (big)
-		fetch(m, m->last_addr[0], m->last_len[0], m->last_addr + 1, m->last_len + 1, n - 1, 0);
+		fetch(m, m->last_addr[0], m->last_len[0], m->last_addr + 1, m->last_len + 1, n - 1,
+		      FETCH_EXACT);
 	else
-		fetch(m, 0, 0, m->last_addr, m->last_len, n, 0);
+		fetch(m, 0, 0, m->last_addr, m->last_len, n, FETCH_EXACT);
 }
 
 int rmem_mapped(struct rmem *m, uint64_t addr, uint64_t len)
@@ -85,6 +104,22 @@ static int win_has(const struct rmem_win *w, uint64_t addr, size_t len)
 {
 	return w->len && addr >= w->addr && addr - w->addr <= w->len &&
 	       len <= w->len - (addr - w->addr);
+}
+
+/* Copy out of a window that holds [addr, addr+len), and note the use. */
+static void win_take(struct rmem_win *w, uint64_t addr, void *out, size_t len)
+{
+	memcpy(out, w->buf + (addr - w->addr), len);
+	if (!w->used) {
+		w->used = 1;
+		w->lo = addr;
+		w->hi = addr + len;
+		return;
+	}
+	if (addr < w->lo)
+		w->lo = addr;
+	if (addr + len > w->hi)
+		w->hi = addr + len;
 }
 
 /* Does the big window, read this sample, hold [addr, addr+len)? */
@@ -131,14 +166,12 @@ enum perr rmem_read(struct rmem *m, uint64_t addr, void *out, size_t len)
 	enum perr err;
 
 	if (win_has(&m->big, addr, len)) {
-		memcpy(out, m->big.buf + (addr - m->big.addr), len);
-		m->big.used = 1;
+		win_take(&m->big, addr, out, len);
 		return PERR_OK;
 	}
 	for (int i = 0; i < RMEM_WINDOWS; i++) {
 		if (win_has(&m->win[i], addr, len)) {
-			memcpy(out, m->win[i].buf + (addr - m->win[i].addr), len);
-			m->win[i].used = 1;
+			win_take(&m->win[i], addr, out, len);
 			return PERR_OK;
 		}
 	}
@@ -157,8 +190,8 @@ enum perr rmem_read(struct rmem *m, uint64_t addr, void *out, size_t len)
 		return err;
 	w->addr = start;
 	w->len = (size_t)(end - start);
-	w->used = 1;
-	memcpy(out, w->buf + (addr - start), len);
+	w->used = 0;
+	win_take(w, addr, out, len);
 	return PERR_OK;
 }
 
@@ -196,7 +229,7 @@ unsigned char *rmem_big_prepare(struct rmem *m, uint64_t addr, size_t len)
  * [big, big+biglen) first when biglen is not 0.
  */
 static enum perr fetch(struct rmem *m, uint64_t big, size_t biglen, const uint64_t *addr,
-		       const size_t *len, unsigned int n, int fresh)
+		       const size_t *len, unsigned int n, unsigned int how)
 {
 	struct procmem_iov iov[RMEM_WINDOWS + 1];
 	struct rmem_win *w[RMEM_WINDOWS + 1];
@@ -218,7 +251,7 @@ static enum perr fetch(struct rmem *m, uint64_t big, size_t biglen, const uint64
 
 		for (int j = 0; j < RMEM_WINDOWS && !have; j++) {
 			have = win_has(&m->win[j], addr[i], len[i]);
-			if (have && fresh) {
+			if (have && (how & FETCH_FRESH)) {
 				/* read it again, with the big window: forget this copy */
 				m->win[j].len = 0;
 				have = 0;
@@ -227,7 +260,12 @@ static enum perr fetch(struct rmem *m, uint64_t big, size_t biglen, const uint64
 		/* a window spans up to three pages (two around an unaligned read) */
 		if (have || !len[i] || len[i] > 3 * RMEM_PAGE || !rmem_mapped(m, addr[i], len[i]))
 			continue;
-		win_span(m, addr[i], len[i], &start, &end);
+		if (how & FETCH_EXACT) {
+			start = addr[i];
+			end = addr[i] + len[i];
+		} else {
+			win_span(m, addr[i], len[i], &start, &end);
+		}
 		w[k] = &m->win[m->next++ % RMEM_WINDOWS];
 		win_fit(w[k], (size_t)(end - start));
 		w[k]->len = 0;
@@ -263,5 +301,6 @@ enum perr rmem_load_big_with(struct rmem *m, uint64_t addr, size_t len, const ui
 		return PERR_OK;
 	}
 	m->big_want = len;
-	return fetch(m, addr, len, xaddr, xlen, n < RMEM_WINDOWS / 2 ? n : RMEM_WINDOWS / 2, 1);
+	return fetch(m, addr, len, xaddr, xlen, n < RMEM_WINDOWS / 2 ? n : RMEM_WINDOWS / 2,
+		     FETCH_FRESH);
 }

@@ -25,6 +25,7 @@ struct target;
 #define RMEM_WINDOWS	32
 #define RMEM_PAGE	4096u
 #define RMEM_BIG_SLACK	2048u	/* bytes a replayed big window may grow by */
+#define RMEM_MARGIN	256u	/* kept around what a replayed window had read */
 
 struct rmem_win {
 	uint64_t addr;
@@ -32,6 +33,7 @@ struct rmem_win {
 	unsigned char *buf;
 	size_t cap;
 	int used;		/* read from during this sample */
+	uint64_t lo, hi;	/* what was read of it, if used */
 };
 
 struct rmem {
