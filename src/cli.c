@@ -691,11 +691,8 @@ static int profile_target(struct cli_opts *o, struct target *t, pid_t pid, pid_t
 								     "pyrospy-python";
 		o->up.log = stderr;
 		rec.in = ingest_start(&o->up);
-		if (!rec.in) {
-			error("cannot start uploading to the server");
-			hint("run with -v for details");
-			return EXIT_FAIL;
-		}
+		if (!rec.in)
+			return EXIT_FAIL;	/* it said why, and what to do */
 		window_reset(&rec);
 		rec.from = ingest_align(time(NULL));
 	}

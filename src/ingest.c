@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 #include "config.h"
 
+#define CURL_DISABLE_TYPECHECK	/* its macros would name the functions we load */
 #include <curl/curl.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
@@ -21,6 +23,65 @@
 #include "xalloc.h"
 
 #define MARK_TRUNCATED "[truncated]"
+
+/*
+ * libcurl is loaded when pyrospy first uploads, not at start: with it come
+ * some thirty libraries (OpenSSL, GnuTLS, Kerberos, LDAP, libssh2, ...)
+ * whose loading costs every run 4 ms and 5 MB of resident memory, though
+ * only --server needs them.  Debian's libcurl4 first, then the GnuTLS build.
+ */
+static const char *const curl_sonames[] = { "libcurl.so.4", "libcurl-gnutls.so.4" };
+
+static struct {
+	CURLcode (*global_init)(long flags);
+	void (*global_cleanup)(void);
+	CURL *(*easy_init)(void);
+	CURLcode (*easy_setopt)(CURL *c, CURLoption opt, ...);
+	CURLcode (*easy_perform)(CURL *c);
+	CURLcode (*easy_getinfo)(CURL *c, CURLINFO info, ...);
+	void (*easy_cleanup)(CURL *c);
+	const char *(*easy_strerror)(CURLcode rc);
+	struct curl_slist *(*slist_append)(struct curl_slist *l, const char *s);
+	void (*slist_free_all)(struct curl_slist *l);
+} lc;
+
+/* Load libcurl (once; the library stays).  0, or -1 with why in err. */
+static int curl_load(char *err, size_t errlen)
+{
+	static const char *const names[] = {
+		"curl_global_init", "curl_global_cleanup", "curl_easy_init",
+		"curl_easy_setopt", "curl_easy_perform", "curl_easy_getinfo",
+		"curl_easy_cleanup", "curl_easy_strerror", "curl_slist_append",
+		"curl_slist_free_all",
+	};
+	void *fn[ARRAY_SIZE(names)];
+	void *h = NULL;
+	const char *why;
+
+	_Static_assert(sizeof(lc) == sizeof(fn), "one pointer per name");
+	if (lc.global_init)
+		return 0;
+	for (size_t i = 0; i < ARRAY_SIZE(curl_sonames) && !h; i++) {
+		h = dlopen(curl_sonames[i], RTLD_NOW | RTLD_LOCAL);
+		if (!h && !i) {
+			/* the first name's reason is the one to tell */
+			why = dlerror();
+			snprintf(err, errlen, "%s", why ? why : curl_sonames[0]);
+		}
+	}
+	if (!h)
+		return -1;
+	for (size_t i = 0; i < ARRAY_SIZE(names); i++) {
+		fn[i] = dlsym(h, names[i]);
+		if (!fn[i]) {
+			snprintf(err, errlen, "libcurl has no %s (too old?)", names[i]);
+			dlclose(h);
+			return -1;
+		}
+	}
+	memcpy(&lc, fn, sizeof(lc));	/* data to function pointers: POSIX allows it */
+	return 0;
+}
 
 /* A growing byte buffer. */
 struct buf {
@@ -902,30 +963,30 @@ static void build_headers(struct ingest *in, const struct ingest_opts *o)
 	size_t nsec = 0;
 	char *s;
 
-	in->headers = curl_slist_append(NULL, o->trie_format ? "Content-Type: binary/octet-stream+trie"
+	in->headers = lc.slist_append(NULL, o->trie_format ? "Content-Type: binary/octet-stream+trie"
 							      : "Content-Type: binary/octet-stream");
 	/* no "Expect: 100-continue" round trip before larger bodies */
-	in->headers = curl_slist_append(in->headers, "Expect:");
+	in->headers = lc.slist_append(in->headers, "Expect:");
 	add_secret(in, &nsec, o->auth_token);
 	add_secret(in, &nsec, o->basic_auth);
 	if (o->basic_auth)
 		add_secret(in, &nsec, strchr(o->basic_auth, ':') + 1);
 	if (o->auth_token && !has_header(hdrs, "Authorization")) {
 		s = xstrfmt("Authorization: Bearer %s", o->auth_token);
-		in->headers = curl_slist_append(in->headers, s);
+		in->headers = lc.slist_append(in->headers, s);
 		free(s);
 	} else if (o->basic_auth && !has_header(hdrs, "Authorization")) {
 		char *b64 = base64(o->basic_auth);
 
 		add_secret(in, &nsec, b64);
 		s = xstrfmt("Authorization: Basic %s", b64);
-		in->headers = curl_slist_append(in->headers, s);
+		in->headers = lc.slist_append(in->headers, s);
 		free(s);
 		free(b64);
 	}
 	if (o->tenant_id && !has_header(hdrs, "X-Scope-OrgID")) {
 		s = xstrfmt("X-Scope-OrgID: %s", o->tenant_id);
-		in->headers = curl_slist_append(in->headers, s);
+		in->headers = lc.slist_append(in->headers, s);
 		free(s);
 	}
 	for (char **h = hdrs; *h; h++) {
@@ -935,7 +996,7 @@ static void build_headers(struct ingest *in, const struct ingest_opts *o)
 			v++;
 		/* any header may carry a key: keep its value out of messages */
 		add_secret(in, &nsec, v);
-		in->headers = curl_slist_append(in->headers, *h);
+		in->headers = lc.slist_append(in->headers, *h);
 	}
 	headers_free(hdrs);
 }
@@ -961,32 +1022,32 @@ static int on_progress(void *arg, curl_off_t dt, curl_off_t dn, curl_off_t ut, c
 
 static CURL *make_curl(struct ingest *in, const struct ingest_opts *o)
 {
-	CURL *c = curl_easy_init();
+	CURL *c = lc.easy_init();
 
 	if (!c)
 		return NULL;
-	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	lc.easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
 #if LIBCURL_VERSION_NUM >= 0x075500
-	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+	lc.easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
 #else
-	curl_easy_setopt(c, CURLOPT_PROTOCOLS, (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS));
+	lc.easy_setopt(c, CURLOPT_PROTOCOLS, (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS));
 #endif
-	curl_easy_setopt(c, CURLOPT_POST, 1L);
-	curl_easy_setopt(c, CURLOPT_HTTPHEADER, in->headers);
-	curl_easy_setopt(c, CURLOPT_USERAGENT, "pyrospy/" PACKAGE_VERSION);
-	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, in->errbuf);
-	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
-	curl_easy_setopt(c, CURLOPT_WRITEDATA, &in->resp);
-	curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
-	curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_progress);
-	curl_easy_setopt(c, CURLOPT_XFERINFODATA, in);
-	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, (long)(in->timeout * 1000 / 2));
+	lc.easy_setopt(c, CURLOPT_POST, 1L);
+	lc.easy_setopt(c, CURLOPT_HTTPHEADER, in->headers);
+	lc.easy_setopt(c, CURLOPT_USERAGENT, "pyrospy/" PACKAGE_VERSION);
+	lc.easy_setopt(c, CURLOPT_ERRORBUFFER, in->errbuf);
+	lc.easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
+	lc.easy_setopt(c, CURLOPT_WRITEDATA, &in->resp);
+	lc.easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
+	lc.easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_progress);
+	lc.easy_setopt(c, CURLOPT_XFERINFODATA, in);
+	lc.easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, (long)(in->timeout * 1000 / 2));
 	if (o->insecure) {
-		curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 0L);
-		curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 0L);
+		lc.easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 0L);
+		lc.easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 0L);
 	}
 	if (o->cacert)
-		curl_easy_setopt(c, CURLOPT_CAINFO, o->cacert);
+		lc.easy_setopt(c, CURLOPT_CAINFO, o->cacert);
 	return c;
 }
 
@@ -1036,18 +1097,18 @@ static enum post_result post(struct ingest *in, struct ingest_req *r, char *err,
 	}
 	in->resp.len = 0;
 	in->errbuf[0] = '\0';
-	curl_easy_setopt(in->curl, CURLOPT_URL, url);
-	curl_easy_setopt(in->curl, CURLOPT_POSTFIELDS, r->body);
-	curl_easy_setopt(in->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)r->len);
-	curl_easy_setopt(in->curl, CURLOPT_TIMEOUT_MS, (long)(tmo * 1000));
-	rc = curl_easy_perform(in->curl);
+	lc.easy_setopt(in->curl, CURLOPT_URL, url);
+	lc.easy_setopt(in->curl, CURLOPT_POSTFIELDS, r->body);
+	lc.easy_setopt(in->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)r->len);
+	lc.easy_setopt(in->curl, CURLOPT_TIMEOUT_MS, (long)(tmo * 1000));
+	rc = lc.easy_perform(in->curl);
 	free(url);
 	*status = 0;
 	if (rc != CURLE_OK) {
-		snprintf(err, errlen, "%s", in->errbuf[0] ? in->errbuf : curl_easy_strerror(rc));
+		snprintf(err, errlen, "%s", in->errbuf[0] ? in->errbuf : lc.easy_strerror(rc));
 		return POST_RETRY;
 	}
-	curl_easy_getinfo(in->curl, CURLINFO_RESPONSE_CODE, status);
+	lc.easy_getinfo(in->curl, CURLINFO_RESPONSE_CODE, status);
 	if (*status >= 200 && *status < 300)
 		return POST_OK;
 	server_message(&in->resp, msg, sizeof(msg));
@@ -1215,8 +1276,8 @@ static void ingest_free(struct ingest *in)
 {
 	ingest_req_free(in->head);
 	if (in->curl)
-		curl_easy_cleanup(in->curl);
-	curl_slist_free_all(in->headers);
+		lc.easy_cleanup(in->curl);
+	lc.slist_free_all(in->headers);
 	free((char *)in->o.app_name);
 	free((char *)in->o.spy_name);
 	strv_free(in->tags);
@@ -1227,18 +1288,27 @@ static void ingest_free(struct ingest *in)
 	pthread_mutex_destroy(&in->lock);
 	pthread_cond_destroy(&in->cond);
 	free(in);
-	curl_global_cleanup();
+	lc.global_cleanup();
 }
 
 struct ingest *ingest_start(const struct ingest_opts *o)
 {
 	struct ingest *in;
 	pthread_condattr_t ca;
+	char why[256];
 	size_t n;
 	int err;
 
-	if (curl_global_init(CURL_GLOBAL_DEFAULT)) {
-		fprintf(o->log ? o->log : stderr, "pyrospy: error: cannot initialise libcurl\n");
+
+	if (curl_load(why, sizeof(why))) {
+		fprintf(o->log ? o->log : stderr,
+			"pyrospy: error: cannot load libcurl, which uploads need: %s\n"
+			"hint: install it (Debian, Ubuntu: apt-get install libcurl4)\n", why);
+		return NULL;
+	}
+	if (lc.global_init(CURL_GLOBAL_DEFAULT)) {
+		fprintf(o->log ? o->log : stderr, "pyrospy: error: cannot initialise libcurl\n"
+			"hint: reinstall it (apt-get install --reinstall libcurl4)\n");
 		return NULL;
 	}
 	in = xcalloc(1, sizeof(*in));
@@ -1271,6 +1341,7 @@ struct ingest *ingest_start(const struct ingest_opts *o)
 	in->curl = make_curl(in, o);
 	if (!in->curl) {
 		say(in, "error: cannot initialise libcurl");
+		fprintf(in->log, "hint: reinstall it (apt-get install --reinstall libcurl4)\n");
 		ingest_free(in);
 		return NULL;
 	}
@@ -1279,6 +1350,7 @@ struct ingest *ingest_start(const struct ingest_opts *o)
 	err = pthread_create(&in->thread, NULL, uploader, in);
 	if (err) {
 		say(in, "error: cannot start the upload thread: %s", strerror(err));
+		fprintf(in->log, "hint: the system is out of threads or memory (ulimit -u, ulimit -v)\n");
 		ingest_free(in);
 		return NULL;
 	}

@@ -250,3 +250,44 @@ Test(upload, bad_names_refused_at_startup)
 		free(err);
 	}
 }
+
+/*
+ * libcurl is loaded only for uploads: with it unloadable (every copy the
+ * dynamic loader could find covered by /dev/null, in a mount namespace of
+ * its own), a profile is still written, and --server fails at once with
+ * status 1, saying what is missing and how to install it.
+ */
+Test(upload, without_libcurl_only_uploads_fail, .timeout = 60)
+{
+	const struct interp *py = NULL;
+	char ready[64], cmd[2048], file[64], *out, *ok, *failed;
+	pid_t pid;
+	int st;
+
+	for (size_t i = 0; i < test_npythons && !py; i++)
+		if (!test_pythons[i].root)
+			py = &test_pythons[i];
+	cr_assert_not_null(py, "no host Python in the test matrix");
+	const char *args[] = { test_target_path("seed.py"), NULL };
+	pid = test_start(py, args, ready, sizeof(ready));
+	snprintf(file, sizeof(file), "/tmp/pyrospy-nocurl-%d.txt", (int)getpid());
+	snprintf(cmd, sizeof(cmd),
+		 "unshare -m sh -c 'for f in /lib/*/libcurl*.so.4 /usr/lib/*/libcurl*.so.4 "
+		 "/usr/local/lib/libcurl*.so.4; do [ -e \"$f\" ] && mount --bind /dev/null \"$f\"; "
+		 "done; %s record --pid %d -d 1 -f folded -o %s 2>&1; echo \"status $?\"; "
+		 "%s record --pid %d -d 1 -o /dev/null --server http://127.0.0.1:9 "
+		 "--app-name nocurl 2>&1; "
+		 "echo \"status $?\"'",
+		 getenv("PYROSPY"), (int)pid, file, getenv("PYROSPY"), (int)pid);
+	out = test_run(cmd, &st);
+	test_stop(pid);
+	cr_assert_eq(st, 0, "%s", out);
+	ok = strstr(out, "wrote folded profile");
+	failed = strstr(out, "error: cannot load libcurl, which uploads need: ");
+	cr_assert(ok && failed && ok < failed, "%s", out);
+	cr_assert_not_null(strstr(ok, "status 0\n"), "%s", out);
+	cr_assert_not_null(strstr(failed, "\nhint: install it"), "%s", out);
+	cr_assert_not_null(strstr(failed, "status 1\n"), "%s", out);
+	free(out);
+	unlink(file);
+}
