@@ -57,10 +57,20 @@ static int curl_load(char *err, size_t errlen)
 	void *fn[ARRAY_SIZE(names)];
 	void *h = NULL;
 	const char *why;
+	char *old;
 
 	_Static_assert(sizeof(lc) == sizeof(fn), "one pointer per name");
 	if (lc.global_init)
 		return 0;
+	/*
+	 * GnuTLS (brought by librtmp, a protocol pyrospy never speaks)
+	 * initialises itself when loaded unless told not to: 1.7 MB of
+	 * memory for nothing.  What needs it initialises it explicitly.
+	 * pyrospy has no other thread yet, and the environment is put back.
+	 */
+	old = getenv("GNUTLS_NO_IMPLICIT_INIT");
+	old = old ? xstrdup(old) : NULL;
+	setenv("GNUTLS_NO_IMPLICIT_INIT", "1", 1);
 	for (size_t i = 0; i < ARRAY_SIZE(curl_sonames) && !h; i++) {
 		h = dlopen(curl_sonames[i], RTLD_NOW | RTLD_LOCAL);
 		if (!h && !i) {
@@ -69,6 +79,11 @@ static int curl_load(char *err, size_t errlen)
 			snprintf(err, errlen, "%s", why ? why : curl_sonames[0]);
 		}
 	}
+	if (old)
+		setenv("GNUTLS_NO_IMPLICIT_INIT", old, 1);
+	else
+		unsetenv("GNUTLS_NO_IMPLICIT_INIT");
+	free(old);
 	if (!h)
 		return -1;
 	for (size_t i = 0; i < ARRAY_SIZE(names); i++) {
