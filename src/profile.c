@@ -138,7 +138,8 @@ static uint64_t frame_rehash(const struct profile *p, uint32_t id)
  * keep another there), so a hit still compares both strings with the
  * frame's own.
  */
-#define SEEN_SIZE 2048u		/* a power of two */
+#define SEEN_MIN 64u		/* powers of two */
+#define SEEN_MAX 2048u
 
 struct profile_seen {
 	const char *name, *file;
@@ -153,9 +154,13 @@ static struct profile_seen *seen(struct profile *p, enum profile_kind kind, cons
 	uint64_t h = mix((uint64_t)(uintptr_t)name ^ mix((uint64_t)(uintptr_t)file) ^
 			 ((uint64_t)(uint32_t)line << 3 | kind));
 
-	if (!p->seen)
-		p->seen = xcalloc(SEEN_SIZE, sizeof(*p->seen));
-	return &p->seen[h & (SEEN_SIZE - 1)];
+	/* sized to the frames known (a profile per tag set is often tiny) */
+	if (!p->seen || (p->nframe > p->seen_size && p->seen_size < SEEN_MAX)) {
+		p->seen_size = p->seen ? p->seen_size * 2 : SEEN_MIN;
+		free(p->seen);
+		p->seen = xcalloc(p->seen_size, sizeof(*p->seen));
+	}
+	return &p->seen[h & (p->seen_size - 1)];
 }
 
 static uint32_t frame_find(struct profile *p, enum profile_kind kind, const char *name,
@@ -374,7 +379,6 @@ size_t profile_footprint(const struct profile *p)
 	n += (size_t)p->astr * sizeof(*p->str) + (size_t)p->str_hcap * sizeof(uint32_t);
 	n += (size_t)p->aframe * sizeof(*p->frame) + (size_t)p->frame_hcap * sizeof(uint32_t);
 	n += (size_t)p->anode * sizeof(*p->node) + (size_t)p->node_hcap * sizeof(uint32_t);
-	if (p->seen)
-		n += SEEN_SIZE * sizeof(*p->seen);
+	n += (size_t)p->seen_size * sizeof(*p->seen);
 	return n;
 }

@@ -66,6 +66,7 @@ struct profile {
 	uint32_t node_hcap;
 	/* frames by the addresses of their strings (profile.c: seen()) */
 	struct profile_seen *seen;
+	uint32_t seen_size;
 	uint64_t total;		/* = node[0].total */
 	/* options */
 	int no_lines;		/* aggregate by function: line 0 */

@@ -37,7 +37,7 @@ static enum perr fetch(struct rmem *m, uint64_t big, size_t biglen, const uint64
 
 void rmem_begin(struct rmem *m, int replay)
 {
-	unsigned int n = 0;
+	unsigned int n = 0, used = 0;
 	/* a big window the reader fills itself (rmem_big_prepare) is its own */
 	int big = m->big.len > 0 && m->big.used && m->big_want;
 
@@ -58,16 +58,26 @@ void rmem_begin(struct rmem *m, int replay)
 		m->last_len[n++] = (size_t)(end - m->big.addr);
 	}
 	/*
-	 * Of the other windows, only those the last sample read from, and of
-	 * them what it read with a margin: the same structures at the same
-	 * offsets are read again, and copying whole pages of the target costs.
+	 * Of the other windows, only those the last sample read from, and,
+	 * when they were few, only what it read of them with a margin: the
+	 * same structures at the same offsets are read again, and copying
+	 * whole pages of the target costs.  Many windows mean objects
+	 * scattered over the heap (frame objects, <= 3.10), where what lies
+	 * next to one is read next: those windows stay whole.
 	 */
+	for (int i = 0; i < RMEM_WINDOWS; i++)
+		used += m->win[i].len && m->win[i].used;
 	for (int i = 0; i < RMEM_WINDOWS; i++) {
 		const struct rmem_win *w = &m->win[i];
 		uint64_t lo, hi;
 
 		if (!w->len || !w->used)
 			continue;
+		if (used > RMEM_WINDOWS / 4) {
+			m->last_addr[n] = w->addr;
+			m->last_len[n++] = w->len;
+			continue;
+		}
 		lo = w->lo - w->addr > RMEM_MARGIN ? (w->lo - RMEM_MARGIN) & ~63ull : w->addr;
 		hi = w->addr + w->len - w->hi > RMEM_MARGIN ? (w->hi + RMEM_MARGIN + 63) & ~63ull
 							     : w->addr + w->len;
