@@ -249,7 +249,8 @@ char *ingest_name(const struct ingest_opts *o, const char *tags)
 	}
 	if (tags)
 		tags_parse(&ts, tags);
-	qsort(ts.t, ts.n, sizeof(ts.t[0]), tag_cmp);
+	if (ts.n > 1)
+		qsort(ts.t, ts.n, sizeof(ts.t[0]), tag_cmp);
 
 	/* Grafana takes the profile type from the last dotted part */
 	buf_str(&b, o->app_name);
@@ -784,7 +785,8 @@ static struct ingest_req **group_reqs(const struct ingest_opts *o, struct group 
 	size_t i = 0;
 
 	profile_stacks(&g->prof, key_stack, &ks);
-	qsort(ks.k, ks.n, sizeof(*ks.k), key_cmp);
+	if (ks.n > 1)
+		qsort(ks.k, ks.n, sizeof(*ks.k), key_cmp);
 	while (i < ks.n) {
 		size_t j = i, bytes = 0;
 

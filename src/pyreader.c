@@ -791,7 +791,8 @@ static void tags_load(struct pyreader *pr, uint64_t interp)
 			pr->tagent[pr->ntagent++] = (struct pytagent){ e[i].hash, e[i].value };
 	}
 	free(listed.items);
-	qsort(pr->tagent, pr->ntagent, sizeof(*pr->tagent), tagent_cmp);
+	if (pr->ntagent > 1)	/* none: tagent may be NULL, which qsort() may not see */
+		qsort(pr->tagent, pr->ntagent, sizeof(*pr->tagent), tagent_cmp);
 }
 
 /* The tags of the thread whose pthread_t is ident, NULL for none. */

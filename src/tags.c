@@ -180,7 +180,8 @@ static char *set_join(struct set *s)
 	size_t len = 1, at = 0;
 	char *out;
 
-	qsort(s->t, s->n, sizeof(s->t[0]), pair_cmp);
+	if (s->n > 1)
+		qsort(s->t, s->n, sizeof(s->t[0]), pair_cmp);
 	for (size_t i = 0; i < s->n; i++)
 		len += strlen(s->t[i].key) + strlen(s->t[i].value) + 2;
 	out = xmalloc(len);
