@@ -172,3 +172,36 @@ Test(profile, projection_merges_threads_and_tags)
 	profile_release(&q);
 	profile_release(&p);
 }
+
+/*
+ * Frames are found by the addresses of their strings, but an address is
+ * only a hint: the same buffer holding another name (a reader that freed
+ * a string and put another there, or one buffer reused for each thread's
+ * name) is another frame, and the same name at another address is the
+ * same frame.
+ */
+Test(profile, same_address_other_string_is_another_frame)
+{
+	struct profile p;
+	char name[32], file[32], copy[32];
+	uint32_t a, b, c, d;
+
+	profile_init(&p);
+	strcpy(name, "Shop.checkout");
+	strcpy(file, "shop.py");
+	a = profile_frame(&p, PROFILE_CODE, name, file, 10);
+	cr_assert_eq(profile_frame(&p, PROFILE_CODE, name, file, 10), a);
+	strcpy(name, "Shop.refund");
+	b = profile_frame(&p, PROFILE_CODE, name, file, 10);
+	cr_assert_neq(a, b);
+	cr_assert_str_eq(profile_str(&p, p.frame[b].name), "Shop.refund");
+	strcpy(file, "cart.py");
+	c = profile_frame(&p, PROFILE_CODE, name, file, 10);
+	cr_assert_neq(b, c);
+	cr_assert_str_eq(profile_str(&p, p.frame[c].file), "cart.py");
+	strcpy(copy, "Shop.refund");
+	d = profile_frame(&p, PROFILE_CODE, copy, file, 10);
+	cr_assert_eq(c, d);
+	cr_assert_neq(profile_frame(&p, PROFILE_CODE, copy, file, 11), d);
+	profile_release(&p);
+}
