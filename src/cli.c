@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <signal.h>
@@ -655,11 +656,17 @@ static int recording_tick(void *arg, const struct profile *p, const struct sampl
 /*
  * Sample and write the profile.  t is the target, or NULL with
  * --subprocesses when pid is no interpreter itself (its descendants are
- * found as they come).  *exec_away is set when the target exec()'d a
- * program that cannot be profiled.
+ * found as they come).  *why says what ended the sampling.
  */
+enum ended {
+	ENDED_BY_US,		/* the duration, a signal, q */
+	ENDED_EXITED,		/* the target exited (or is exiting) */
+	ENDED_EXEC_AWAY,	/* it exec()'d a program that cannot be profiled */
+	ENDED_EARLY,		/* sampling failed while the target may run on */
+};
+
 static int profile_target(struct cli_opts *o, struct target *t, pid_t pid, pid_t child,
-			  int *exec_away)
+			  enum ended *why)
 {
 	struct recording rec = {
 		.live = !o->quiet && isatty(STDERR_FILENO),
@@ -736,15 +743,16 @@ static int profile_target(struct cli_opts *o, struct target *t, pid_t pid, pid_t
 			(unsigned long long)res.late,
 			res.ticks ? (double)res.reads / (double)res.ticks : 0.0,
 			res.ticks ? res.cpu * 1e6 / (double)res.ticks : 0.0);
-	if (res.execs && res.end && res.end != PERR_EXITED) {
+	*why = res.end == PERR_OK ? ENDED_BY_US : res.end == PERR_EXITED ? ENDED_EXITED :
+	       res.execs ? ENDED_EXEC_AWAY : ENDED_EARLY;
+	if (*why == ENDED_EXEC_AWAY)
 		note(o, "process %d exec()'d '%s', which cannot be profiled (%s); writing what was "
 		     "sampled", (int)pid, res.exec_comm, perr_str(res.end));
-		*exec_away = 1;
-	} else if (res.end == PERR_EXITED && !child)
+	else if (res.end == PERR_EXITED && !child)
 		note(o, "process %d exited; writing what was sampled", (int)pid);
 	else if (res.end == PERR_STARTUP)
 		note(o, "process %d never finished starting its interpreter", (int)pid);
-	else if (res.end && res.end != PERR_EXITED)
+	else if (*why == ENDED_EARLY)
 		note(o, "sampling stopped early: %s", perr_str(res.end));
 	if (!p.total)
 		note(o, "no samples collected%s", o->idle ? "" : " (every thread idle? try --idle)");
@@ -763,14 +771,15 @@ static int cmd_record(struct cli_opts *o)
 {
 	struct target t;
 	enum perr err;
-	int ret, away = 0;
+	enum ended why;
+	int ret;
 
 	install_signals();
 	err = target_open(&t, o->pid);
 	if (!err)
-		ret = profile_target(o, &t, o->pid, 0, &away);
+		ret = profile_target(o, &t, o->pid, 0, &why);
 	else if (o->subprocesses && (err == PERR_NOTINTERP || err == PERR_UNSUPPORTED))
-		ret = profile_target(o, NULL, o->pid, 0, &away);
+		ret = profile_target(o, NULL, o->pid, 0, &why);
 	else
 		ret = report_target(&t, err);
 	target_close(&t);
@@ -803,13 +812,22 @@ static int cmd_exec(struct cli_opts *o)
 {
 	struct target t;
 	enum perr err = PERR_NOTINTERP;
-	int status, ret, stopped = 0, exec_away = 0;
+	enum ended why = ENDED_EARLY;
+	int status, ret, stopped = 0, execfail[2], errnum = 0;
+	ssize_t n;
 	pid_t pid;
 
 	install_signals();
+	/* the child's exec() failure comes back on a close-on-exec pipe */
+	if (pipe2(execfail, O_CLOEXEC) < 0) {
+		error("cannot start '%s': %s", o->argv[0], strerror(errno));
+		return EXIT_FAIL;
+	}
 	pid = fork();
 	if (pid < 0) {
 		error("cannot start '%s': %s", o->argv[0], strerror(errno));
+		close(execfail[0]);
+		close(execfail[1]);
 		return EXIT_FAIL;
 	}
 	if (pid == 0) {
@@ -824,11 +842,30 @@ static int cmd_exec(struct cli_opts *o)
 			free(py);
 			free(rb);
 		}
+		close(execfail[0]);
+		/* -o -: the profile has standard output to itself */
+		if (o->output && !strcmp(o->output, "-") && dup2(STDERR_FILENO, STDOUT_FILENO) < 0)
+			_exit(126);
 		execvp(o->argv[0], o->argv);
-		fprintf(stderr, "pyrospy: error: cannot run '%s': %s\n", o->argv[0], strerror(errno));
+		errnum = errno;
+		if (write(execfail[1], &errnum, sizeof(errnum)) < 0)
+			_exit(126);
 		_exit(127);
 	}
 	child_pid = pid;
+	close(execfail[1]);
+	while ((n = read(execfail[0], &errnum, sizeof(errnum))) < 0 && errno == EINTR)
+		;
+	close(execfail[0]);
+	if (n == (ssize_t)sizeof(errnum)) {
+		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+			;
+		child_pid = 0;
+		error("cannot run '%s': %s", o->argv[0], strerror(errnum));
+		hint(errnum == ENOENT ? "check the command's name, or give its full path" :
+		     "check the command may be run by this user");
+		return errnum == ENOENT ? 127 : 126;	/* as a shell says */
+	}
 	memset(&t, 0, sizeof(t));
 	/* --subprocesses: the command may be a shell; its tree is watched */
 	for (int tries = 0; tries < 500 && !stop_flag && !o->subprocesses; tries++) {
@@ -842,27 +879,32 @@ static int cmd_exec(struct cli_opts *o)
 		if (waitpid(pid, &status, WNOHANG) == pid) {
 			child_pid = 0;
 			target_close(&t);
-			error("'%s' exited before pyrospy could find an interpreter in it", o->argv[0]);
-			hint("is it a Ruby or Python program?");
+			/* not pyrospy's failure: the command's status says how it went */
+			note(o, "'%s' ended before pyrospy could find an interpreter in it; nothing "
+			     "was sampled", o->argv[0]);
 			return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 		}
 		nanosleep(&ts, NULL);
 	}
 	if (o->subprocesses)
-		ret = profile_target(o, NULL, pid, pid, &exec_away);
+		ret = profile_target(o, NULL, pid, pid, &why);
 	else if (err)
 		ret = report_target(&t, err);
 	else
-		ret = profile_target(o, &t, pid, pid, &exec_away);
+		ret = profile_target(o, &t, pid, pid, &why);
 	target_close(&t);
 	/*
-	 * The profile is written and the command still runs: the duration
-	 * passed.  It was started to be profiled, so stop it rather than wait
-	 * for it or leave it behind.  Unless it became another program: that
-	 * is left to finish, and its status is ours.
+	 * The profile is written.  When the duration passed (or sampling
+	 * failed within one) the command still runs: it was started to be
+	 * profiled, so stop it rather than wait for it or leave it behind.
+	 * Otherwise it ended, or is ending (exited but not yet reaped), or
+	 * became another program, or got our signal too: wait, and its status
+	 * is ours.
 	 */
-	if (ret == EXIT_OK && !stop_flag && !exec_away && waitpid(pid, &status, WNOHANG) == 0) {
-		note(o, "duration reached: stopping '%s' (pid %d) with SIGTERM", o->argv[0],
+	if (ret == EXIT_OK && !stop_flag && o->duration > 0 &&
+	    (why == ENDED_BY_US || why == ENDED_EARLY) && waitpid(pid, &status, WNOHANG) == 0) {
+		note(o, "%s: stopping '%s' (pid %d) with SIGTERM",
+		     why == ENDED_BY_US ? "duration reached" : "sampling stopped", o->argv[0],
 		     (int)pid);
 		stop_child(o, pid, &status);
 		stopped = 1;

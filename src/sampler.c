@@ -93,6 +93,7 @@ struct slot {
 	struct target *t;
 	struct reader *r;
 	int64_t since;		/* first seen, for an interpreter still starting */
+	int64_t failing;	/* when making a reader first failed, 0: it has not */
 	int done;
 	enum perr end;		/* why it is done */
 	unsigned int execs;	/* exec()s seen */
@@ -299,8 +300,23 @@ static void sample_slot(struct run *run, struct slot *sl, struct adder *adder)
 			sl->end = err;
 		}
 	} else if (err) {
+		/* a process on its way out fails reads any way it likes */
+		int gone = err == PERR_NOPROC || target_exiting(sl->t->pid);
+		int64_t now = now_ns();
+
+		/*
+		 * An interpreter that is starting or tearing itself down
+		 * (Ruby frees its VM before the process exits) reads as
+		 * garbage for a moment: try again for a while before saying so.
+		 */
+		if (!gone && !sl->r && !perr_is_fatal(err)) {
+			if (!sl->failing)
+				sl->failing = now;
+			if (now - sl->failing <= STARTUP_WAIT_NS / 10)
+				return;
+		}
 		sl->done = 1;
-		sl->end = err;
+		sl->end = gone ? PERR_EXITED : err;
 	}
 }
 

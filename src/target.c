@@ -124,55 +124,80 @@ static void read_comm(struct target *t)
 }
 
 /*
- * The process image: where its code, stack and heap start, fields 26, 28
- * and 47 of /proc/PID/stat.  exec() makes a new image and address space
- * layout randomisation new values.  Zeros when the process is gone or the
- * kernel hides them.
+ * What /proc/PID/stat says of a process: its state letter and flags
+ * (fields 3 and 9), and its image: where its code, stack and heap start
+ * (fields 26, 28 and 47).  exec() makes a new image, and address space
+ * layout randomisation new values.  0 when the process is gone (state 0),
+ * zeros where the kernel hides them.
  */
-static void read_image(pid_t pid, uint64_t image[3])
+struct pstat {
+	char state;
+	uint64_t flags;
+	uint64_t image[3];
+};
+
+#define PF_EXITING_FLAG 0x4	/* the kernel's PF_EXITING: in do_exit() */
+
+static int read_stat(pid_t pid, struct pstat *ps)
 {
-	static const unsigned int want[3] = { 26, 28, 47 };
+	static const unsigned int want[] = { 9, 26, 28, 47 };
 	char path[64], buf[2048], *p, *end;
 	unsigned int field = 3, k = 0;
 	ssize_t n;
 	int fd;
 
-	image[0] = image[1] = image[2] = 0;
+	memset(ps, 0, sizeof(*ps));
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return;
+		return 0;
 	n = read(fd, buf, sizeof(buf) - 1);
 	close(fd);
 	if (n <= 0)
-		return;
+		return 0;
 	buf[n] = '\0';
 	/* the command name may hold anything: fields start after its last ')' */
 	p = strrchr(buf, ')');
-	if (!p)
-		return;
-	for (p++; k < 3 && *p; field++) {
+	if (!p || p[1] != ' ' || !p[2])
+		return 0;
+	ps->state = p[2];
+	for (p += 3, field = 4; k < ARRAY_SIZE(want) && *p; field++) {
 		uint64_t v;
 
 		while (*p == ' ')
 			p++;
 		v = strtoull(p, &end, 10);
-		if (end == p && field != 3)
-			return;
-		if (field == want[k])
-			image[k++] = v;
-		p = end == p ? p + 1 : end;
+		if (end == p)
+			return 1;
+		if (field == want[k]) {
+			if (k == 0)
+				ps->flags = v;
+			else
+				ps->image[k - 1] = v;
+			k++;
+		}
+		p = end;
 	}
+	return 1;
 }
 
 int target_execd(struct target *t)
 {
-	uint64_t now[3];
+	struct pstat ps;
 
-	read_image(t->pid, now);
-	if (!now[0] && !now[1] && !now[2])
+	if (!read_stat(t->pid, &ps) || (!ps.image[0] && !ps.image[1] && !ps.image[2]))
 		return 0;
-	return memcmp(now, t->image, sizeof(now)) != 0;
+	return memcmp(ps.image, t->image, sizeof(ps.image)) != 0;
+}
+
+int target_exiting(pid_t pid)
+{
+	struct pstat ps;
+
+	if (!read_stat(pid, &ps))
+		return 1;
+	return ps.state == 'Z' || ps.state == 'X' || ps.state == 'x' ||
+	       (ps.flags & PF_EXITING_FLAG);
 }
 
 static char *read_exe(pid_t pid)
@@ -329,7 +354,12 @@ enum perr target_open(struct target *t, pid_t pid)
 	if (pid <= 0 || stat(path, &st) < 0)
 		return PERR_NOPROC;
 	/* first: an exec() during what follows shows as a change */
-	read_image(pid, t->image);
+	{
+		struct pstat ps;
+
+		read_stat(pid, &ps);
+		memcpy(t->image, ps.image, sizeof(t->image));
+	}
 	read_comm(t);
 	err = procmaps_read(&t->maps, pid);
 	if (err)

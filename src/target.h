@@ -71,6 +71,13 @@ void target_close(struct target *t);
  */
 int target_execd(struct target *t);
 
+/*
+ * Is process pid gone, a zombie, or on its way out (in exit(), its memory
+ * already torn down)?  Then a failed read of it means it ended, not that
+ * something is wrong.  Reads /proc/PID/stat.
+ */
+int target_exiting(pid_t pid);
+
 /* Re-read /proc/PID/maps (after the target mapped or unmapped memory). */
 enum perr target_refresh_maps(struct target *t);
 

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "helpers.h"
+#include "xalloc.h"
 #include "target.h"
 
 static const struct interp host_python = { NULL, "/usr/bin/python3.11", TARGET_PYTHON, 3, 11 };
@@ -160,6 +161,85 @@ Test(exec, passes_exit_status)
 	char *out, *err;
 
 	cr_assert_eq(test_pyrospy(args, &out, &err), 3, "stderr: %s", err);
+	free(out);
+	free(err);
+}
+
+/*
+ * A command that has ended but is not yet reaped is no duration that
+ * passed: its status is ours, every time.  50 runs per language and timing
+ * (commands ending after 0, 0.3 and 2 s), ten at a time.
+ */
+static void exec_status_50(const char *interp, const char *flag, const char *before,
+			   const char *after)
+{
+	static const char *const delays[] = { "0", "0.3", "2" };
+	const char *bin = getenv("PYROSPY");
+
+	for (size_t d = 0; d < ARRAY_SIZE(delays); d++) {
+		char prog[256], cmd[2048], *out;
+		int st, ok = 0;
+
+		snprintf(prog, sizeof(prog), "%s%s%s", before, delays[d], after);
+		/* each run prints its status, and its stderr when it is not 3 */
+		snprintf(cmd, sizeof(cmd),
+			 "for batch in 1 2 3 4 5; do for i in 1 2 3 4 5 6 7 8 9 10; do ("
+			 "e=$(%s exec -o /dev/null -- %s %s \"%s\" 2>&1 >/dev/null); s=$?; "
+			 "echo \"status $s\"; [ $s = 3 ] || echo \"stderr: $e\"; "
+			 "case \"$e\" in *duration*|*error*|*stopping*) echo \"said: $e\";; esac) & "
+			 "done; wait; done",
+			 bin ? bin : BUILDDIR "/pyrospy", interp, flag, prog);
+		out = test_run(cmd, &st);
+		for (const char *p = out; (p = strstr(p, "status 3\n")); p++)
+			ok++;
+		cr_expect_eq(ok, 50, "%s after %s s: %d of 50 runs passed status 3 on:\n%s", interp,
+			     delays[d], ok, out);
+		cr_expect_null(strstr(out, "said: "), "%s after %s s:\n%s", interp, delays[d], out);
+		free(out);
+	}
+}
+
+Test(exec, exit_status_every_time_python, .timeout = 120)
+{
+	exec_status_50("/usr/bin/python3.11", "-c",
+		       "import sys, time\ndef f(): time.sleep(", ")\nf(); sys.exit(3)");
+}
+
+Test(exec, exit_status_every_time_ruby, .timeout = 120)
+{
+	exec_status_50("/usr/bin/ruby3.1", "-e", "def f; sleep ", "; end; f; exit 3");
+}
+
+/* A command that cannot be run: one error, a hint, and a shell's status. */
+Test(exec, missing_command_one_error)
+{
+	const char *args[] = { "exec", "-o", "/dev/null", "--", "/nonexistent/command", NULL };
+	char *out, *err;
+	int errors = 0;
+
+	cr_assert_eq(test_pyrospy(args, &out, &err), 127, "stderr: %s", err);
+	for (const char *p = err; (p = strstr(p, "error:")); p++)
+		errors++;
+	cr_assert_eq(errors, 1, "stderr: %s", err);
+	cr_assert_not_null(strstr(err, "cannot run '/nonexistent/command'"), "stderr: %s", err);
+	cr_assert_not_null(strstr(err, "hint: "), "stderr: %s", err);
+	free(out);
+	free(err);
+}
+
+/* exec -o -: standard output is the profile's alone; the command's goes to stderr. */
+Test(exec, stdout_is_the_profile, .timeout = 30)
+{
+	const char *args[] = { "exec", "-q", "-r", "200", "-o", "-", "--", "/usr/bin/python3.11",
+			       "-c",
+			       "import time\nprint('command-says-hello', flush=True)\n"
+			       "t = time.time()\nwhile time.time() - t < 1: pass\n", NULL };
+	char *out, *err;
+
+	cr_assert_eq(test_pyrospy(args, &out, &err), 0, "stderr: %s", err);
+	cr_assert_null(strstr(out, "command-says-hello"), "stdout: %s", out);
+	cr_assert_not_null(strstr(err, "command-says-hello"), "stderr: %s", err);
+	cr_assert_gt(test_folded_count(out, "<module> ("), 50, "stdout: %s", out);
 	free(out);
 	free(err);
 }
