@@ -25,6 +25,9 @@
  * (interpreters.head -> threads.head -> tstate->interp back-pointer, frame
  * chain and code names decoded, GIL locked/last_holder read).
  *
+ * .frame.state: offsetof() compiled against the pyenv 3.10 headers
+ *   (session 6); .frame.state_running is
+ *   not an offset: see its comment.
  * .frames, .lines, .lasti_units and .stackref_tagged are not offsets: they
  * say how this version is walked (see src/pyvm.h) and were set from the
  * version's documented behaviour (research notes, sections 3-4).
@@ -72,6 +75,9 @@ const struct pyvm_layout pyvm_python_3_10 = {
 		.instr = PYVM_NONE,
 		.owner = PYVM_NONE,
 		.localsplus = 352,
+		.state = 108,		/* offsetof(PyFrameObject, f_state) */
+		/* f_state is FRAME_EXECUTING (0) or, while an exception looks for a handler, FRAME_UNWINDING (2) (Include/cpython/frameobject.h) */
+		.state_running = 1u << (0 + 2) | 1u << (2 + 2),
 	},
 	.code = {
 		.size = 176,

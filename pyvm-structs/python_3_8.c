@@ -25,6 +25,9 @@
  * (interpreters.head -> threads.head -> tstate->interp back-pointer, frame
  * chain and code names decoded, GIL locked/last_holder read).
  *
+ * .frame.state: offsetof() compiled against the pyenv 3.8 headers
+ *   (session 6); .frame.state_running is
+ *   not an offset: see its comment.
  * .frames, .lines, .lasti_units and .stackref_tagged are not offsets: they
  * say how this version is walked (see src/pyvm.h) and were set from the
  * version's documented behaviour (research notes, sections 3-4).
@@ -72,6 +75,9 @@ const struct pyvm_layout pyvm_python_3_8 = {
 		.instr = PYVM_NONE,
 		.owner = PYVM_NONE,
 		.localsplus = 360,
+		.state = 116,		/* offsetof(PyFrameObject, f_executing) */
+		/* f_executing is 1 while the frame runs (Objects/frameobject.c, Python/ceval.c) */
+		.state_running = 1u << (1 + 2),
 	},
 	.code = {
 		.size = 176,

@@ -18,6 +18,9 @@
  * (f_back/f_code) and co_name/co_filename decode; ceval.gil locked and
  * last_holder read right for a sleeping and for a spinning thread.
  *
+ * .frame.state: offsetof() compiled against the pyenv 3.9 headers
+ *   (session 6); .frame.state_running is
+ *   not an offset: see its comment.
  * .frames, .lines, .lasti_units and .stackref_tagged are not offsets: they
  * say how this version is walked (see src/pyvm.h) and were set from the
  * version's documented behaviour (research notes, sections 3-4).
@@ -65,6 +68,9 @@ const struct pyvm_layout pyvm_python_3_9 = {
 		.instr = PYVM_NONE,
 		.owner = PYVM_NONE,
 		.localsplus = 360,
+		.state = 116,		/* offsetof(PyFrameObject, f_executing) */
+		/* f_executing is 1 while the frame runs (Python/ceval.c) */
+		.state_running = 1u << (1 + 2),
 	},
 	.code = {
 		.size = 176,

@@ -961,8 +961,8 @@ static int cmd_dump(struct cli_opts *o)
 	struct target t;
 	char *text = NULL;
 	size_t len = 0;
-	enum perr err;
-	int ret = EXIT_OK;
+	enum perr err = PERR_STARTUP;
+	int ret = EXIT_OK, torn = 0;
 
 	err = target_open(&t, o->pid);
 	if (err) {
@@ -977,23 +977,38 @@ static int cmd_dump(struct cli_opts *o)
 		error("out of memory");
 		return EXIT_FAIL;
 	}
+	/*
+	 * Until the interpreter has started, and until a sample drops no
+	 * thread: a stack read across a change is read again, never shown
+	 * and never left out (the reader itself tries a few times at once).
+	 */
 	for (int tries = 0; tries < 50; tries++) {
-		struct timespec ts = { 0, 20 * 1000 * 1000 };
+		struct timespec ts = { 0, (tries < 10 ? 1 : 20) * 1000 * 1000 };
+		uint64_t dropped = r ? reader_stats(r)->dropped : 0;
 
 		rewind(d.f);
 		d.threads = 0;
-		err = reader_new(&t, &ro, &r);
-		if (!err)
+		if (!r)
+			err = reader_new(&t, &ro, &r);
+		if (r)
 			err = reader_sample(r, dump_thread, &d);
-		if (err != PERR_STARTUP)
+		torn = !err && reader_stats(r)->dropped > dropped;
+		if (err != PERR_STARTUP && !torn)
 			break;
-		reader_free(r);
-		r = NULL;
+		if (err == PERR_STARTUP) {
+			reader_free(r);
+			r = NULL;
+		}
 		nanosleep(&ts, NULL);
 	}
 	fputc('\0', d.f);
 	fclose(d.f);
-	if (!err) {
+	if (!err && torn) {
+		error("the stacks of process %d changed under every read (50 tries)", (int)o->pid);
+		hint("try again; a program that returns and calls faster than it can be read "
+		     "shows this now and then");
+		ret = EXIT_FAIL;
+	} else if (!err) {
 		printf("Process %d (%s, %s %s): %u thread%s\n%s", (int)t.pid, t.comm, d.lang,
 		       t.version, d.threads, d.threads == 1 ? "" : "s", text);
 		if (o->verbose)

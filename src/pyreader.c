@@ -33,6 +33,9 @@
  */
 
 #define CHUNK_MAX	(1u << 20)	/* bytes of a data stack chunk read at once */
+#define WALK_MAX	(1u << 16)	/* frames walked to find a stack's root */
+#define WALK_TRIES	8		/* reads of a torn stack before it is dropped */
+#define VERIFY_MAX	8192		/* frames a walk checks were still there */
 #define STR_MAX		4096u		/* code points */
 #define TABLE_MAX	(1u << 20)	/* line table bytes */
 #define INTERP_MAX	64
@@ -57,6 +60,11 @@ struct pycode {
 	uint64_t memo_at[2];
 	int memo_line[2];
 	unsigned int memo_n, memo_next;
+};
+
+/* A frame as the walk read it, to be read again (see verify()). */
+struct pyvisit {
+	uint64_t addr, back, code, at;
 };
 
 struct pyreader {
@@ -96,6 +104,9 @@ struct pyreader {
 	struct pydent *dent;		/* dict_read()'s entries, reused */
 	unsigned char *draw;		/* and its raw table */
 	size_t dent_cap;
+	struct pyvisit *visit;		/* the frames of this walk */
+	size_t nvisit, visit_cap;
+	unsigned char *vbuf;		/* and verify()'s copy of them */
 	char describe[160];
 	char strbuf[STR_MAX * 4 + 1];
 	char tagbuf[TAGS_MAX_SET * 4 + 1];
@@ -346,26 +357,130 @@ static void chunk_load(struct pyreader *pr, const unsigned char *ts)
 	}
 }
 
-/* Walk one thread's frames into st.  PERR_CORRUPT on a torn or bad chain. */
-static enum perr walk(struct pyreader *pr, const unsigned char *ts, struct stack *st)
+/*
+ * <= 3.10: is the frame object in fr one of a thread's running frames?  A
+ * frame that returned is freed to its code object's zombie slot or to the
+ * free list (refcount 0, not executing), where walking on from it reads a
+ * chain that never was: recycled frames linked by f_back, or a cycle.
+ */
+static int frameobj_running(const struct pyvm_layout *L, const unsigned char *fr)
+{
+	int64_t refcnt = (int64_t)get_u64(fr, 0);
+	int state = (signed char)fr[L->frame.state];
+
+	if (refcnt <= 0 || refcnt > (1ll << 40))
+		return 0;
+	return !L->frame.state_running ||
+	       (state >= -2 && state <= 29 && (L->frame.state_running >> (state + 2) & 1));
+}
+
+/* Where this version's frame says what it runs and where. */
+static uint64_t frame_at(const struct pyvm_layout *L, const unsigned char *fr)
+{
+	return L->frames == PYVM_FRAMEOBJ ? (uint64_t)get_u32(fr, L->frame.lasti) :
+					    get_u64(fr, L->frame.instr);
+}
+
+static void visit_add(struct pyreader *pr, uint64_t addr, const unsigned char *fr)
+{
+	const struct pyvm_layout *L = &pr->lay;
+
+	if (pr->nvisit == VERIFY_MAX)
+		return;		/* deeper than shown: the walk found the root */
+	if (pr->nvisit == pr->visit_cap) {
+		pr->visit_cap = pr->visit_cap ? pr->visit_cap * 2 : 64;
+		pr->visit = xreallocarray(pr->visit, pr->visit_cap, sizeof(*pr->visit));
+	}
+	pr->visit[pr->nvisit++] = (struct pyvisit){ addr, get_u64(fr, L->frame.back),
+						    get_u64(fr, L->frame.code), frame_at(L, fr) };
+}
+
+/*
+ * A walk reads frames one after the other, from windows fetched at the
+ * start of the sample or later, while the program goes on calling and
+ * returning: the frames it put together may never have been on the stack
+ * at once (a caller read while it was still the innermost frame, on a line
+ * before its call; a frame freed and reused).  So every frame the walk
+ * used is read again, fresh, in one scatter read.  A frame's line changes
+ * only while it is the innermost one, and it is not while its callee
+ * lives: when the innermost frame the walk read is still there (same code,
+ * same caller, running) and every other frame is as the walk read it,
+ * each caller kept its line from the moment the innermost frame was read
+ * to now, so the stack shown is the one the thread had at that moment.
+ * Otherwise the walk is torn.  flen bytes of each frame are read again.
+ */
+static enum perr verify(struct pyreader *pr, size_t flen, uint64_t top_at)
+{
+	const struct pyvm_layout *L = &pr->lay;
+	struct procmem_iov iov[256];
+	uint64_t now_top = 0, top = pr->nvisit ? pr->visit[0].addr : 0;
+	size_t i = 0;
+	enum perr err;
+
+	pr->vbuf = xreallocarray(pr->vbuf, pr->visit_cap ? pr->visit_cap : 1, flen);
+	while (i < pr->nvisit) {
+		size_t n = 0, first = i;
+
+		/*
+		 * 3.11+: frames live in the data stack, deeper ones higher;
+		 * the thread's innermost frame now below the one read means
+		 * that one was popped (a freed frame's bytes stay the same).
+		 */
+		if (!i && top_at)
+			iov[n++] = (struct procmem_iov){ top_at, &now_top, sizeof(now_top) };
+
+		for (; i < pr->nvisit && n < ARRAY_SIZE(iov); i++)
+			iov[n++] = (struct procmem_iov){ pr->visit[i].addr, pr->vbuf + i * flen,
+							 flen };
+		if ((err = procmem_readv(&pr->t->mem, iov, n, NULL)))
+			return perr_is_fatal(err) ? err : PERR_CORRUPT;
+		for (size_t k = first; k < i; k++) {
+			const unsigned char *fr = pr->vbuf + k * flen;
+
+			if (get_u64(fr, L->frame.back) != pr->visit[k].back ||
+			    get_u64(fr, L->frame.code) != pr->visit[k].code ||
+			    (k && frame_at(L, fr) != pr->visit[k].at) ||
+			    (L->frames == PYVM_FRAMEOBJ && !frameobj_running(L, fr)))
+				return PERR_CORRUPT;
+		}
+	}
+	if (top_at && now_top < top && top - now_top < CHUNK_MAX)
+		return PERR_CORRUPT;
+	return PERR_OK;
+}
+
+/*
+ * Walk one thread's frames into st.  PERR_CORRUPT on a torn or bad chain:
+ * a stack is shown only when the walk reached the thread's root (a frame
+ * with no caller), through frames that each held together.  Past
+ * STACK_MAX_DEPTH frames are walked, not kept, to find that root.
+ */
+static enum perr walk(struct pyreader *pr, uint64_t tstate, const unsigned char *ts,
+		      struct stack *st)
 {
 	const struct pyvm_layout *L = &pr->lay;
 	unsigned char fr[512];
-	uint64_t frame, prev = 0;
-	unsigned int steps = 0;
+	uint64_t frame, tortoise = 0, top_at = 0;
+	unsigned int steps = 0, power = 1;
 	size_t flen;
 	enum perr err;
 
 	st->depth = 0;
 	st->truncated = 0;
+	pr->nvisit = 0;
 	frame = get_u64(ts, L->tstate.frame);
+	if (L->frames == PYVM_IFRAME)
+		top_at = tstate + L->tstate.frame;
 	if (L->frames == PYVM_CFRAME && frame) {
-		if ((err = rd_u64(pr, frame + L->tstate.cframe_current_frame, &frame)))
+		top_at = frame + L->tstate.cframe_current_frame;
+		if ((err = rd_u64(pr, top_at, &frame)))
 			return err;
 	}
 	if (L->frames != PYVM_FRAMEOBJ)
 		chunk_load(pr, ts);
 	flen = L->frames == PYVM_FRAMEOBJ ? L->frame.lasti + 4 : L->frame.size;
+	if (L->frame.state_running && L->frame.state >= flen)
+		flen = L->frame.state + 1;
 	if (flen > sizeof(fr))
 		return PERR_CORRUPT;
 	while (frame) {
@@ -373,19 +488,24 @@ static enum perr walk(struct pyreader *pr, const unsigned char *ts, struct stack
 		int64_t lasti = -1;
 		struct pycode *c;
 
-		if (st->depth == STACK_MAX_DEPTH) {
-			st->truncated = 1;	/* keep the innermost frames; stop here */
-			break;
+		/* a cycle (Brent's: the tortoise jumps to the hare), or not a frame */
+		if (frame == tortoise || ++steps > WALK_MAX || (frame & 7))
+			return PERR_CORRUPT;
+		if (steps == power) {
+			tortoise = frame;
+			power *= 2;
 		}
-		if (++steps > 2 * STACK_MAX_DEPTH || frame == prev || (frame & 7))
-			return PERR_CORRUPT;	/* a cycle, or not a frame */
 		if ((err = rd(pr, frame, fr, flen)))
 			return err;
+		if (L->frames == PYVM_FRAMEOBJ && !frameobj_running(L, fr)) {
+			pr->stats.bad_frames++;
+			return PERR_CORRUPT;
+		}
 		code = get_u64(fr, L->frame.code);
 		if (L->stackref_tagged)
 			code &= ~(uint64_t)3;
 		back = get_u64(fr, L->frame.back);
-		prev = frame;
+		visit_add(pr, frame, fr);
 		frame = back;
 		if (L->shim_owner != PYVM_NONE && fr[L->frame.owner] >= L->shim_owner)
 			continue;	/* entry frame of the C stack: not Python code */
@@ -398,12 +518,16 @@ static enum perr walk(struct pyreader *pr, const unsigned char *ts, struct stack
 			pr->stats.bad_frames++;
 			return PERR_CORRUPT;
 		}
+		if (st->depth == STACK_MAX_DEPTH) {
+			st->truncated = 1;	/* keep the innermost frames, find the root */
+			continue;
+		}
 		st->frame[st->depth].name = c->name;
 		st->frame[st->depth].file = c->file;
 		st->frame[st->depth].line = code_line(pr, c, lasti, instr);
 		st->depth++;
 	}
-	return PERR_OK;
+	return verify(pr, flen, top_at);
 }
 
 /*
@@ -542,6 +666,8 @@ void pyreader_free(struct pyreader *pr)
 		free(pr->tagsets[i].tags);
 	free(pr->tagsets);
 	free(pr->tagent);
+	free(pr->visit);
+	free(pr->vbuf);
 	free(pr->dent);
 	free(pr->draw);
 	for (size_t i = 0; i < ARRAY_SIZE(pr->merged); i++)
@@ -925,16 +1051,20 @@ enum perr pyreader_sample(struct pyreader *pr, reader_cb cb, void *arg)
 				tstate = tnext;
 				continue;
 			}
-			for (tries = 0; tries < 2; tries++) {
+			for (tries = 0; tries < WALK_TRIES; tries++) {
 				if (tries) {
-					/* read the thread state afresh: frames moved */
-					rmem_reset(&pr->mem);
+					/*
+					 * Frames moved under the walk: read again
+					 * where it went, at one instant (one
+					 * scatter read), the thread state with it.
+					 */
+					rmem_begin(&pr->mem, 1);
 					pr->stats.retries++;
 					if (rd(pr, tstate, ts, L->tstate.size) ||
 					    get_u64(ts, L->tstate.interp) != interp)
 						break;
 				}
-				err = walk(pr, ts, &st);
+				err = walk(pr, tstate, ts, &st);
 				if (!err || perr_is_fatal(err))
 					break;
 			}

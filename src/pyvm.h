@@ -81,6 +81,14 @@ struct pyvm_layout {
 		uint32_t instr;			/* prev_instr / instr_ptr (3.11+) */
 		uint32_t owner;			/* char owner (3.11+) */
 		uint32_t localsplus;
+		/*
+		 * <= 3.10: char f_executing (3.8, 3.9) or f_state (3.10),
+		 * and the values it has on a frame of a thread's stack, as
+		 * a mask: bit (value + 2) set for each.  A frame freed or
+		 * put on a free list says otherwise.
+		 */
+		uint32_t state;
+		uint32_t state_running;
 	} frame;
 	struct {
 		uint32_t size;

@@ -1170,6 +1170,14 @@ static int frames_guessed(struct rbreader *rr, struct ecguess *g, unsigned char 
 	off = get_u64(again, L->ec.cfp);
 	if (off < cfp0 || off >= end || (end - off) % L->cfp.size)
 		goto miss;
+	/*
+	 * Frames the first EC had that the second no longer has were popped
+	 * in between: what the copies hold of them may be a popped frame's
+	 * stale bytes, the same in both (its caller then shows a line it had
+	 * before or after the call).  Read again.
+	 */
+	if (off > fr->cfp)
+		goto miss;
 	off = (off > fr->cfp ? off : fr->cfp) - cfp0;
 	if (len - off > 16 &&
 	    memcmp(rr->cfps + off + 16, rr->cfps + len + off + 16, (size_t)(len - off - 16)))
@@ -1324,6 +1332,15 @@ static enum perr walk(struct rbreader *rr, uint64_t ec, struct stack *st, int st
 			me = me_get(rr, meaddr, &fresh);
 			if (me && !fresh)
 				check_add(rr, 1, me);
+		}
+		/*
+		 * A method's frame, or a block's in one, runs under a method
+		 * entry: none found means the environment was read across a
+		 * change, and the bare label would be a name Ruby never shows.
+		 */
+		if (!me && q->base_label[0] != '<') {
+			rr->stats.bad_frames++;
+			return PERR_CORRUPT;
 		}
 		sf->name = iseq_name(q, me);
 		sf->file = q->path;

@@ -1,0 +1,278 @@
+/* SPDX-License-Identifier: MIT */
+#include "config.h"
+
+#include <criterion/criterion.h>
+#include <criterion/parameterized.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "helpers.h"
+#include "target.h"
+
+/*
+ * Exact or nothing: every stack pyrospy shows is one the program had.
+ * Targets whose stacks change faster than a sample reads them are where a
+ * walk reads frames that were freed, reused or rewritten under it.
+ */
+
+/*
+ * What fastrec.{py,rb} may look like: the root frame (script line of the
+ * loop), frames allowed between it and the recursion, the recursive
+ * function and the line it calls itself on, and the lines its innermost
+ * frame may be on.
+ */
+struct shape {
+	const char *root;		/* "<module>" */
+	int root_lines[2];
+	const char *between[3];		/* prefixes of frames allowed under the root */
+	const char *rec;		/* "recurse" */
+	int call_line, leaf_from, leaf_to;
+	int max_rec;
+	/*
+	 * Callers seen on a line other than their call, per 10 000 stacks,
+	 * that the reader cannot yet rule out (0 for Python).  Ruby: a
+	 * popped frame whose stale copy reads the same twice, with its
+	 * caller past the call, while the stack went down and up again
+	 * between the reads (about 1 in 1500 here; see the note on issue 15).
+	 */
+	int caller_lines_per_10k;
+};
+
+static const struct shape py_shape = {
+	"<module>", { 12, 13 }, { NULL }, "recurse", 8, 5, 8, 21, 0,
+};
+static const struct shape rb_shape = {
+	"<main>", { 10, 10 }, { "Kernel#loop (", "block in <main> (", NULL }, "Object#recurse", 5,
+	3, 6, 21, 10,
+};
+
+/* "name (file:line)" -> name and line; 0 if it does not parse. */
+static int frame_parse(const char *f, size_t len, char *name, size_t cap, int *line)
+{
+	const char *open = memchr(f, '(', len), *colon;
+
+	if (!open || open == f || f[len - 1] != ')')
+		return 0;
+	snprintf(name, cap, "%.*s", (int)(open - f - 1), f);
+	*line = -1;
+	for (colon = f + len - 1; colon > open && *colon != ':'; colon--)
+		;
+	if (colon > open)
+		*line = atoi(colon + 1);
+	return 1;
+}
+
+/*
+ * One folded stack (without its count): a reason it is wrong, or NULL.
+ * *caller_line is set when the one thing wrong is a caller's line.
+ */
+static const char *stack_check(const struct shape *sh, const char *path, const char *stack,
+			       char *why, size_t cap, int *caller_line)
+{
+	const char *p = stack;
+	char name[512];
+	int idx = 0, recs = 0, line, last_rec_line = -1;
+
+	*caller_line = 0;
+
+	while (*p) {
+		const char *end = strchr(p, ';');
+		size_t len = end ? (size_t)(end - p) : strlen(p);
+
+		if (!frame_parse(p, len, name, sizeof(name), &line)) {
+			snprintf(why, cap, "frame %d does not parse", idx);
+			return why;
+		}
+		if (idx == 0) {
+			char want[1100];
+
+			snprintf(want, sizeof(want), "%s (%s:", sh->root, path);
+			if (strncmp(p, want, strlen(want)) ||
+			    (line != sh->root_lines[0] && line != sh->root_lines[1])) {
+				snprintf(why, cap, "no root: starts with %.*s", (int)len, p);
+				return why;
+			}
+		} else if (!strcmp(name, sh->rec)) {
+			if (recs && last_rec_line != sh->call_line) {
+				snprintf(why, cap, "%s %d called on from line %d", sh->rec, recs,
+					 last_rec_line);
+				*caller_line = 1;
+				return why;
+			}
+			recs++;
+			last_rec_line = line;
+		} else {
+			int ok = 0;
+
+			for (int k = 0; sh->between[k] && !recs; k++)
+				ok |= !strncmp(p, sh->between[k], strlen(sh->between[k]));
+			if (!ok) {
+				snprintf(why, cap, "frame %d is %.*s", idx, (int)len, p);
+				return why;
+			}
+		}
+		idx++;
+		p = end ? end + 1 : p + len;
+	}
+	if (recs > sh->max_rec) {
+		snprintf(why, cap, "%d %s frames", recs, sh->rec);
+		return why;
+	}
+	if (recs && (last_rec_line < sh->leaf_from || last_rec_line > sh->leaf_to)) {
+		snprintf(why, cap, "innermost %s on line %d", sh->rec, last_rec_line);
+		return why;
+	}
+	return NULL;
+}
+
+/* "..., S stacks, D dropped, ..." of pyrospy -v */
+static void stacks_dropped(const char *err, unsigned long *stacks, unsigned long *dropped)
+{
+	const char *p = strstr(err, " stacks, ");
+
+	*stacks = *dropped = 0;
+	if (!p)
+		return;
+	while (p > err && p[-1] != ' ')
+		p--;
+	*stacks = strtoul(p, NULL, 10);
+	p = strstr(p, " stacks, ") + 9;
+	*dropped = strtoul(p, NULL, 10);
+}
+
+static void fast_recursion(const struct interp *in, const struct shape *sh, const char *script)
+{
+	const char *extra[] = { "-r", "1000", "-d", "10", "-v", "-f", "folded", NULL };
+	char file[] = "/tmp/pyrospy-exact-XXXXXX", *err, *out, *save, *line, why[256];
+	const char *path = test_target_for(in, script);
+	unsigned long shown = 0, wrong = 0, callers = 0, stacks, dropped;
+	int fd = mkstemp(file), st;
+	FILE *f;
+
+	cr_assert(fd >= 0);
+	close(fd);
+	st = test_record_to(in, script, extra, file, &err);
+	cr_assert_eq(st, 0, "%s: exit %d: %s", in->bin, st, err);
+	f = fopen(file, "r");
+	cr_assert_not_null(f);
+	out = calloc(1, 1 << 24);
+	cr_assert_not_null(out);
+	fread(out, 1, (1 << 24) - 1, f);
+	fclose(f);
+	unlink(file);
+	for (line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *sp = strrchr(line, ' ');
+		unsigned long n;
+		int caller_line;
+
+		cr_assert_not_null(sp, "%s: no count: %.200s", in->bin, line);
+		*sp = '\0';
+		n = strtoul(sp + 1, NULL, 10);
+		shown += n;
+		if (stack_check(sh, path, line, why, sizeof(why), &caller_line)) {
+			if (!wrong && !callers)
+				cr_log_error("%s: %s: %.400s (x%lu)", in->bin, why, line, n);
+			if (caller_line)
+				callers += n;
+			else
+				wrong += n;
+		}
+	}
+	stacks_dropped(err, &stacks, &dropped);
+	/* never a stack without its root, a name Ruby or Python would not give, ... */
+	cr_expect_eq(wrong, 0, "%s: %lu of %lu stacks shown are stacks the program never had",
+		     in->bin, wrong, shown);
+	/* ... nor a caller off its call, but for what the shape allows (Ruby) */
+	cr_expect_leq(callers * 10000, (unsigned long)sh->caller_lines_per_10k * shown,
+		      "%s: %lu of %lu stacks have a caller off its call line", in->bin, callers,
+		      shown);
+	cr_expect_gt(stacks, 2000, "%s: %lu stacks in 10 s at 1000 Hz: %s", in->bin, stacks, err);
+	/*
+	 * Drops are counted and said.  The goal is under 2 %; met on Python
+	 * 3.13+ here, not yet on 3.9 and 3.11 nor on Ruby, whose every drop
+	 * used to be a wrong stack shown.  What is asserted is what holds
+	 * today on a busy machine; the note on issue 15 has the measurements.
+	 */
+	cr_expect_lt(dropped * 100, 20 * (stacks + dropped),
+		     "%s: %lu of %lu dropped: %s", in->bin, dropped, stacks + dropped, err);
+	cr_expect_not_null(strstr(err, " dropped"), "%s: drops not reported: %s", in->bin, err);
+	cr_log_info("%s: fast recursion: %lu stacks, %lu dropped (%.2f %%), %lu wrong, "
+		    "%lu callers off their line", in->bin, stacks, dropped,
+		    stacks + dropped ? 100.0 * (double)dropped / (double)(stacks + dropped) : 0.0,
+		    wrong, callers);
+	free(out);
+	free(err);
+}
+
+ParameterizedTestParameters(exact, fast_recursion_python)
+{
+	return cr_make_param_array(size_t, (void *)test_indexes(test_npythons), test_npythons);
+}
+
+/* recurse(20) and back, for ever, at 1000 Hz: every stack rooted and possible. */
+ParameterizedTest(size_t *i, exact, fast_recursion_python, .timeout = 90)
+{
+	fast_recursion(&test_pythons[*i], &py_shape, "fastrec.py");
+}
+
+ParameterizedTestParameters(exact, fast_recursion_ruby)
+{
+	return cr_make_param_array(size_t, (void *)test_indexes(test_nrubies), test_nrubies);
+}
+
+ParameterizedTest(size_t *i, exact, fast_recursion_ruby, .timeout = 90)
+{
+	fast_recursion(&test_rubies[*i], &rb_shape, "fastrec.rb");
+}
+
+/*
+ * dump of a busy one-thread process, 100 times: the thread every time,
+ * with its whole stack.
+ */
+static void dump_100(const struct interp *in, const struct shape *sh, const char *script)
+{
+	const char *sargs[] = { test_target_for(in, script), NULL };
+	char ready[64], pidbuf[32], want[1100];
+	const char *args[] = { "dump", "--pid", pidbuf, NULL };
+	pid_t pid = test_start(in, sargs, ready, sizeof(ready));
+	int good = 0;
+
+	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)pid);
+	snprintf(want, sizeof(want), "    %s (%s:", sh->root, sargs[0]);
+	for (int k = 0; k < 100; k++) {
+		char *out, *err;
+		int st = test_pyrospy(args, &out, &err);
+
+		if (st == 0 && strstr(out, "\nThread ") && strstr(out, want))
+			good++;
+		else if (good == k)
+			cr_log_error("%s: dump %d: status %d:\n%s%s", in->bin, k, st, out, err);
+		free(out);
+		free(err);
+	}
+	test_stop(pid);
+	cr_expect_eq(good, 100, "%s: %d of 100 dumps showed the thread and its root", in->bin,
+		     good);
+}
+
+ParameterizedTestParameters(exact, dump_busy_python)
+{
+	return cr_make_param_array(size_t, (void *)test_indexes(test_npythons), test_npythons);
+}
+
+ParameterizedTest(size_t *i, exact, dump_busy_python, .timeout = 120)
+{
+	dump_100(&test_pythons[*i], &py_shape, "fastrec.py");
+}
+
+ParameterizedTestParameters(exact, dump_busy_ruby)
+{
+	return cr_make_param_array(size_t, (void *)test_indexes(test_nrubies), test_nrubies);
+}
+
+ParameterizedTest(size_t *i, exact, dump_busy_ruby, .timeout = 120)
+{
+	dump_100(&test_rubies[*i], &rb_shape, "fastrec.rb");
+}
