@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <termios.h>
 #include <time.h>
@@ -20,6 +21,7 @@
 #include "xalloc.h"
 #include "ingest.h"
 #include "out.h"
+#include "outfile.h"
 #include "profile.h"
 #include "ptree.h"
 #include "reader.h"
@@ -541,10 +543,10 @@ static int write_profile(const struct cli_opts *o, const struct profile *p,
 					     o->output && !strcmp(o->output, "-") ? "folded" :
 					     "flamegraph");
 	struct out_meta meta;
+	struct outfile of;
 	char title[64], name[96];
-	const char *path = o->output;
-	FILE *f;
-	int ret;
+	enum perr err;
+	int ret = EXIT_FAIL;
 
 	snprintf(title, sizeof(title), "pid %d", (int)pid);
 	meta.title = title;
@@ -553,40 +555,66 @@ static int write_profile(const struct cli_opts *o, const struct profile *p,
 	meta.start = res->start;
 	meta.threads = o->threads;
 	meta.no_tags = o->no_tags;
-	if (!path) {
+	if (o->output) {
+		err = outfile_open(&of, o->output);
+	} else {
 		time_t now = time(NULL);
 		struct tm tm;
 
 		localtime_r(&now, &tm);
-		snprintf(name, sizeof(name), "pyrospy-%d-%04d%02d%02d-%02d%02d%02d.%s", (int)pid,
+		snprintf(name, sizeof(name), "pyrospy-%d-%04d%02d%02d-%02d%02d%02d", (int)pid,
 			 tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
-			 tm.tm_sec, ops->ext);
-		path = name;
+			 tm.tm_sec);
+		err = outfile_open_new(&of, name, ops->ext);
 	}
-	if (!strcmp(path, "-")) {
-		ret = ops->write(stdout, p, &meta);
-		if (fflush(stdout) == EOF)
-			ret = -1;
-	} else {
-		f = fopen(path, "we");
-		if (!f) {
-			error("cannot open '%s': %s", path, strerror(errno));
-			hint("check the directory exists and is writable, or use --output -");
-			return EXIT_FAIL;
-		}
-		ret = ops->write(f, p, &meta);
-		if (fclose(f) == EOF)
-			ret = -1;
+	if (err == PERR_UNSAFE) {
+		error("refused to %s '%s': it belongs to uid %u, in a directory others can write",
+		      S_ISLNK(of.bad_mode) ? "follow symlink" : "open", of.bad, (unsigned)of.bad_uid);
+		hint("another user's link or FIFO there may lead anywhere: give the real path, or "
+		     "write to a directory of your own");
+		goto out;
 	}
-	if (ret) {
-		error("cannot write '%s': %s", path, strerror(errno));
+	if (err == PERR_PERM) {
+		error("cannot replace '%s': it belongs to uid %u, in a sticky directory", of.bad,
+		      (unsigned)of.bad_uid);
+		hint("only its owner may replace it: remove it first, or choose another --output");
+		goto out;
+	}
+	if (err) {
+		error("cannot open '%s': %s", of.path, strerror(errno));
+		hint("check the directory exists and is writable, or use --output -");
+		goto out;
+	}
+	if (ops->write(of.f, p, &meta)) {
+		error("cannot write '%s': %s", of.path, strerror(errno));
 		hint("check free space, or use --output -");
-		return EXIT_FAIL;
+		goto out;
 	}
-	if (strcmp(path, "-"))
-		note(o, "wrote %s profile to '%s' (%llu samples)", ops->name, path,
+	err = outfile_commit(&of);
+	if (err == PERR_PERM) {
+		error("cannot replace '%s': %s", of.path, strerror(errno));
+		hint("in a sticky directory only its owner may replace a file: remove it first, or "
+		     "choose another --output");
+		goto out;
+	}
+	if (err && errno == EEXIST && !o->output) {
+		error("cannot create '%s': it and the next %d names exist", of.path,
+		      OUTFILE_MAX_NAMES - 1);
+		hint("remove old profiles, or name the file with --output");
+		goto out;
+	}
+	if (err) {
+		error("cannot write '%s': %s", of.path, strerror(errno));
+		hint("check free space, or use --output -");
+		goto out;
+	}
+	if (strcmp(of.path, "-"))
+		note(o, "wrote %s profile to '%s' (%llu samples)", ops->name, of.path,
 		     (unsigned long long)p->total);
-	return EXIT_OK;
+	ret = EXIT_OK;
+out:
+	outfile_close(&of);
+	return ret;
 }
 
 /*
