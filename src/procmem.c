@@ -11,7 +11,7 @@
 #ifndef IOV_MAX
 #define IOV_MAX 1024
 #endif
-#define PROCMEM_BATCH 64	/* iovs per syscall from the stack arrays below */
+#define PROCMEM_BATCH 1024	/* iovs per syscall (UIO_MAXIOV), stack arrays below */
 
 void procmem_init(struct procmem *pm, pid_t pid)
 {

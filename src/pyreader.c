@@ -56,6 +56,7 @@ struct pycode {
 	size_t table_len;
 	uint64_t code_start;	/* first byte of the bytecode */
 	uint64_t code_bytes;
+	uint64_t print[4];	/* what it was made from: see code_print() */
 	/* the last two lines looked up: where a frame is, it usually stays */
 	uint64_t memo_at[2];
 	int memo_line[2];
@@ -65,6 +66,7 @@ struct pycode {
 /* A frame as the walk read it, to be read again (see verify()). */
 struct pyvisit {
 	uint64_t addr, back, code, at;
+	struct pycode *c;	/* its code object as cached, NULL: a shim */
 };
 
 struct pyreader {
@@ -107,6 +109,8 @@ struct pyreader {
 	struct pyvisit *visit;		/* the frames of this walk */
 	size_t nvisit, visit_cap;
 	unsigned char *vbuf;		/* and verify()'s copy of them */
+	unsigned char *cbuf;		/* and of their code objects */
+	struct procmem_iov *viov;	/* verify()'s scatter read */
 	char describe[160];
 	char strbuf[STR_MAX * 4 + 1];
 	char tagbuf[TAGS_MAX_SET * 4 + 1];
@@ -226,6 +230,21 @@ static size_t cache_slot(uint64_t addr)
 	return (size_t)((addr >> 4) * 0x9E3779B97F4A7C15ull >> 52) & (CODE_CACHE - 1);
 }
 
+/*
+ * What a cached code object was made from: its type, first line, and the
+ * addresses of its name, file and line table.  The allocator may put a new
+ * code object where a freed one was (code built at run time: exec,
+ * templates, code.replace()); a frame of it must not be named after the
+ * old one, so verify() compares these with the object as it is now.
+ */
+static void code_print(const struct pyvm_layout *L, const unsigned char *hdr, uint64_t out[4])
+{
+	out[0] = get_u64(hdr, L->ob_type) ^ (uint64_t)(uint32_t)get_i32(hdr, L->code.firstlineno);
+	out[1] = get_u64(hdr, L->code.qualname != PYVM_NONE ? L->code.qualname : L->code.name);
+	out[2] = get_u64(hdr, L->code.filename);
+	out[3] = get_u64(hdr, L->code.linetable);
+}
+
 /* Read and decode the code object at addr; NULL if it does not hold together. */
 static struct pycode *code_get(struct pyreader *pr, uint64_t addr)
 {
@@ -257,6 +276,7 @@ static struct pycode *code_get(struct pyreader *pr, uint64_t addr)
 	if (pr->code_type && get_u64(hdr, L->ob_type) != pr->code_type)
 		return NULL;
 	c.addr = addr;
+	code_print(L, hdr, c.print);
 	c.firstlineno = get_i32(hdr, L->code.firstlineno);
 	if (c.firstlineno < 0)
 		return NULL;
@@ -392,7 +412,8 @@ static void visit_add(struct pyreader *pr, uint64_t addr, const unsigned char *f
 		pr->visit = xreallocarray(pr->visit, pr->visit_cap, sizeof(*pr->visit));
 	}
 	pr->visit[pr->nvisit++] = (struct pyvisit){ addr, get_u64(fr, L->frame.back),
-						    get_u64(fr, L->frame.code), frame_at(L, fr) };
+						    get_u64(fr, L->frame.code), frame_at(L, fr),
+						    NULL };
 }
 
 /*
@@ -412,36 +433,47 @@ static void visit_add(struct pyreader *pr, uint64_t addr, const unsigned char *f
 static enum perr verify(struct pyreader *pr, size_t flen, uint64_t top_at)
 {
 	const struct pyvm_layout *L = &pr->lay;
-	struct procmem_iov iov[256];
 	uint64_t now_top = 0, top = pr->nvisit ? pr->visit[0].addr : 0;
-	size_t i = 0;
+	size_t n = 0, cap = pr->visit_cap ? pr->visit_cap : 1, clen = L->code.size;
 	enum perr err;
 
-	pr->vbuf = xreallocarray(pr->vbuf, pr->visit_cap ? pr->visit_cap : 1, flen);
-	while (i < pr->nvisit) {
-		size_t n = 0, first = i;
+	pr->vbuf = xreallocarray(pr->vbuf, cap, flen);
+	pr->cbuf = xreallocarray(pr->cbuf, cap, clen);
+	pr->viov = xreallocarray(pr->viov, 2 * cap + 1, sizeof(*pr->viov));
+	/*
+	 * 3.11+: frames live in the data stack, deeper ones higher; the
+	 * thread's innermost frame now below the one read means that one was
+	 * popped (a freed frame's bytes stay the same).
+	 */
+	if (top_at)
+		pr->viov[n++] = (struct procmem_iov){ top_at, &now_top, sizeof(now_top) };
+	for (size_t i = 0; i < pr->nvisit; i++) {
+		const struct pyvisit *v = &pr->visit[i];
 
-		/*
-		 * 3.11+: frames live in the data stack, deeper ones higher;
-		 * the thread's innermost frame now below the one read means
-		 * that one was popped (a freed frame's bytes stay the same).
-		 */
-		if (!i && top_at)
-			iov[n++] = (struct procmem_iov){ top_at, &now_top, sizeof(now_top) };
+		pr->viov[n++] = (struct procmem_iov){ v->addr, pr->vbuf + i * flen, flen };
+		/* each code object once in a row: a recursion repeats it */
+		if (v->c && (!i || pr->visit[i - 1].c != v->c))
+			pr->viov[n++] = (struct procmem_iov){ v->c->addr, pr->cbuf + i * clen, clen };
+	}
+	if (n && (err = procmem_readv(&pr->t->mem, pr->viov, n, NULL)))
+		return perr_is_fatal(err) ? err : PERR_CORRUPT;
+	for (size_t k = 0; k < pr->nvisit; k++) {
+		const struct pyvisit *v = &pr->visit[k];
+		const unsigned char *fr = pr->vbuf + k * flen;
+		uint64_t print[4];
 
-		for (; i < pr->nvisit && n < ARRAY_SIZE(iov); i++)
-			iov[n++] = (struct procmem_iov){ pr->visit[i].addr, pr->vbuf + i * flen,
-							 flen };
-		if ((err = procmem_readv(&pr->t->mem, iov, n, NULL)))
-			return perr_is_fatal(err) ? err : PERR_CORRUPT;
-		for (size_t k = first; k < i; k++) {
-			const unsigned char *fr = pr->vbuf + k * flen;
-
-			if (get_u64(fr, L->frame.back) != pr->visit[k].back ||
-			    get_u64(fr, L->frame.code) != pr->visit[k].code ||
-			    (k && frame_at(L, fr) != pr->visit[k].at) ||
-			    (L->frames == PYVM_FRAMEOBJ && !frameobj_running(L, fr)))
-				return PERR_CORRUPT;
+		if (get_u64(fr, L->frame.back) != v->back || get_u64(fr, L->frame.code) != v->code ||
+		    (k && frame_at(L, fr) != v->at) ||
+		    (L->frames == PYVM_FRAMEOBJ && !frameobj_running(L, fr)))
+			return PERR_CORRUPT;
+		if (!v->c || (k && pr->visit[k - 1].c == v->c))
+			continue;
+		code_print(L, pr->cbuf + k * clen, print);
+		if (memcmp(print, v->c->print, sizeof(print))) {
+			/* another code object where a cached one was: forget them all */
+			pr->stats.cache_stale++;
+			cache_clear(pr);
+			return PERR_CORRUPT;
 		}
 	}
 	if (top_at && now_top < top && top - now_top < CHUNK_MAX)
@@ -460,7 +492,7 @@ static enum perr walk(struct pyreader *pr, uint64_t tstate, const unsigned char 
 {
 	const struct pyvm_layout *L = &pr->lay;
 	unsigned char fr[512];
-	uint64_t frame, tortoise = 0, top_at = 0;
+	uint64_t frame, frame_addr, tortoise = 0, top_at = 0;
 	unsigned int steps = 0, power = 1;
 	size_t flen;
 	enum perr err;
@@ -506,6 +538,7 @@ static enum perr walk(struct pyreader *pr, uint64_t tstate, const unsigned char 
 			code &= ~(uint64_t)3;
 		back = get_u64(fr, L->frame.back);
 		visit_add(pr, frame, fr);
+		frame_addr = frame;
 		frame = back;
 		if (L->shim_owner != PYVM_NONE && fr[L->frame.owner] >= L->shim_owner)
 			continue;	/* entry frame of the C stack: not Python code */
@@ -518,6 +551,8 @@ static enum perr walk(struct pyreader *pr, uint64_t tstate, const unsigned char 
 			pr->stats.bad_frames++;
 			return PERR_CORRUPT;
 		}
+		if (pr->nvisit && pr->visit[pr->nvisit - 1].addr == frame_addr)
+			pr->visit[pr->nvisit - 1].c = c;
 		if (st->depth == STACK_MAX_DEPTH) {
 			st->truncated = 1;	/* keep the innermost frames, find the root */
 			continue;
@@ -668,6 +703,8 @@ void pyreader_free(struct pyreader *pr)
 	free(pr->tagent);
 	free(pr->visit);
 	free(pr->vbuf);
+	free(pr->cbuf);
+	free(pr->viov);
 	free(pr->dent);
 	free(pr->draw);
 	for (size_t i = 0; i < ARRAY_SIZE(pr->merged); i++)
@@ -819,8 +856,15 @@ static void tags_search(struct pyreader *pr, uint64_t interp)
 		return;
 	pr->tag_dict = dict_get(pr, md_dict, "_pyrospy_tags");
 	pr->tag_list = dict_get(pr, md_dict, "_pyrospy_sets");
-	if (!pr->tag_dict || !pr->tag_list)
+	if (!pr->tag_dict || !pr->tag_list) {
+		/*
+		 * In sys.modules before its body has run (an import under
+		 * way, a slow one): look again, though sys.modules may not
+		 * change again for good.
+		 */
 		pr->tag_dict = pr->tag_list = 0;
+		pr->tag_seen[0] = pr->tag_seen[1] = 0;
+	}
 }
 
 static struct pytagset *tagset_slot(struct pyreader *pr, uint64_t addr)

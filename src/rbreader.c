@@ -44,6 +44,7 @@
 #define OBJ_CACHE	4096
 #define ID_CACHE	2048
 #define VALIDATE_MAX	256
+#define WALK_TRIES	8		/* reads of a torn stack before it is dropped */
 #define GUESS_SLOTS	256
 
 /* Frame magic in ep[0] (stable from 2.4 to 4.0). */
@@ -71,6 +72,7 @@ struct rbiseq {
 	int first_lineno;
 	uint64_t encoded;		/* iseq_encoded */
 	uint32_t size;			/* in VALUEs */
+	uint64_t print[4];		/* what its body was: see iseq_print() */
 	uint32_t ninfo;
 	int *lines;			/* line of each insns_info entry */
 	unsigned char *succ;		/* succinct index table */
@@ -112,6 +114,7 @@ struct check {
 	uint64_t addr;
 	uint64_t want[3];		/* words 0..2 expected (see validate()) */
 	uint64_t got[3];
+	unsigned char body[512];	/* an iseq's body, read again */
 	int kind;			/* 0 iseq, 1 method entry */
 	void *entry;
 };
@@ -657,6 +660,23 @@ static int iseq_line(const struct rbiseq *q, uint64_t pos)
 }
 
 /* The iseq at addr, decoded and cached; NULL if it does not hold together. */
+/*
+ * What an iseq's body held when it was cached: its label, path and code.
+ * A method compiled at run time (eval, templates) and collected leaves its
+ * iseq's slot and body to the next one, which the GC and malloc may put at
+ * the same addresses; its frames must not be named after the old one.
+ */
+static void iseq_print(const struct rubyvm_layout *L, const unsigned char *body,
+		       uint64_t out[4])
+{
+	out[0] = get_u64(body, L->iseq.label) ^ get_u64(body, L->iseq.base_label) * 3;
+	out[1] = get_u64(body, L->iseq.pathobj);
+	out[2] = get_u64(body, L->iseq.iseq_encoded);
+	out[3] = (uint64_t)get_u32(body, L->iseq.iseq_size) << 32 ^
+		 (L->iseq.first_lineno_fixnum ? get_u64(body, L->iseq.first_lineno) :
+						(uint64_t)get_u32(body, L->iseq.first_lineno));
+}
+
 static struct rbiseq *iseq_get(struct rbreader *rr, uint64_t addr, int *fresh)
 {
 	const struct rubyvm_layout *L = rr->L;
@@ -682,6 +702,7 @@ static struct rbiseq *iseq_get(struct rbreader *rr, uint64_t addr, int *fresh)
 		return NULL;
 	q.encoded = get_u64(body, L->iseq.iseq_encoded);
 	q.size = get_u32(body, L->iseq.iseq_size);
+	iseq_print(L, body, q.print);
 	if (L->iseq.first_lineno_fixnum) {
 		lineno = get_u64(body, L->iseq.first_lineno);
 		q.first_lineno = (lineno & 1) ? (int)((int64_t)lineno >> 1) : 0;
@@ -763,26 +784,35 @@ static void check_add(struct rbreader *rr, int kind, void *entry)
 static int validate(struct rbreader *rr)
 {
 	const struct rubyvm_layout *L = rr->L;
-	struct procmem_iov iov[VALIDATE_MAX];
-	size_t done = 0;
+	struct procmem_iov iov[2 * VALIDATE_MAX];
+	size_t done = 0, n = 0, at[VALIDATE_MAX];
 	int stale = 0;
 
 	if (!rr->nchecks)
 		return 0;
 	for (size_t i = 0; i < rr->nchecks; i++) {
-		iov[i].addr = rr->checks[i].addr;
-		iov[i].buf = rr->checks[i].got;
-		iov[i].len = sizeof(rr->checks[i].got);
+		struct check *c = &rr->checks[i];
+
+		at[i] = n;
+		iov[n++] = (struct procmem_iov){ c->addr, c->got, sizeof(c->got) };
+		if (c->kind == 0)	/* and its body, which may be another's now */
+			iov[n++] = (struct procmem_iov){ c->want[0], c->body, L->iseq.size };
 	}
-	procmem_readv(&rr->t->mem, iov, rr->nchecks, &done);
+	procmem_readv(&rr->t->mem, iov, n, &done);
 	for (size_t i = 0; i < rr->nchecks; i++) {
 		struct check *c = &rr->checks[i];
-		uint64_t f = c->got[0];
-		int ok = i < done && (f & T_MASK) == T_IMEMO;
+		uint64_t f = c->got[0], print[4];
+		int ok = at[i] < done && (f & T_MASK) == T_IMEMO;
 
-		if (ok && c->kind == 0)
-			ok = IMEMO_TYPE(f) == IMEMO_ISEQ && c->got[L->iseq.body / 8] == c->want[0];
-		else if (ok)
+		if (ok && c->kind == 0) {
+			ok = at[i] + 1 < done && IMEMO_TYPE(f) == IMEMO_ISEQ &&
+			     c->got[L->iseq.body / 8] == c->want[0];
+			if (ok) {
+				iseq_print(L, c->body, print);
+				ok = !memcmp(print, ((const struct rbiseq *)c->entry)->print,
+					     sizeof(print));
+			}
+		} else if (ok)
 			ok = IMEMO_TYPE(f) == L->imemo_ment && c->got[L->cme.def / 8] == c->want[0];
 		if (ok)
 			continue;
@@ -1693,16 +1723,21 @@ static enum perr sample_thread(struct rbreader *rr, uint64_t th_addr, const unsi
 		snprintf(rr->thread_name, sizeof(rr->thread_name), "%s", s);
 		st->thread_name = rr->thread_name;
 	}
-	for (int tries = 0; tries < 3; tries++) {
+	for (int tries = 0; tries < WALK_TRIES; tries++) {
 		if (tries) {
 			rr->stats.retries++;
 			rmem_reset(&rr->mem);
 			objs_reset(rr);
 		}
-		err = walk(rr, ec, st, tries < 2);
+		err = walk(rr, ec, st, tries < WALK_TRIES - 1);
 		if (perr_is_fatal(err))
 			return err;
-		if (!err && !validate(rr))
+		/*
+		 * Check the cached entries the walk used even when it failed:
+		 * a stale one (an iseq collected and another put in its place)
+		 * may be why, and would fail every try.
+		 */
+		if (!validate(rr) && !err)
 			break;
 		if (!err)
 			err = PERR_CORRUPT;	/* a stale cache entry: walk again */

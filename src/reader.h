@@ -28,6 +28,7 @@ struct reader_stats {
 	uint64_t retries;	/* stacks read again after a torn read */
 	uint64_t bad_frames;	/* frames that failed validation */
 	uint64_t cache_misses;	/* code objects read */
+	uint64_t cache_stale;	/* cached code found replaced by other code */
 };
 
 typedef void (*reader_cb)(void *arg, const struct stack *st);

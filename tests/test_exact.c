@@ -10,6 +10,7 @@
 
 #include "helpers.h"
 #include "target.h"
+#include "xalloc.h"
 
 /*
  * Exact or nothing: every stack pyrospy shows is one the program had.
@@ -275,4 +276,59 @@ ParameterizedTestParameters(exact, dump_busy_ruby)
 ParameterizedTest(size_t *i, exact, dump_busy_ruby, .timeout = 120)
 {
 	dump_100(&test_rubies[*i], &rb_shape, "fastrec.rb");
+}
+
+/*
+ * A new function every 0.2 s, each a fresh code object (iseq) where the
+ * last one may have been: 6 s show about 30 names, each about 0.2 s worth
+ * of samples, never one name for all of them.
+ */
+static void recycled(const struct interp *in, const char *script)
+{
+	const char *extra[] = { "-r", "100", "-d", "6", NULL };
+	const char *path;
+	char *out = test_profile(in, script, extra, &path), *save, *line;
+	unsigned long count[256] = { 0 }, most = 0;
+	int names = 0;
+
+	for (line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		const char *f = strstr(line, "f_"), *sp = strrchr(line, ' ');
+		unsigned long k;
+
+		if (!f || !sp)
+			continue;
+		k = strtoul(f + 2, NULL, 10);
+		if (k < ARRAY_SIZE(count))
+			count[k] += strtoul(sp + 1, NULL, 10);
+	}
+	for (size_t k = 0; k < ARRAY_SIZE(count); k++) {
+		names += count[k] > 0;
+		if (count[k] > most)
+			most = count[k];
+	}
+	cr_expect_geq(names, 20, "%s: %d function names in 6 s of a new one every 0.2 s", in->bin,
+		      names);
+	/* 0.2 s at 100 Hz is 20 samples: one name holding far more is several */
+	cr_expect_leq(most, 45, "%s: one name has %lu samples", in->bin, most);
+	free(out);
+}
+
+ParameterizedTestParameters(exact, recycled_code_python)
+{
+	return cr_make_param_array(size_t, (void *)test_indexes(test_npythons), test_npythons);
+}
+
+ParameterizedTest(size_t *i, exact, recycled_code_python, .timeout = 60)
+{
+	recycled(&test_pythons[*i], "recycle.py");
+}
+
+ParameterizedTestParameters(exact, recycled_code_ruby)
+{
+	return cr_make_param_array(size_t, (void *)test_indexes(test_nrubies), test_nrubies);
+}
+
+ParameterizedTest(size_t *i, exact, recycled_code_ruby, .timeout = 60)
+{
+	recycled(&test_rubies[*i], "recycle.rb");
 }

@@ -374,3 +374,61 @@ Test(tags, exec_and_pyroscope_code, .timeout = 60)
 		free(err);
 	}
 }
+
+/*
+ * pyrospy exec attaches before the tag helper exists; the helper takes
+ * 100 ms to import (Python: in sys.modules that long before its body
+ * runs).  Every sample of the workers still carries its worker's tag.
+ */
+static void exec_slow_import(const struct interp *in, const char *script, const char *func)
+{
+	const char *path = test_target_for(in, script);
+	char root[1024];
+	const char *args[16] = { "exec", "-d", "3", "-f", "folded", "-o", "-", "--" };
+	int n = 8;
+	char *out, *err;
+	unsigned long all, tagged = 0;
+
+	test_use_helpers(in);
+	if (in->root) {
+		snprintf(root, sizeof(root), "%s/%s", test_chroots(), in->root);
+		args[n++] = "chroot";
+		args[n++] = root;
+	}
+	args[n++] = in->bin;
+	args[n++] = path;
+	args[n] = NULL;
+	cr_assert_eq(test_pyrospy(args, &out, &err), 0, "%s: %s", in->bin, err);
+	all = count(out, NULL, func);
+	for (int w = 0; w < 3; w++) {
+		char set[32];
+
+		snprintf(set, sizeof(set), "worker=%d", w);
+		tagged += count(out, set, func);
+	}
+	cr_assert_gt(all, 100, "%s: %lu samples of %s:\n%s%s", in->bin, all, func, err, out);
+	cr_assert_geq(tagged * 100, all * 95, "%s: %lu of %lu tagged:\n%.3000s", in->bin, tagged,
+		      all, out);
+	free(out);
+	free(err);
+}
+
+ParameterizedTestParameters(tags, exec_slow_import_python)
+{
+	return cr_make_param_array(size_t, (void *)test_indexes(test_npythons), test_npythons);
+}
+
+ParameterizedTest(size_t *i, tags, exec_slow_import_python, .timeout = 60)
+{
+	exec_slow_import(&test_pythons[*i], "slowtags.py", "spin");
+}
+
+ParameterizedTestParameters(tags, exec_slow_import_ruby)
+{
+	return cr_make_param_array(size_t, (void *)test_indexes(test_nrubies), test_nrubies);
+}
+
+ParameterizedTest(size_t *i, tags, exec_slow_import_ruby, .timeout = 60)
+{
+	exec_slow_import(&test_rubies[*i], "slowtags.rb", "Object#spin");
+}
