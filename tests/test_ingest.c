@@ -195,6 +195,8 @@ Test(ingest, check_tags)
 		{ "k=a\xc2\xa0", "white space" },
 		{ "k=\xff", "UTF-8" },
 		{ "k=a\tb", "control" },
+		{ "k=a\xc2\x9b" "b", "C1 control" },
+		{ "k=a\xe2\x80\xae" "b", "bidi override" },
 	};
 	struct ingest_opts o = opts();
 	const char *t[3] = { NULL };
