@@ -25,6 +25,7 @@
 #include "sampler.h"
 #include "tags.h"
 #include "target.h"
+#include "utf8.h"
 
 #define DEFAULT_RATE 100
 #define MAX_RATE 10000
@@ -472,6 +473,7 @@ static int resolve_pid_of(struct cli_opts *o)
 static int report_target(const struct target *t, enum perr err)
 {
 	pid_t pid = t->pid;
+	char exe[PATH_MAX];
 
 	switch (err) {
 	case PERR_NOPROC:
@@ -499,8 +501,11 @@ static int report_target(const struct target *t, enum perr err)
 		}
 		return EXIT_PERM;
 	case PERR_NOTINTERP:
+		/* the path is the target's choice: printed sanitized, like its name */
+		if (t->exe_path)
+			utf8_sanitize(exe, sizeof(exe), t->exe_path, strlen(t->exe_path));
 		error("process %d ('%s', %s) is not a Ruby or Python process", (int)pid,
-		      t->comm, t->exe_path ? t->exe_path : "unknown executable");
+		      t->comm, t->exe_path ? exe : "unknown executable");
 		hint("give the pid of a ruby or python3 process (pgrep -a 'ruby|python')");
 		return EXIT_NOTINTERP;
 	case PERR_UNSUPPORTED:
