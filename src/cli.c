@@ -829,6 +829,8 @@ static int cmd_exec(struct cli_opts *o)
 			free(py);
 			free(rb);
 		}
+		/* the profiled program gets no key of pyrospy's server */
+		ingest_env_unset_secrets();
 		execvp(o->argv[0], o->argv);
 		fprintf(stderr, "pyrospy: error: cannot run '%s': %s\n", o->argv[0], strerror(errno));
 		_exit(127);

@@ -1573,3 +1573,11 @@ void ingest_env(struct ingest_opts *o)
 	if (!o->header_lines)
 		o->header_lines = getenv("PYROSPY_HEADERS");
 }
+
+void ingest_env_unset_secrets(void)
+{
+	/* the tenant ID is no secret: a program may want to know it */
+	unsetenv("PYROSPY_AUTH_TOKEN");
+	unsetenv("PYROSPY_BASIC_AUTH");
+	unsetenv("PYROSPY_HEADERS");
+}

@@ -382,3 +382,73 @@ Test(upload, malformed_header_not_echoed)
 	free(bad);
 	free(tok);
 }
+
+/*
+ * exec: what the command sees of pyrospy's secret variables (their names,
+ * and how many variables hold "Qx7"), then 30 s of work.
+ */
+static const char exec_probe[] =
+	"import os, time\n"
+	"names = ('PYROSPY_AUTH_TOKEN', 'PYROSPY_BASIC_AUTH', 'PYROSPY_HEADERS', "
+	"'PYROSPY_TENANT_ID')\n"
+	"print('seen: [%s] leaked: %d' % (','.join(k for k in names if k in os.environ),\n"
+	"      sum('Qx7' in v for v in os.environ.values())), flush=True)\n"
+	"end = time.monotonic() + 30\n"
+	"while time.monotonic() < end:\n"
+	"    pass\n";
+
+/*
+ * pyrospy exec with the three secret variables set: the profiled command
+ * sees none of them (the tenant ID, no secret, it sees), and the uploads
+ * still carry the token and the header.
+ */
+Test(upload, exec_child_gets_no_secret, .timeout = 60)
+{
+	static const struct interp rx_py = { NULL, "/usr/bin/python3.11", 0, 3, 11 };
+	char log[64], file[64], port[32], url[64], cmd[128], hdr[64], *out, *err;
+	char *tok = odd_token(32);
+	/* only requests with the token are accepted */
+	const char *rx_args[] = { SRCDIR "/tests/receiver.py", "--port", "0", "--log", log,
+				  "--require-token", tok, NULL };
+	const char *stream[] = { "exec", "-d", "2", "--server", url, "--app-name", "seed", "--",
+				 "/usr/bin/python3.11", "-c", exec_probe, NULL };
+	const char *plain[] = { "exec", "-d", "1", "-f", "folded", "-o", file, "--",
+				"/usr/bin/python3.11", "-c", exec_probe, NULL };
+	struct upload up;
+	pid_t rx;
+	int st;
+
+	paths(log, file, sizeof(log));
+	snprintf(hdr, sizeof(hdr), "X-Api-Key: k3y-%s", tok);
+	cr_assert_eq(setenv("PYROSPY_AUTH_TOKEN", tok, 1), 0);
+	cr_assert_eq(setenv("PYROSPY_HEADERS", hdr, 1), 0);
+	cr_assert_eq(setenv("PYROSPY_TENANT_ID", "team-a", 1), 0);
+	/* a token and basic auth both set would be refused: this one without --server */
+	cr_assert_eq(setenv("PYROSPY_BASIC_AUTH", "user:pw-Qx7Qx7", 1), 0);
+	st = test_pyrospy(plain, &out, &err);
+	cr_assert_eq(st, 0, "exit %d: %s", st, err);
+	cr_assert(strstr(out, "seen: [PYROSPY_TENANT_ID] leaked: 0\n"), "%s", out);
+	free(out);
+	free(err);
+	unsetenv("PYROSPY_BASIC_AUTH");
+
+	rx = test_start(&rx_py, rx_args, port, sizeof(port));
+	snprintf(url, sizeof(url), "http://127.0.0.1:%s", port);
+	st = test_pyrospy(stream, &out, &err);
+	test_stop(rx);
+	cr_assert_eq(st, 0, "exit %d: %s", st, err);
+	cr_assert(strstr(out, "seen: [PYROSPY_TENANT_ID] leaked: 0\n"), "%s", out);
+	read_log(log, &up);
+	cr_assert_geq(up.n, 1, "nothing uploaded: %s", err);
+	cr_assert_gt(up.total, 50, "%lu samples uploaded: %s", up.total, err);
+	free(out);
+	free(err);
+	snprintf(cmd, sizeof(cmd), "cat '%s'", log);
+	out = test_run(cmd, &st);
+	cr_assert(strstr(out, "\"x-api-key\": \"k3y-sk-Qx7"), "%s", out);
+	cr_assert(strstr(out, "\"tenant\": \"team-a\""), "%s", out);
+	free(out);
+	free(tok);
+	unlink(log);
+	unlink(file);
+}
