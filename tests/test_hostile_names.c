@@ -225,31 +225,37 @@ Test(hostile_names, ruby, .timeout = 60)
 	test_stop(pid);
 }
 
+static char shell_dir[64];
+
 /* A copy of dash in a new directory of /tmp, named EXE_NAME; path in path. */
-static void hostile_shell(char *dir, char *path, size_t cap)
+static void hostile_shell(char *path, size_t cap)
 {
 	char cmd[2048];
 
-	snprintf(dir, cap, "/tmp/pyrospy-hostile-%d", (int)getpid());
-	snprintf(path, cap, "%s/%s", dir, EXE_NAME);
+	snprintf(shell_dir, sizeof(shell_dir), "/tmp/pyrospy-hostile-%d", (int)getpid());
+	snprintf(path, cap, "%s/%s", shell_dir, EXE_NAME);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s' && mkdir -m 755 '%s' && cp /usr/bin/dash '%s' && "
-		 "chmod 755 '%s'", dir, dir, path, path);
+		 "chmod 755 '%s'", shell_dir, shell_dir, path, path);
 	cr_assert_eq(system(cmd), 0, "%s", cmd);
 }
 
-static void remove_dir(const char *dir)
+/* .fini: the directory goes, the test passed or not. */
+static void remove_shell(void)
 {
-	char cmd[256];
+	char cmd[300];
 
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	cr_assert_eq(system(cmd), 0);
+	if (!*shell_dir)
+		return;
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", shell_dir);
+	if (system(cmd))
+		fprintf(stderr, "cannot remove %s\n", shell_dir);
 }
 
 /* A process that is no interpreter: its name and path in the error, cleaned. */
-Test(hostile_names, not_an_interpreter, .timeout = 30)
+Test(hostile_names, not_an_interpreter, .timeout = 30, .fini = remove_shell)
 {
 	static const struct interp sh = { NULL, "setpriv", 0, 0, 0 };
-	char dir[256], path[256], pidbuf[32], ready[64], want[512], *out, *err;
+	char path[256], pidbuf[32], ready[64], want[512], *out, *err;
 	const char *args[] = { AS_NOBODY, path, "-c", "echo ready; while :; do sleep 1; done",
 			       NULL };
 	const char *record[] = { "record", "--pid", pidbuf, "-d", "1", NULL };
@@ -258,11 +264,11 @@ Test(hostile_names, not_an_interpreter, .timeout = 30)
 	int st;
 
 	cr_assert_eq(geteuid(), 0, "run as root: the targets run as nobody");
-	hostile_shell(dir, path, sizeof(dir));
+	hostile_shell(path, sizeof(path));
 	pid = test_start(&sh, args, ready, sizeof(ready));
 	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)pid);
 	snprintf(want, sizeof(want), "process %s ('" EXE_COMM_CLEAN "', %s/" EXE_CLEAN
-		 ") is not a Ruby or Python process", pidbuf, dir);
+		 ") is not a Ruby or Python process", pidbuf, shell_dir);
 	st = run_clean("record", record, &out, &err);
 	cr_assert_eq(st, EXIT_NOTINTERP, "exit %d: %s", st, err);
 	cr_assert(strstr(err, want), "no '%s' in\n%s", want, err);
@@ -274,19 +280,18 @@ Test(hostile_names, not_an_interpreter, .timeout = 30)
 	free(out);
 	free(err);
 	test_stop(pid);
-	remove_dir(dir);
 }
 
 /* An interpreter that exec()s that program: the status message names it cleaned. */
-Test(hostile_names, exec_away, .timeout = 30)
+Test(hostile_names, exec_away, .timeout = 30, .fini = remove_shell)
 {
-	char dir[256], path[256], pidbuf[32], want[128], *out, *err;
+	char path[256], pidbuf[32], want[128], *out, *err;
 	const char *record[] = { "record", "--pid", pidbuf, "-d", "10", "-f", "folded", "-o", "-",
 				 NULL };
 	pid_t pid;
 	int st;
 
-	hostile_shell(dir, path, sizeof(dir));
+	hostile_shell(path, sizeof(path));
 	pid = start(&nobody_python, "/usr/bin/python3.11", "hostile_exec.py", path, pidbuf,
 		    sizeof(pidbuf));
 	st = run_clean("record", record, &out, &err);
@@ -296,5 +301,4 @@ Test(hostile_names, exec_away, .timeout = 30)
 	free(out);
 	free(err);
 	test_stop(pid);
-	remove_dir(dir);
 }
