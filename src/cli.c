@@ -28,6 +28,7 @@
 #include "sampler.h"
 #include "tags.h"
 #include "target.h"
+#include "utf8.h"
 
 #define DEFAULT_RATE 100
 #define MAX_RATE 10000
@@ -475,6 +476,7 @@ static int resolve_pid_of(struct cli_opts *o)
 static int report_target(const struct target *t, enum perr err)
 {
 	pid_t pid = t->pid;
+	char exe[PATH_MAX];
 
 	switch (err) {
 	case PERR_NOPROC:
@@ -502,8 +504,11 @@ static int report_target(const struct target *t, enum perr err)
 		}
 		return EXIT_PERM;
 	case PERR_NOTINTERP:
+		/* the path is the target's choice: printed sanitized, like its name */
+		if (t->exe_path)
+			utf8_sanitize(exe, sizeof(exe), t->exe_path, strlen(t->exe_path));
 		error("process %d ('%s', %s) is not a Ruby or Python process", (int)pid,
-		      t->comm, t->exe_path ? t->exe_path : "unknown executable");
+		      t->comm, t->exe_path ? exe : "unknown executable");
 		hint("give the pid of a ruby or python3 process (pgrep -a 'ruby|python')");
 		return EXIT_NOTINTERP;
 	case PERR_UNSUPPORTED:
@@ -874,6 +879,8 @@ static int cmd_exec(struct cli_opts *o)
 		/* -o -: the profile has standard output to itself */
 		if (o->output && !strcmp(o->output, "-") && dup2(STDERR_FILENO, STDOUT_FILENO) < 0)
 			_exit(126);
+		/* the profiled program gets no key of pyrospy's server */
+		ingest_env_unset_secrets();
 		execvp(o->argv[0], o->argv);
 		errnum = errno;
 		if (write(execfail[1], &errnum, sizeof(errnum)) < 0)

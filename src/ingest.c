@@ -98,6 +98,9 @@ static int curl_load(char *err, size_t errlen)
 	return 0;
 }
 
+#define BODY_KEEP	4096	/* bytes kept of an error body */
+#define MESSAGE_MAX	200	/* bytes of a server's message we repeat */
+
 /* A growing byte buffer. */
 struct buf {
 	char *s;
@@ -383,7 +386,12 @@ static void headers_free(char **v)
 	free(v);
 }
 
-static int check_header(const char *h, char *err, size_t errlen)
+/*
+ * A header's value may be a key, and so may what a malformed one holds
+ * ("Authorization Bearer sk-..." has no ':'): a message names a header
+ * only by a name that passed, or else by where it was given (which).
+ */
+static int check_header(const char *h, const char *which, char *err, size_t errlen)
 {
 	static const char *const body_headers[] = {
 		"Content-Type", "Content-Length", "Content-Encoding", "Transfer-Encoding",
@@ -392,12 +400,13 @@ static int check_header(const char *h, char *err, size_t errlen)
 	const char *v = h + n + 1;
 
 	if (!h[n])
-		return fail(err, errlen, "invalid header '%.40s': expected 'NAME: VALUE'", h);
+		return fail(err, errlen, "invalid header (%s): expected 'NAME: VALUE'", which);
 	if (!n)
-		return fail(err, errlen, "invalid header: no name before ':'");
+		return fail(err, errlen, "invalid header (%s): no name before ':'", which);
 	for (size_t i = 0; i < n; i++)
 		if (!is_tchar((unsigned char)h[i]))
-			return fail(err, errlen, "invalid header name '%.*s'", (int)n, h);
+			return fail(err, errlen, "invalid header name (%s): letters, digits and "
+				    "!#$%%&'*+-.^_`|~ only", which);
 	for (size_t i = 0; i < ARRAY_SIZE(body_headers); i++)
 		if (strlen(body_headers[i]) == n && !strncasecmp(body_headers[i], h, n))
 			return fail(err, errlen, "header '%.*s' cannot be set: pyrospy sets the body",
@@ -439,6 +448,7 @@ static int check_tenant(const char *t, char *err, size_t errlen)
 static int check_auth(const struct ingest_opts *o, char *err, size_t errlen)
 {
 	char **hdrs;
+	size_t nopt = 0;
 	int ret = 0;
 
 	if (o->auth_token && o->basic_auth)
@@ -452,9 +462,18 @@ static int check_auth(const struct ingest_opts *o, char *err, size_t errlen)
 		return -1;
 	if (o->tenant_id && check_tenant(o->tenant_id, err, errlen))
 		return -1;
+	for (const char *const *h = o->headers; h && *h; h++)
+		nopt++;
 	hdrs = headers_collect(o);
-	for (char **h = hdrs; *h && !ret; h++)
-		ret = check_header(*h, err, errlen);
+	for (size_t i = 0; hdrs[i] && !ret; i++) {
+		char which[64];
+
+		if (i < nopt)
+			snprintf(which, sizeof(which), "--header number %zu", i + 1);
+		else
+			snprintf(which, sizeof(which), "header %zu of $PYROSPY_HEADERS", i - nopt + 1);
+		ret = check_header(hdrs[i], which, err, errlen);
+	}
 	headers_free(hdrs);
 	return ret;
 }
@@ -903,31 +922,74 @@ static double mono(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* Replace every secret in s by "***" (secrets are 4 bytes or more, so it never grows). */
+/*
+ * Replace every secret in s by "***", and every start of one: a server
+ * that echoes a header may cut it, and what it kept is as secret.  A start
+ * is REDACT_START bytes or more (the whole of a shorter secret).  Secrets
+ * are 4 bytes or more, so s never grows.  Whatever is cut from a message
+ * is cut after this, never before.
+ */
+#define REDACT_START 8
+
 static void redact(const struct ingest *in, char *s)
 {
 	for (char **sec = in->secrets; sec && *sec; sec++) {
-		size_t n = strlen(*sec);
-		char *p;
+		size_t n = strlen(*sec), least = n < REDACT_START ? n : REDACT_START;
 
-		while ((p = strstr(s, *sec))) {
+		for (char *p = s; *p; p++) {
+			size_t m = 0;
+
+			while (m < n && p[m] == (*sec)[m])
+				m++;
+			if (m < least)
+				continue;
 			memcpy(p, "***", 3);
-			memmove(p + 3, p + n, strlen(p + n) + 1);
+			memmove(p + 3, p + m, strlen(p + m) + 1);
+			p += 2;
 		}
 	}
 }
 
+/*
+ * s ends where the server's answer was cut (we keep its start only): what
+ * ends it may be the first bytes of a secret, too few for redact() to know.
+ * Drop any end of s that a secret starts with.
+ */
+static void redact_end(const struct ingest *in, char *s)
+{
+	size_t len = strlen(s);
+
+	for (char **sec = in->secrets; sec && *sec; sec++) {
+		size_t n = strlen(*sec);
+
+		for (size_t m = len < n ? len : n - 1; m > 0; m--)
+			if (!memcmp(s + len - m, *sec, m)) {
+				s[len -= m] = '\0';
+				break;
+			}
+	}
+}
+
+/* Print: formatted whole, redacted, then printed (never cut first). */
 static void __attribute__((format(printf, 2, 3))) say(const struct ingest *in, const char *fmt, ...)
 {
-	char msg[1024];
 	va_list ap;
+	char *msg;
+	int n;
 
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	msg = xmalloc((size_t)n + 1);
+	va_start(ap, fmt);
+	vsnprintf(msg, (size_t)n + 1, fmt, ap);
 	va_end(ap);
 	redact(in, msg);
 	fprintf(in->log, "pyrospy: %s\n", msg);
 	fflush(in->log);
+	free(msg);
 }
 
 static void add_secret(struct ingest *in, size_t *n, const char *s)
@@ -1024,8 +1086,8 @@ static size_t on_body(char *data, size_t size, size_t nmemb, void *arg)
 	size_t n = size * nmemb;
 
 	/* keep the start: enough for the server's message */
-	if (b->len < 4096)
-		buf_add(b, data, n < 4096 - b->len ? n : 4096 - b->len);
+	if (b->len < BODY_KEEP)
+		buf_add(b, data, n < BODY_KEEP - b->len ? n : BODY_KEEP - b->len);
 	return n;
 }
 
@@ -1069,10 +1131,11 @@ static CURL *make_curl(struct ingest *in, const struct ingest_opts *o)
 }
 
 /*
- * The server's message from an error body, on one line: the "message" of
- * Grafana's {"code":...,"message":...}, or the old server's plain text.
+ * The server's message from an error body, raw, on one line: the "message"
+ * of Grafana's {"code":...,"message":...}, or the old server's plain text.
+ * Returns 1 when it runs to the end of what was kept of a longer body.
  */
-static void server_message(const struct buf *b, char *out, size_t cap)
+static int server_message(const struct buf *b, char *out, size_t cap)
 {
 	const char *s = b->s ? b->s : "", *m = strstr(s, "\"message\"");
 	size_t n = 0;
@@ -1094,15 +1157,42 @@ static void server_message(const struct buf *b, char *out, size_t cap)
 			s++;
 		if (*s == '\n' && !m)
 			break;
-		out[n++] = (unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s;
+		out[n++] = *s;
 	}
+	out[n] = '\0';
+	return !*s && b->len >= BODY_KEEP;
+}
+
+/*
+ * Make msg (a server's or libcurl's words) fit for a message, into out
+ * (cap bytes, more than 3): secrets redacted first (and, if the body was
+ * cut, an end that may start one), then sanitized (utf8.h), and only then
+ * cut to MESSAGE_MAX bytes.
+ */
+static void message_clean(const struct ingest *in, char *msg, int cut, char *out, size_t cap)
+{
+	char san[BODY_KEEP + 1];
+	size_t n, max = cap - 1 < MESSAGE_MAX ? cap - 1 : MESSAGE_MAX;
+
+	redact(in, msg);
+	if (cut)
+		redact_end(in, msg);
+	n = utf8_sanitize(san, sizeof(san), msg, strlen(msg));
+	if (n > max) {
+		n = max - 3;
+		while (n && ((unsigned char)san[n] & 0xc0) == 0x80)
+			n--;
+		memcpy(san + n, "...", 3);
+		n += 3;
+	}
+	memcpy(out, san, n);
 	out[n] = '\0';
 }
 
 static enum post_result post(struct ingest *in, struct ingest_req *r, char *err, size_t errlen,
 			     long *status)
 {
-	char *url = xstrfmt("%s?%s", in->url, r->query), msg[200];
+	char *url = xstrfmt("%s?%s", in->url, r->query), raw[BODY_KEEP + 1], msg[MESSAGE_MAX + 1];
 	double tmo = in->timeout, left;
 	long long at = atomic_load(&in->abort_ms);
 	CURLcode rc;
@@ -1122,13 +1212,14 @@ static enum post_result post(struct ingest *in, struct ingest_req *r, char *err,
 	free(url);
 	*status = 0;
 	if (rc != CURLE_OK) {
-		snprintf(err, errlen, "%s", in->errbuf[0] ? in->errbuf : lc.easy_strerror(rc));
+		snprintf(raw, sizeof(raw), "%s", in->errbuf[0] ? in->errbuf : lc.easy_strerror(rc));
+		message_clean(in, raw, 0, err, errlen);
 		return POST_RETRY;
 	}
 	lc.easy_getinfo(in->curl, CURLINFO_RESPONSE_CODE, status);
 	if (*status >= 200 && *status < 300)
 		return POST_OK;
-	server_message(&in->resp, msg, sizeof(msg));
+	message_clean(in, raw, server_message(&in->resp, raw, sizeof(raw)), msg, sizeof(msg));
 	snprintf(err, errlen, "HTTP %ld%s%s", *status, *msg ? ": " : "", msg);
 	/* 408: the server timed out reading the body; it may pass */
 	if (*status == 408 || *status == 429 || *status >= 500)
@@ -1481,4 +1572,12 @@ void ingest_env(struct ingest_opts *o)
 		o->tenant_id = getenv("PYROSPY_TENANT_ID");
 	if (!o->header_lines)
 		o->header_lines = getenv("PYROSPY_HEADERS");
+}
+
+void ingest_env_unset_secrets(void)
+{
+	/* the tenant ID is no secret: a program may want to know it */
+	unsetenv("PYROSPY_AUTH_TOKEN");
+	unsetenv("PYROSPY_BASIC_AUTH");
+	unsetenv("PYROSPY_HEADERS");
 }

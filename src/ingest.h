@@ -84,6 +84,14 @@ struct ingest_stats {
 void ingest_env(struct ingest_opts *o);
 
 /*
+ * Remove the variables of ingest_env() that hold secrets ($PYROSPY_AUTH_TOKEN,
+ * $PYROSPY_BASIC_AUTH, $PYROSPY_HEADERS) from the environment: in a forked
+ * child, before it runs a program that must not inherit them (the parent's
+ * environment, and what ingest_env() took from it, are untouched).
+ */
+void ingest_env_unset_secrets(void);
+
+/*
  * Check o before anything starts: the URL (http or https, no credentials,
  * no query), the app name, the spy name and the --tag keys and values
  * against the grammar both servers accept and the keys they treat

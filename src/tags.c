@@ -119,6 +119,8 @@ const char *tags_value_problem(const char *v)
 		if (c == ',' || c == '}')
 			return "',' and '}' are not allowed";
 	}
+	if (!utf8_clean(v, n))
+		return "holds a C1 control or bidi override character";
 	/* what is left for the sanitizer to change is white space the server trims */
 	if (tags_value_clean(v, n, san) != n || memcmp(san, v, n))
 		return "starts or ends with white space";

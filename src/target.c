@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "target.h"
+#include "utf8.h"
 #include "xalloc.h"
 
 /* Interpreter versions pyrospy can read (see man/pyrospy.1). */
@@ -107,7 +108,7 @@ static enum perr object_open(struct target *t, struct target_object *o,
 
 static void read_comm(struct target *t)
 {
-	char path[64];
+	char path[64], raw[sizeof(t->comm)];
 	ssize_t n;
 	int fd;
 
@@ -115,12 +116,14 @@ static void read_comm(struct target *t)
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return;
-	n = read(fd, t->comm, sizeof(t->comm) - 1);
+	n = read(fd, raw, sizeof(raw) - 1);
 	close(fd);
 	if (n <= 0)
 		return;
-	t->comm[n] = '\0';
-	t->comm[strcspn(t->comm, "\n")] = '\0';
+	if (raw[n - 1] == '\n')
+		n--;	/* the kernel's; one inside the name is the process's own */
+	/* the process names itself, and the name is printed: never raw */
+	utf8_sanitize(t->comm, sizeof(t->comm), raw, (size_t)n);
 }
 
 /*

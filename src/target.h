@@ -40,8 +40,8 @@ struct target {
 	enum target_lang lang;
 	unsigned int major, minor, patch;
 	char version[32];	/* as the interpreter spells it: "3.11.2", "3.4.1" */
-	char comm[64];		/* /proc/PID/comm, for messages */
-	char *exe_path;		/* readlink /proc/PID/exe */
+	char comm[64];		/* /proc/PID/comm, sanitized (utf8.h): fit to print */
+	char *exe_path;		/* readlink /proc/PID/exe, raw: sanitize to print */
 	struct procmaps maps;
 	struct procmem mem;
 	struct target_object exe;

@@ -6,6 +6,26 @@
 
 #include "utf8.h"
 
+/*
+ * The one rule for text that comes from a target (or a server) and may
+ * reach a terminal, a log or a profile: code points that act instead of
+ * showing are replaced by '?'.
+ *   - C0 controls and DEL: ESC starts terminal sequences, BEL, CR and LF
+ *     forge or hide lines;
+ *   - C1 controls, U+0080 to U+009F: U+009B is a one-character CSI and
+ *     U+009D an OSC on terminals that take 8-bit controls;
+ *   - bidi embeddings, overrides and isolates, U+202A to U+202E and U+2066
+ *     to U+2069: they reorder the text that follows (CVE-2021-42574).
+ * One '?' per code point: never longer than what it replaces, so a
+ * buffer that held the text holds its clean form (a "\xNN" escape would
+ * not), and names stay as recognisable as ps(1) shows them.
+ */
+static int unsafe(uint32_t c)
+{
+	return c < 0x20 || (c >= 0x7f && c <= 0x9f) || (c >= 0x202a && c <= 0x202e) ||
+	       (c >= 0x2066 && c <= 0x2069);
+}
+
 static int from_ucs(char *out, size_t cap, const void *data, size_t len, unsigned int kind,
 		    int ascii, int lenient)
 {
@@ -35,7 +55,7 @@ static int from_ucs(char *out, size_t cap, const void *data, size_t len, unsigne
 				return -1;
 			c = '?';
 		}
-		if ((c < 0x20 || c == 0x7f) && !(lenient && (c == 0x1e || c == 0x1f)))
+		if (unsafe(c) && !(lenient && (c == 0x1e || c == 0x1f)))
 			c = '?';
 		if (cap - o < 5)
 			return -1;
@@ -73,13 +93,17 @@ int utf8_from_ucs_lenient(char *out, size_t cap, const void *data, size_t len,
 	return from_ucs(out, cap, data, len, kind, ascii, 1);
 }
 
-/* Length of the well-formed UTF-8 sequence at p (n bytes left), or 0. */
-static size_t seq_len(const unsigned char *p, size_t n)
+/*
+ * Length of the well-formed UTF-8 sequence at p (n bytes left), or 0; its
+ * code point in *out.
+ */
+static size_t seq_len(const unsigned char *p, size_t n, uint32_t *out)
 {
 	unsigned char c = p[0];
 	uint32_t cp;
 	size_t k;
 
+	*out = c;
 	if (c < 0x80)
 		return 1;
 	else if ((c & 0xe0) == 0xc0)
@@ -100,15 +124,28 @@ static size_t seq_len(const unsigned char *p, size_t n)
 	if ((k == 1 && cp < 0x80) || (k == 2 && cp < 0x800) || (k == 3 && cp < 0x10000) ||
 	    cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
 		return 0;
+	*out = cp;
 	return k + 1;
 }
 
 int utf8_valid(const char *s, size_t n)
 {
 	const unsigned char *p = (const unsigned char *)s;
+	uint32_t cp;
 
 	for (size_t i = 0, k; i < n; i += k)
-		if (!(k = seq_len(p + i, n - i)))
+		if (!(k = seq_len(p + i, n - i, &cp)))
+			return 0;
+	return 1;
+}
+
+int utf8_clean(const char *s, size_t n)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	uint32_t cp;
+
+	for (size_t i = 0, k; i < n; i += k)
+		if (!(k = seq_len(p + i, n - i, &cp)) || unsafe(cp))
 			return 0;
 	return 1;
 }
@@ -117,22 +154,24 @@ size_t utf8_sanitize(char *out, size_t cap, const void *data, size_t len)
 {
 	const unsigned char *p = data;
 	size_t o = 0, i = 0, k;
+	uint32_t cp;
 
 	if (!cap)
 		return 0;
 	while (i < len) {
-		k = seq_len(p + i, len - i);
-		if (k == 1 && (p[i] < 0x20 || p[i] == 0x7f))
-			k = 0;
-		if (o + (k ? k : 1) >= cap)
+		k = seq_len(p + i, len - i, &cp);
+		if (o + (k && !unsafe(cp) ? k : 1) >= cap)
 			break;
-		if (k) {
+		if (!k) {
+			out[o++] = '?';		/* a byte of no character */
+			i++;
+		} else if (unsafe(cp)) {
+			out[o++] = '?';		/* a character that acts */
+			i += k;
+		} else {
 			memcpy(out + o, p + i, k);
 			o += k;
 			i += k;
-		} else {
-			out[o++] = '?';
-			i++;
 		}
 	}
 	out[o] = '\0';

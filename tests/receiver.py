@@ -20,6 +20,7 @@ Each accepted request appends one JSON line to --log.
     python3 tests/receiver.py --port 0 --log FILE [--fail-first SECS]
         [--refuse-first SECS] [--fail-count N] [--fail-status CODE]
         [--require-tenant] [--require-token TOKEN] [--max-body BYTES]
+        [--echo-auth N [--echo-repeat K]]
 
 The port is printed on stdout as the first line, before anything else
 (with --refuse-first, before the port is bound).
@@ -451,6 +452,12 @@ class Handler(BaseHTTPRequestHandler):
                     self.answer(503)
                     return
                 raise Reject(opts.fail_status, "receiver: injected failure %d of %d" % (nth, opts.fail_count))
+            if nth <= opts.echo_auth:
+                # a server or proxy that quotes the credentials it refuses
+                # (G's 401 body; not logged: the test looks for the token)
+                quote = "'Authorization: %s'" % self.headers.get("Authorization", "")
+                self.reject(Reject(401, "invalid credentials: " + ", ".join([quote] * opts.echo_repeat)))
+                return
             rec = self.ingest(body)
         except Reject as e:
             if opts.verbose or not e.message.startswith("receiver: injected"):
@@ -588,6 +595,11 @@ def main():
                     help="multi-tenant G: 401 without X-Scope-OrgID")
     ap.add_argument("--require-token", metavar="TOKEN", help="OG ingestion auth: Bearer TOKEN")
     ap.add_argument("--max-body", type=int, default=256 << 20, help="413 above (G's default)")
+    ap.add_argument("--echo-auth", type=int, default=0, metavar="N",
+                    help="answer 401 to the first N requests, quoting their Authorization "
+                         "header in the message")
+    ap.add_argument("--echo-repeat", type=int, default=1, metavar="K",
+                    help="with --echo-auth: quote it K times")
     ap.add_argument("--verbose", action="store_true")
     opts = ap.parse_args()
 

@@ -195,6 +195,8 @@ Test(ingest, check_tags)
 		{ "k=a\xc2\xa0", "white space" },
 		{ "k=\xff", "UTF-8" },
 		{ "k=a\tb", "control" },
+		{ "k=a\xc2\x9b" "b", "C1 control" },
+		{ "k=a\xe2\x80\xae" "b", "bidi override" },
 	};
 	struct ingest_opts o = opts();
 	const char *t[3] = { NULL };
@@ -230,7 +232,7 @@ Test(ingest, check_connection)
 
 	o.headers = h;
 	h[0] = "Bad Name: x";
-	cr_assert_eq(check(&o, "invalid header name"), -1);
+	cr_assert_eq(check(&o, "invalid header name (--header number 1)"), -1);
 	h[0] = "X-A";
 	cr_assert_eq(check(&o, "expected 'NAME: VALUE'"), -1);
 	h[0] = "content-type: text/plain";
@@ -239,7 +241,7 @@ Test(ingest, check_connection)
 	cr_assert_eq(check(&o, "control character"), -1);
 	h[0] = NULL;
 	o.header_lines = "X-A: 1\n\n  X-B: 2  \nbroken";
-	cr_assert_eq(check(&o, "invalid header 'broken'"), -1);
+	cr_assert_eq(check(&o, "invalid header (header 3 of $PYROSPY_HEADERS)"), -1);
 	o.header_lines = NULL;
 
 	o.auth_token = "t";
@@ -259,6 +261,41 @@ Test(ingest, check_connection)
 	o.cacert = NULL;
 	o.rate = 0;
 	cr_assert_eq(check(&o, "rate"), -1);
+}
+
+/*
+ * A malformed header may hold a key, where its value should have been: the
+ * message says which header it is, never what it holds.
+ */
+Test(ingest, check_header_shows_no_value)
+{
+	static const char *const bad[] = {
+		"Authorization Bearer sk-Qx7Qx7Qx7Qx7",		/* no ':' */
+		"Authorization Bearer sk-Qx7Qx7:Qx7Qx7",	/* a name with spaces */
+		"Authorization=Bearer sk-Qx7Qx7Qx7Qx7",
+		"sk-Qx7Qx7Qx7Qx7",
+	};
+	struct ingest_opts o = opts();
+	const char *h[3] = { "X-Fine: 1", NULL, NULL };
+	char err[256], env[128];
+
+	o.headers = h;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		h[1] = bad[i];
+		cr_assert_eq(ingest_check(&o, err, sizeof(err)), -1, "%s", bad[i]);
+		cr_assert(strstr(err, "(--header number 2)"), "%s: %s", bad[i], err);
+		cr_assert_null(strstr(err, "Qx"), "%s: %s", bad[i], err);
+		cr_assert_null(strstr(err, "sk-"), "%s: %s", bad[i], err);
+		cr_assert_null(strstr(err, "Bearer"), "%s: %s", bad[i], err);
+	}
+	o.headers = NULL;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(env, sizeof(env), "X-Fine: 1\n%s\n", bad[i]);
+		o.header_lines = env;
+		cr_assert_eq(ingest_check(&o, err, sizeof(err)), -1, "%s", bad[i]);
+		cr_assert(strstr(err, "(header 2 of $PYROSPY_HEADERS)"), "%s: %s", bad[i], err);
+		cr_assert_null(strstr(err, "Qx"), "%s: %s", bad[i], err);
+	}
 }
 
 /* Per tag set one request, threads merged, stacks sorted, frames made safe. */
@@ -873,6 +910,72 @@ Test(ingest, e2e_refused)
 	cr_assert_null(strstr(msgs, "s3cr3t"));
 	free(msgs);
 	free(all);
+}
+
+/* A token of len bytes (6 or more) that nothing else says: "sk-Qx7Qx7...". */
+static char *odd_token(size_t len)
+{
+	char *t = malloc(len + 1);
+
+	memcpy(t, "sk-", 3);
+	for (size_t i = 3; i < len; i++)
+		t[i] = "Qx7"[(i - 3) % 3];
+	t[len] = '\0';
+	return t;
+}
+
+/*
+ * The receiver quotes the Authorization header it refuses (repeat times,
+ * in a G-style 401 body): not one byte of the token is said, wherever the
+ * quote falls on a cut (the 200 bytes of a message, the 4 KiB kept of a
+ * body).
+ */
+static void echoed(size_t len, const char *repeat)
+{
+	const char *extra[] = { "--echo-auth", "5", "--echo-repeat", repeat, NULL };
+	struct receiver rc;
+	struct ingest_opts o;
+	struct ingest *in;
+	char *lines[4], *all, *msgs = NULL, *tok = odd_token(len);
+	size_t n, mlen;
+	FILE *log = open_memstream(&msgs, &mlen);
+	time_t t0 = ingest_align(time(NULL)) - 10;
+
+	receiver_start(&rc, extra);
+	o = e2e_opts(&rc, log);
+	o.auth_token = tok;
+	in = ingest_start(&o);
+	cr_assert(in);
+	send_window(in, t0, 1);
+	cr_assert_eq(ingest_stop(in), -1);
+	fclose(log);
+	all = receiver_stop(&rc, lines, 4, &n);
+	cr_assert(strstr(msgs, "HTTP 401: invalid credentials: 'Authorization: Bearer ***'"),
+		  "token of %zu bytes: %s", len, msgs);
+	cr_assert_null(strstr(msgs, "sk-"), "token of %zu bytes: %s", len, msgs);
+	cr_assert_null(strstr(msgs, "Qx"), "token of %zu bytes: %s", len, msgs);
+	cr_assert_null(strstr(msgs, "x7"), "token of %zu bytes: %s", len, msgs);
+	free(msgs);
+	free(all);
+	free(tok);
+}
+
+/* Quoted past the 200 bytes of a message. */
+Test(ingest, e2e_echoed_token)
+{
+	echoed(303, "1");
+}
+
+/*
+ * Quoted twice, the second cut by the 4 KiB kept of the body after d
+ * bytes: the body is {"code":"unauthenticated","message":"invalid
+ * credentials: 'Authorization: Bearer TOKEN', 'Authorization: Bearer TOKEN'"}
+ * and its second token starts at 107 + len.
+ */
+Test(ingest, e2e_echoed_token_cut, .timeout = 60)
+{
+	for (size_t d = 1; d <= 12; d++)
+		echoed(4096 - 107 - d, "2");
 }
 
 /* Nobody listening: the flush gives up in time and says what was lost. */

@@ -291,3 +291,164 @@ Test(upload, without_libcurl_only_uploads_fail, .timeout = 60)
 	free(out);
 	unlink(file);
 }
+
+/* "sk-Qx7Qx7...", len bytes: a token no message holds by chance. */
+static char *odd_token(size_t len)
+{
+	char *t = malloc(len + 1);
+
+	cr_assert_not_null(t);
+	memcpy(t, "sk-", 3);
+	for (size_t i = 3; i < len; i++)
+		t[i] = "Qx7"[(i - 3) % 3];
+	t[len] = '\0';
+	return t;
+}
+
+static void assert_no_token(const char *what, const char *s)
+{
+	cr_assert_null(strstr(s, "sk-"), "%s: %s", what, s);
+	cr_assert_null(strstr(s, "Qx"), "%s: %s", what, s);
+	cr_assert_null(strstr(s, "x7"), "%s: %s", what, s);
+}
+
+/*
+ * A server that quotes the Authorization header it refuses, token and all
+ * (300 bytes, past the 200 of a message pyrospy repeats): pyrospy says it
+ * refused, and not one byte of the token.
+ */
+Test(upload, echoed_token_not_said, .timeout = 60)
+{
+	char log[64], file[64], port[32], url[64], pidbuf[32], ready[64], *out, *err;
+	char *tok = odd_token(303);
+	const char *sargs[] = { test_target_path("seed.py"), NULL };
+	const char *args[] = { "record", "--pid", pidbuf, "-d", "2", "--server", url, "--app-name",
+			       "seed", "--auth-token", tok, NULL };
+	pid_t rx, pid;
+	int st;
+
+	paths(log, file, sizeof(log));
+	rx = test_receiver(log, "--echo-auth", port, sizeof(port));
+	pid = test_start(&test_pythons[1], sargs, ready, sizeof(ready));
+	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)pid);
+	snprintf(url, sizeof(url), "http://127.0.0.1:%s", port);
+	st = test_pyrospy(args, &out, &err);
+	test_stop(pid);
+	test_stop(rx);
+	cr_assert_eq(st, 1, "exit %d: %s", st, err);
+	cr_assert(strstr(err, "HTTP 401: invalid credentials: 'Authorization: Bearer ***'"), "%s",
+		  err);
+	assert_no_token("stderr", err);
+	assert_no_token("stdout", out);
+	free(out);
+	free(err);
+	free(tok);
+	unlink(log);
+}
+
+/*
+ * A malformed --header, or line of $PYROSPY_HEADERS, may be a key where
+ * its value should be: the error says which one it is, not what it holds.
+ */
+Test(upload, malformed_header_not_echoed)
+{
+	char *tok = odd_token(40), *bad = malloc(80), *out, *err;
+	const char *args[] = { "record", "--pid", "1", "--server", "http://127.0.0.1:9",
+			       "--app-name", "shop", "--header", "X-Fine: 1", "--header", bad, NULL };
+	const char *env_args[] = { "record", "--pid", "1", "--server", "http://127.0.0.1:9",
+				   "--app-name", "shop", NULL };
+	int st;
+
+	snprintf(bad, 80, "Authorization Bearer %s", tok);
+	st = test_pyrospy(args, &out, &err);
+	cr_assert_eq(st, 2, "exit %d: %s", st, err);
+	cr_assert(strstr(err, "error: invalid header (--header number 2): expected 'NAME: VALUE'"),
+		  "%s", err);
+	cr_assert(strstr(err, "\nhint: "), "%s", err);
+	assert_no_token("stderr", err);
+	cr_assert_null(strstr(err, "Bearer"), "%s", err);
+	free(out);
+	free(err);
+
+	cr_assert_eq(setenv("PYROSPY_HEADERS", bad, 1), 0);
+	st = test_pyrospy(env_args, &out, &err);
+	unsetenv("PYROSPY_HEADERS");
+	cr_assert_eq(st, 2, "exit %d: %s", st, err);
+	cr_assert(strstr(err, "error: invalid header (header 1 of $PYROSPY_HEADERS)"), "%s", err);
+	assert_no_token("stderr", err);
+	cr_assert_null(strstr(err, "Bearer"), "%s", err);
+	free(out);
+	free(err);
+	free(bad);
+	free(tok);
+}
+
+/*
+ * exec: what the command sees of pyrospy's secret variables (their names,
+ * and how many variables hold "Qx7"), then 30 s of work.
+ */
+static const char exec_probe[] =
+	"import os, time\n"
+	"names = ('PYROSPY_AUTH_TOKEN', 'PYROSPY_BASIC_AUTH', 'PYROSPY_HEADERS', "
+	"'PYROSPY_TENANT_ID')\n"
+	"print('seen: [%s] leaked: %d' % (','.join(k for k in names if k in os.environ),\n"
+	"      sum('Qx7' in v for v in os.environ.values())), flush=True)\n"
+	"end = time.monotonic() + 30\n"
+	"while time.monotonic() < end:\n"
+	"    pass\n";
+
+/*
+ * pyrospy exec with the three secret variables set: the profiled command
+ * sees none of them (the tenant ID, no secret, it sees), and the uploads
+ * still carry the token and the header.
+ */
+Test(upload, exec_child_gets_no_secret, .timeout = 60)
+{
+	static const struct interp rx_py = { NULL, "/usr/bin/python3.11", 0, 3, 11 };
+	char log[64], file[64], port[32], url[64], cmd[128], hdr[64], *out, *err;
+	char *tok = odd_token(32);
+	/* only requests with the token are accepted */
+	const char *rx_args[] = { SRCDIR "/tests/receiver.py", "--port", "0", "--log", log,
+				  "--require-token", tok, NULL };
+	const char *stream[] = { "exec", "-d", "2", "--server", url, "--app-name", "seed", "--",
+				 "/usr/bin/python3.11", "-c", exec_probe, NULL };
+	const char *plain[] = { "exec", "-d", "1", "-f", "folded", "-o", file, "--",
+				"/usr/bin/python3.11", "-c", exec_probe, NULL };
+	struct upload up;
+	pid_t rx;
+	int st;
+
+	paths(log, file, sizeof(log));
+	snprintf(hdr, sizeof(hdr), "X-Api-Key: k3y-%s", tok);
+	cr_assert_eq(setenv("PYROSPY_AUTH_TOKEN", tok, 1), 0);
+	cr_assert_eq(setenv("PYROSPY_HEADERS", hdr, 1), 0);
+	cr_assert_eq(setenv("PYROSPY_TENANT_ID", "team-a", 1), 0);
+	/* a token and basic auth both set would be refused: this one without --server */
+	cr_assert_eq(setenv("PYROSPY_BASIC_AUTH", "user:pw-Qx7Qx7", 1), 0);
+	st = test_pyrospy(plain, &out, &err);
+	cr_assert_eq(st, 0, "exit %d: %s", st, err);
+	cr_assert(strstr(out, "seen: [PYROSPY_TENANT_ID] leaked: 0\n"), "%s", out);
+	free(out);
+	free(err);
+	unsetenv("PYROSPY_BASIC_AUTH");
+
+	rx = test_start(&rx_py, rx_args, port, sizeof(port));
+	snprintf(url, sizeof(url), "http://127.0.0.1:%s", port);
+	st = test_pyrospy(stream, &out, &err);
+	test_stop(rx);
+	cr_assert_eq(st, 0, "exit %d: %s", st, err);
+	cr_assert(strstr(out, "seen: [PYROSPY_TENANT_ID] leaked: 0\n"), "%s", out);
+	read_log(log, &up);
+	cr_assert_geq(up.n, 1, "nothing uploaded: %s", err);
+	cr_assert_gt(up.total, 50, "%lu samples uploaded: %s", up.total, err);
+	free(out);
+	free(err);
+	snprintf(cmd, sizeof(cmd), "cat '%s'", log);
+	out = test_run(cmd, &st);
+	cr_assert(strstr(out, "\"x-api-key\": \"k3y-sk-Qx7"), "%s", out);
+	cr_assert(strstr(out, "\"tenant\": \"team-a\""), "%s", out);
+	free(out);
+	free(tok);
+	unlink(log);
+	unlink(file);
+}

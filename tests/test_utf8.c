@@ -58,3 +58,60 @@ Test(utf8, sanitize_keeps_text_and_replaces_the_rest)
 	cr_assert_str_eq(out, "");
 	cr_assert(utf8_valid(out, strlen(out)));
 }
+
+/* What a terminal would act on, in every form it can come in. */
+Test(utf8, sanitize_replaces_what_acts)
+{
+	static const struct {
+		const char *in, *out;
+	} cases[] = {
+		/* clear the screen, set the title, ring */
+		{ "\x1b[2J\x1b]2;PWN\x07", "?[2J?]2;PWN?" },
+		/* C1: U+009B is CSI in one character, U+0085 NEL, U+009D OSC */
+		{ "a\xc2\x9b" "2Jb", "a?2Jb" },
+		{ "\xc2\x80\xc2\x85\xc2\x9d\xc2\x9f", "????" },
+		/* an 8-bit CSI byte alone is no UTF-8: a '?' all the same */
+		{ "\x9b" "2J", "?2J" },
+		/* bidi overrides and embeddings U+202A..U+202E, isolates U+2066..U+2069 */
+		{ "\xe2\x80\xaa\xe2\x80\xab\xe2\x80\xac\xe2\x80\xad\xe2\x80\xae", "?????" },
+		{ "x\xe2\x81\xa6\xe2\x81\xa7\xe2\x81\xa8\xe2\x81\xa9y", "x????y" },
+		/* their neighbours are text: NBSP, U+2029, U+202F, U+2065, U+206A */
+		{ "\xc2\xa0\xe2\x80\xa9\xe2\x80\xaf\xe2\x81\xa5\xe2\x81\xaa",
+		  "\xc2\xa0\xe2\x80\xa9\xe2\x80\xaf\xe2\x81\xa5\xe2\x81\xaa" },
+		/* names that are not English survive whole */
+		{ "caf\xc3\xa9 \xe6\x97\xa5\xe6\x9c\xac \xf0\x9f\x98\x80",
+		  "caf\xc3\xa9 \xe6\x97\xa5\xe6\x9c\xac \xf0\x9f\x98\x80" },
+	};
+	char out[64];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		size_t n = strlen(cases[i].in), k = utf8_sanitize(out, sizeof(out), cases[i].in, n);
+
+		cr_assert_str_eq(out, cases[i].out, "case %zu", i);
+		cr_assert_eq(k, strlen(cases[i].out), "case %zu", i);
+		cr_assert_leq(k, n, "never longer than what it cleans");
+		cr_assert(utf8_clean(out, k), "case %zu", i);
+		cr_assert_eq(utf8_clean(cases[i].in, n), !strcmp(cases[i].in, cases[i].out),
+			     "case %zu", i);
+	}
+}
+
+/* Names decoded from a Python string follow the same rule. */
+Test(utf8, from_ucs_replaces_what_acts)
+{
+	char out[64];
+	const unsigned char latin1[] = { 0x1b, '[', 0x9b, 0x85, 'c', 0xe9 };
+	const uint16_t ucs2[] = { 0x202e, 0x65e5, 0x2066, 0x672c, 0x2069, 0x009b, 0x00a0 };
+	const uint32_t ucs4[] = { 0x2068, 0x1f600, 0x202a };
+	const uint16_t tags[] = { 'k', 0x1f, 'v', 0x1e, 0x202e, 0x9b };
+
+	cr_assert_eq(utf8_from_ucs(out, sizeof(out), latin1, 6, 1, 0), 7);
+	cr_assert_str_eq(out, "?[??c\xc3\xa9");
+	cr_assert_gt(utf8_from_ucs(out, sizeof(out), ucs2, 7, 2, 0), 0);
+	cr_assert_str_eq(out, "?\xe6\x97\xa5?\xe6\x9c\xac??\xc2\xa0");
+	cr_assert_gt(utf8_from_ucs(out, sizeof(out), ucs4, 3, 4, 0), 0);
+	cr_assert_str_eq(out, "?\xf0\x9f\x98\x80?");
+	/* tag sets keep their separators, not the rest */
+	cr_assert_eq(utf8_from_ucs_lenient(out, sizeof(out), tags, 6, 2, 0), 6);
+	cr_assert_str_eq(out, "k\x1fv\x1e??");
+}

@@ -12,15 +12,21 @@
  * mode picks the PEP 393 kind (1, 2, 4, or a bad one) and the ascii flag;
  * cap is the output size, so the "out is too small" paths run too.  Output
  * is checked: what utf8_from_ucs and utf8_sanitize write must be valid
- * UTF-8 without control characters.
+ * UTF-8 without control or bidi characters, and sanitizing it again must
+ * change nothing.
  */
 static void check_output(const char *out, size_t n)
 {
-	if (strlen(out) != n || !utf8_valid(out, n))
+	char again[1024];
+
+	if (strlen(out) != n || !utf8_valid(out, n) || !utf8_clean(out, n))
 		abort();
 	for (size_t i = 0; i < n; i++)
 		if ((unsigned char)out[i] < 0x20 || out[i] == 0x7f)
 			abort();
+	if (n < sizeof(again) &&
+	    (utf8_sanitize(again, sizeof(again), out, n) != n || memcmp(again, out, n)))
+		abort();
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
