@@ -132,8 +132,11 @@ static enum perr rd_u64(struct pyreader *pr, uint64_t addr, uint64_t *v)
  * mean we are not looking at a real identifier or path.  A str longer than
  * max code points fails, or with cut, is cut there.
  */
-static enum perr read_str_into(struct pyreader *pr, uint64_t addr, uint64_t max, int cut,
-			       char *out, size_t cap)	/* cut: also lenient (tag sets) */
+#define STR_CUT		1	/* a longer str is cut at max, not refused */
+#define STR_LENIENT	2	/* lone surrogates and the like become '?' (tag sets) */
+
+static enum perr read_str_into(struct pyreader *pr, uint64_t addr, uint64_t max, int how,
+			       char *out, size_t cap)
 {
 	const struct pyvm_layout *L = &pr->lay;
 	unsigned char hdr[128], *raw;
@@ -156,7 +159,7 @@ static enum perr read_str_into(struct pyreader *pr, uint64_t addr, uint64_t max,
 	if ((kind != 1 && kind != 2 && kind != 4) || (ascii && kind != 1) || len >> 62)
 		return PERR_CORRUPT;
 	if (len > max) {
-		if (!cut)
+		if (!(how & STR_CUT))
 			return PERR_TOOBIG;
 		len = max;
 	}
@@ -167,8 +170,8 @@ static enum perr read_str_into(struct pyreader *pr, uint64_t addr, uint64_t max,
 	nbytes = len * kind;
 	raw = xmalloc(nbytes ? (size_t)nbytes : 1);
 	err = rd(pr, data, raw, (size_t)nbytes);
-	if (!err && (cut ? utf8_from_ucs_lenient : utf8_from_ucs)(out, cap, raw, (size_t)len,
-								 kind, ascii) < 0)
+	if (!err && ((how & STR_LENIENT) ? utf8_from_ucs_lenient : utf8_from_ucs)(
+			    out, cap, raw, (size_t)len, kind, ascii) < 0)
 		err = PERR_CORRUPT;
 	free(raw);
 	return err;
@@ -180,6 +183,27 @@ static enum perr read_str(struct pyreader *pr, uint64_t addr, const char **out)
 
 	if (!err)
 		*out = pr->strbuf;
+	return err;
+}
+
+/*
+ * A name or path, in a malloc'd string: one longer than STR_MAX code
+ * points is cut there and marked, never a reason to drop its frame.
+ */
+static enum perr dup_name(struct pyreader *pr, uint64_t addr, char **out)
+{
+	const char *s;
+	enum perr err = read_str(pr, addr, &s);
+
+	if (err == PERR_TOOBIG) {
+		err = read_str_into(pr, addr, STR_MAX, STR_CUT, pr->strbuf, sizeof(pr->strbuf));
+		if (!err) {
+			*out = xstrfmt("%s%s", pr->strbuf, STACK_CUT_MARK);
+			return PERR_OK;
+		}
+	}
+	if (!err)
+		*out = xstrdup(s);
 	return err;
 }
 
@@ -251,7 +275,6 @@ static struct pycode *code_get(struct pyreader *pr, uint64_t addr)
 	const struct pyvm_layout *L = &pr->lay;
 	unsigned char hdr[512];
 	struct pycode c = { 0 }, *slot;
-	const char *s;
 	uint64_t name_ptr;
 	size_t i;
 
@@ -280,13 +303,11 @@ static struct pycode *code_get(struct pyreader *pr, uint64_t addr)
 	c.firstlineno = get_i32(hdr, L->code.firstlineno);
 	if (c.firstlineno < 0)
 		return NULL;
-	if (read_str(pr, get_u64(hdr, L->code.filename), &s))
+	if (dup_name(pr, get_u64(hdr, L->code.filename), &c.file))
 		return NULL;
-	c.file = xstrdup(s);
 	name_ptr = get_u64(hdr, L->code.qualname != PYVM_NONE ? L->code.qualname : L->code.name);
-	if (read_str(pr, name_ptr, &s))
+	if (dup_name(pr, name_ptr, &c.name))
 		goto bad;
-	c.name = xstrdup(s);
 	if (read_bytes(pr, get_u64(hdr, L->code.linetable), &c.table, &c.table_len))
 		goto bad;
 	if (L->frames == PYVM_FRAMEOBJ) {
@@ -912,7 +933,8 @@ static const char *tagset_get(struct pyreader *pr, uint64_t addr, struct pyliste
 	for (uint64_t i = 0; i < l->n; i++) {
 		if (l->items[i] != addr)
 			continue;
-		if (read_str_into(pr, addr, TAGS_MAX_SET, 1, pr->tagbuf, sizeof(pr->tagbuf)))
+		if (read_str_into(pr, addr, TAGS_MAX_SET, STR_CUT | STR_LENIENT, pr->tagbuf,
+				  sizeof(pr->tagbuf)))
 			return NULL;
 		ts->addr = addr;
 		ts->tags = tags_from_app(pr->tagbuf, strlen(pr->tagbuf));

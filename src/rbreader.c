@@ -261,7 +261,7 @@ static enum perr read_string_raw(struct rbreader *rr, uint64_t v, char *out, siz
 		ptr = get_u64(hdr, L->string.heap_ptr);
 	}
 	if (len >= cap)
-		len = cap - 1;	/* an absurd length: keep the start */
+		len = cap - 1;	/* too long: keep the start */
 	if ((err = rd(rr, ptr, out, (size_t)len)))
 		return err;
 	out[len] = '\0';
@@ -269,16 +269,28 @@ static enum perr read_string_raw(struct rbreader *rr, uint64_t v, char *out, siz
 	return PERR_OK;
 }
 
-/* A String's bytes, sanitized to UTF-8, in rr->strbuf. */
+/*
+ * A String's bytes, sanitized to UTF-8, in rr->strbuf; one longer than
+ * STR_MAX bytes is cut there and marked.
+ */
 static enum perr read_string(struct rbreader *rr, uint64_t v, const char **out)
 {
-	char raw[STR_MAX + 1];
+	char raw[STR_MAX + 2];
 	size_t len;
 	enum perr err = read_string_raw(rr, v, raw, sizeof(raw), &len);
 
 	if (err)
 		return err;
-	utf8_sanitize(rr->strbuf, sizeof(rr->strbuf), raw, len);
+	if (len > STR_MAX) {
+		/* cut where a UTF-8 character starts, then mark it */
+		len = STR_MAX;
+		while (len > 0 && ((unsigned char)raw[len] & 0xc0) == 0x80)
+			len--;
+		utf8_sanitize(rr->strbuf, sizeof(rr->strbuf) - sizeof(STACK_CUT_MARK), raw, len);
+		strcat(rr->strbuf, STACK_CUT_MARK);
+	} else {
+		utf8_sanitize(rr->strbuf, sizeof(rr->strbuf), raw, len);
+	}
 	*out = rr->strbuf;
 	return PERR_OK;
 }

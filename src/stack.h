@@ -18,6 +18,8 @@ struct stack_frame {
 };
 
 #define STACK_MAX_DEPTH 4096	/* deeper stacks are cut, marked truncated */
+/* ends a name or path that was longer than a reader keeps (4096) */
+#define STACK_CUT_MARK "[...]"
 
 struct stack {
 	pid_t pid;		/* the process (as we see it) */

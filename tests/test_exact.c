@@ -332,3 +332,53 @@ ParameterizedTest(size_t *i, exact, recycled_code_ruby, .timeout = 60)
 {
 	recycled(&test_rubies[*i], "recycle.rb");
 }
+
+/*
+ * A function named with 5000 characters: its thread is shown, the name cut
+ * with a mark, in a profile and in dump.
+ */
+static void long_name(const struct interp *in, const char *script)
+{
+	const char *extra[] = { "-r", "100", "-d", "2", NULL };
+	const char *path, *sargs[] = { test_target_for(in, script), NULL };
+	char *out = test_profile(in, script, extra, &path), *err, ready[64], pidbuf[32], want[64];
+	const char *args[] = { "dump", "--pid", pidbuf, NULL };
+	unsigned long n;
+	pid_t pid;
+
+	/* 4096 bytes kept at most: the cut falls in the run of f's */
+	snprintf(want, sizeof(want), "%s%s (", "ffff", "[...]");
+	n = test_folded_count(out, want);
+	cr_expect_gt(n, 100, "%s: %lu samples of the long-named function:\n%.300s", in->bin, n,
+		     out);
+	cr_expect_null(strstr(out, "_long_name"), "%s: not cut", in->bin);
+	free(out);
+	pid = test_start(in, sargs, ready, sizeof(ready));
+	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)pid);
+	cr_expect_eq(test_pyrospy(args, &out, &err), 0, "%s: %s", in->bin, err);
+	test_stop(pid);
+	cr_expect_not_null(strstr(out, "\nThread "), "%s: dump shows no thread:\n%s", in->bin, out);
+	cr_expect_not_null(strstr(out, want), "%s: dump:\n%.300s", in->bin, out);
+	free(out);
+	free(err);
+}
+
+ParameterizedTestParameters(exact, long_name_python)
+{
+	return cr_make_param_array(size_t, (void *)test_indexes(test_npythons), test_npythons);
+}
+
+ParameterizedTest(size_t *i, exact, long_name_python, .timeout = 60)
+{
+	long_name(&test_pythons[*i], "longname.py");
+}
+
+ParameterizedTestParameters(exact, long_name_ruby)
+{
+	return cr_make_param_array(size_t, (void *)test_indexes(test_nrubies), test_nrubies);
+}
+
+ParameterizedTest(size_t *i, exact, long_name_ruby, .timeout = 60)
+{
+	long_name(&test_rubies[*i], "longname.rb");
+}
