@@ -135,7 +135,7 @@ static const char usage_top[] =
 	"A live table of the functions taking the most samples, by self and total,\n"
 	"refreshed every second; q or Ctrl-C quits.\n";
 static const char usage_dump[] =
-	"usage: pyrospy dump --pid PID|--pid-of PATTERN [-v]\n"
+	"usage: pyrospy dump --pid PID|--pid-of PATTERN [--subprocesses] [-q] [-v]\n"
 	"\n"
 	"Print every thread's stack once, innermost frame first, with its thread id,\n"
 	"name, whether it holds the GIL/GVL and whether it is running or idle.\n";
@@ -276,6 +276,54 @@ static const struct option long_opts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
+/*
+ * Which commands take an option: every option works in every command that
+ * accepts it, and the others refuse it rather than ignore it.
+ */
+#define CMD_RECORD	1u
+#define CMD_EXEC	2u
+#define CMD_DUMP	4u
+#define CMD_TOP		8u
+#define CMD_ALL		(CMD_RECORD | CMD_EXEC | CMD_DUMP | CMD_TOP)
+
+static unsigned int cmd_bit(const char *cmd)
+{
+	return !strcmp(cmd, "exec") ? CMD_EXEC : !strcmp(cmd, "dump") ? CMD_DUMP :
+	       !strcmp(cmd, "top") ? CMD_TOP : CMD_RECORD;
+}
+
+static unsigned int opt_cmds(int c)
+{
+	switch (c) {
+	case 'p': case OPT_PID_OF:
+		return CMD_RECORD | CMD_DUMP | CMD_TOP;	/* exec says why not itself */
+	case 'd': case 'r': case OPT_IDLE: case OPT_GIL:
+		return CMD_RECORD | CMD_EXEC | CMD_TOP;
+	case OPT_SUBPROCESSES:
+		return CMD_RECORD | CMD_EXEC | CMD_DUMP;
+	case 'q': case 'v': case 'h': case 'V':
+		return CMD_ALL;
+	default:	/* what shapes a profile file or an upload */
+		return CMD_RECORD | CMD_EXEC;
+	}
+}
+
+/* "--rate (-r)" for messages */
+static const char *opt_name(int c, char *buf, size_t cap)
+{
+	for (const struct option *lo = long_opts; lo->name; lo++) {
+		if (lo->val != c)
+			continue;
+		if (c < 256)
+			snprintf(buf, cap, "--%s (-%c)", lo->name, c);
+		else
+			snprintf(buf, cap, "--%s", lo->name);
+		return buf;
+	}
+	snprintf(buf, cap, "-%c", c);
+	return buf;
+}
+
 /* --server and friends: complete from the environment and check. */
 static int check_upload(struct cli_opts *o)
 {
@@ -322,7 +370,11 @@ static int parse_opts(struct cli_opts *o, int argc, char **argv)
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "+:p:d:r:f:o:qvhV", long_opts, NULL)) != -1) {
 		unsigned long v;
+		char name[64];
 
+		if (c != ':' && c != '?' && !(opt_cmds(c) & cmd_bit(o->cmd)))
+			return usage_error(o->cmd, "option %s does not apply to %s",
+					   opt_name(c, name, sizeof(name)), o->cmd);
 		switch (c) {
 		case 'p':
 			if (!parse_uint(optarg, INT_MAX, &v) || v == 0)
@@ -766,7 +818,7 @@ static int profile_target(struct cli_opts *o, struct target *t, pid_t pid, pid_t
 	}
 	if (o->verbose)
 		fprintf(stderr, "pyrospy: %s\n", res.describe);
-	if (o->verbose || res.dropped * 100 > res.stacks + res.dropped)
+	if (o->verbose || (!o->quiet && res.dropped * 100 > res.stacks + res.dropped))
 		fprintf(stderr,
 			"pyrospy: %llu samples in %.1f s (%.0f Hz), %llu stacks, %llu dropped, "
 			"%llu late, %.1f reads and %.0f us CPU per sample\n",
@@ -988,7 +1040,12 @@ static void dump_thread(void *arg, const struct stack *st)
  * dump: one sample of every thread, idle ones too, printed as text.  An
  * interpreter still starting gets a few tries.
  */
-static int cmd_dump(struct cli_opts *o)
+/*
+ * Dump process pid.  With --subprocesses, one that is no interpreter (or
+ * is gone) is passed over in silence; *dumped says whether pid was dumped,
+ * and *any whether one was before (then a blank line comes first).
+ */
+static int dump_one(struct cli_opts *o, pid_t pid, int *any, int *dumped)
 {
 	struct reader_opts ro = { .idle = 1 };
 	struct dump d = { 0 };
@@ -999,7 +1056,13 @@ static int cmd_dump(struct cli_opts *o)
 	enum perr err = PERR_STARTUP;
 	int ret = EXIT_OK, torn = 0;
 
-	err = target_open(&t, o->pid);
+	*dumped = 0;
+	err = target_open(&t, pid);
+	if (err && o->subprocesses && (err == PERR_NOTINTERP || err == PERR_EXITED ||
+				       (err == PERR_NOPROC && pid != o->pid))) {
+		target_close(&t);
+		return EXIT_OK;
+	}
 	if (err) {
 		ret = report_target(&t, err);
 		target_close(&t);
@@ -1039,18 +1102,20 @@ static int cmd_dump(struct cli_opts *o)
 	fputc('\0', d.f);
 	fclose(d.f);
 	if (!err && torn) {
-		error("the stacks of process %d changed under every read (50 tries)", (int)o->pid);
+		error("the stacks of process %d changed under every read (50 tries)", (int)pid);
 		hint("try again; a program that returns and calls faster than it can be read "
 		     "shows this now and then");
 		ret = EXIT_FAIL;
 	} else if (!err) {
-		printf("Process %d (%s, %s %s): %u thread%s\n%s", (int)t.pid, t.comm, d.lang,
-		       t.version, d.threads, d.threads == 1 ? "" : "s", text);
+		printf("%sProcess %d (%s, %s %s): %u thread%s\n%s", *any ? "\n" : "",
+		       (int)t.pid, t.comm, d.lang, t.version, d.threads, d.threads == 1 ? "" : "s",
+		       text);
+		*dumped = *any = 1;
 		if (o->verbose)
 			fprintf(stderr, "pyrospy: %s; %llu reads\n", reader_describe(r),
 				(unsigned long long)t.mem.calls);
 	} else if (err == PERR_STARTUP) {
-		error("process %d never finished starting its interpreter", (int)o->pid);
+		error("process %d never finished starting its interpreter", (int)pid);
 		hint("try again once the program has started");
 		ret = EXIT_FAIL;
 	} else {
@@ -1059,6 +1124,35 @@ static int cmd_dump(struct cli_opts *o)
 	free(text);
 	reader_free(r);
 	target_close(&t);
+	return ret;
+}
+
+/*
+ * dump: the process; with --subprocesses its descendants too, each that is
+ * an interpreter, one after the other (the root need not be one).
+ */
+static int cmd_dump(struct cli_opts *o)
+{
+	pid_t *kids = NULL;
+	int n, ret, kret, dumped, any = 0;
+
+	ret = dump_one(o, o->pid, &any, &dumped);
+	if (!o->subprocesses || ret != EXIT_OK)
+		return ret;	/* gone, not allowed: its children will not be better */
+	n = ptree_descendants(o->pid, &kids);
+	for (int i = 0; i < n; i++) {
+		kret = dump_one(o, kids[i], &any, &dumped);
+		if (kret != EXIT_OK)
+			ret = kret;
+	}
+	free(kids);
+	if (!any) {
+		error("neither process %d nor its subprocesses are Ruby or Python processes",
+		      (int)o->pid);
+		hint("give the pid of a ruby or python3 process, or of the shell or server that "
+		     "starts them");
+		ret = EXIT_NOTINTERP;
+	}
 	return ret;
 }
 

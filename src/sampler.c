@@ -350,9 +350,10 @@ static int child_gone(pid_t child)
 	return si.si_pid == child;
 }
 
+/* Not gone, and not a zombie: a parent that does not reap keeps those. */
 static int alive(pid_t pid)
 {
-	return pid > 0 && (kill(pid, 0) == 0 || errno == EPERM);
+	return pid > 0 && (kill(pid, 0) == 0 || errno == EPERM) && !target_exiting(pid);
 }
 
 enum perr sampler_run(struct target *t, struct profile *p, const struct sampler_opts *opts,

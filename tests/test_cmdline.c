@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "helpers.h"
@@ -441,6 +442,103 @@ Test(pid_of, finds_by_command_line, .timeout = 30)
 	free(out);
 	free(err);
 	cr_assert_eq(test_pyrospy(bad, &out, &err), 2, "%s", err);
+	free(out);
+	free(err);
+}
+
+/* Every option works where it is accepted; elsewhere it is refused, not ignored. */
+Test(options, refused_where_they_do_nothing)
+{
+	static const char *const dump_bad[] = { "-r", "10", "--rate=10", "-d", "1", "--idle",
+						"--gil", "-o", "x", "-f", "folded", "--threads",
+						"--tag", "a=b", "--function", "--no-tags", NULL };
+	static const char *const top_bad[] = { "-o", "x", "-f", "folded", "--threads", "--tag",
+					       "a=b", "--subprocesses", "--function", NULL };
+	const char *const *bad[2] = { dump_bad, top_bad };
+	const char *cmds[2] = { "dump", "top" };
+
+	for (int c = 0; c < 2; c++) {
+		for (int i = 0; bad[c][i]; i++) {
+			const char *opt = bad[c][i];
+			int has_value = opt[1] != '-' || !strcmp(opt, "--tag");
+			const char *args[8] = { cmds[c], "--pid", "1", opt };
+			char *out, *err;
+			int n = 4;
+
+			if (has_value && strchr(opt, '=') == NULL && bad[c][i + 1])
+				args[n++] = bad[c][++i];
+			args[n] = NULL;
+			cr_expect_eq(test_pyrospy(args, &out, &err), 2, "%s %s: %s", cmds[c], opt,
+				     err);
+			cr_expect_not_null(strstr(err, "does not apply to"), "%s %s: %s", cmds[c],
+					   opt, err);
+			free(out);
+			free(err);
+		}
+	}
+}
+
+/* dump --subprocesses: the interpreters a shell started, each dumped. */
+Test(dump, subprocesses, .timeout = 30)
+{
+	const char *sargs[] = { "-c",
+				"/usr/bin/python3.11 -c 'import time; time.sleep(60)' & "
+				"/usr/bin/ruby3.1 -e 'sleep 60' & echo ready; wait", NULL };
+	static const struct interp sh = { NULL, "/bin/sh", 0, 0, 0 };
+	char ready[64], pidbuf[32], *out, *err;
+	const char *args[] = { "dump", "--pid", pidbuf, "--subprocesses", NULL };
+	pid_t pid = test_start(&sh, sargs, ready, sizeof(ready));
+
+	usleep(500 * 1000);	/* both interpreters started */
+	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)pid);
+	cr_expect_eq(test_pyrospy(args, &out, &err), 0, "%s", err);
+	test_stop(pid);
+	cr_expect_not_null(strstr(out, ", Python 3.11"), "%s%s", out, err);
+	cr_expect_not_null(strstr(out, ", Ruby 3.1"), "%s%s", out, err);
+	cr_expect_not_null(strstr(out, "Kernel#sleep ("), "%s", out);
+	free(out);
+	free(err);
+}
+
+/*
+ * record --subprocesses of a process that exits and is not reaped (its
+ * parent, this test, waits for it only later): the zombie ends the profile.
+ */
+Test(subprocesses, zombie_root_ends_the_profile, .timeout = 60)
+{
+	const char *sargs[] = { "-c", "import time\nprint('ready', flush=True)\ntime.sleep(1)\n",
+				NULL };
+	static const struct interp py = { NULL, "/usr/bin/python3.11", 0, 3, 11 };
+	char ready[64], pidbuf[32], *out, *err;
+	const char *args[] = { "record", "--pid", pidbuf, "--subprocesses", "-d", "40", "--idle",
+			       "-o", "/dev/null", NULL };
+	pid_t pid = test_start(&py, sargs, ready, sizeof(ready));
+	struct timespec a, b;
+
+	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)pid);
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	cr_expect_eq(test_pyrospy(args, &out, &err), 0, "%s", err);
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	test_stop(pid);
+	/* ~1 s; 40 s if the zombie were taken for a live process */
+	cr_expect_lt(b.tv_sec - a.tv_sec, 20, "took %ld s: %s", (long)(b.tv_sec - a.tv_sec), err);
+	free(out);
+	free(err);
+}
+
+/* -q: nothing but errors, not even the statistics of a run that dropped many. */
+Test(options, quiet_says_nothing, .timeout = 30)
+{
+	static const struct interp py = { NULL, "/usr/bin/python3.11", 0, 3, 11 };
+	const char *sargs[] = { test_target_path("corrupt.py"), NULL };
+	char ready[64], pidbuf[32], *out, *err;
+	const char *args[] = { "record", "-q", "--pid", pidbuf, "-d", "2", "-o", "/dev/null", NULL };
+	pid_t pid = test_start(&py, sargs, ready, sizeof(ready));
+
+	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)pid);
+	cr_expect_eq(test_pyrospy(args, &out, &err), 0, "%s", err);
+	test_stop(pid);
+	cr_expect_str_empty(err, "stderr under -q: %s", err);
 	free(out);
 	free(err);
 }
