@@ -20,6 +20,7 @@ static const char *const perr_strings[PERR__COUNT] = {
 	[PERR_CORRUPT] = "inconsistent data",
 	[PERR_TOOBIG] = "value too large",
 	[PERR_STARTUP] = "interpreter not initialised yet",
+	[PERR_REFUSED] = "file refused",
 };
 
 const char *perr_str(enum perr err)

@@ -23,6 +23,7 @@ enum perr {
 	PERR_CORRUPT,		/* data read (ELF, maps, remote) fails validation */
 	PERR_TOOBIG,		/* a length exceeds its cap */
 	PERR_STARTUP,		/* interpreter runtime not initialised yet */
+	PERR_REFUSED,		/* a file of the target is not the one it mapped */
 	PERR__COUNT
 };
 
