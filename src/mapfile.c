@@ -64,6 +64,8 @@ static int sys_openat2(int dirfd, const char *path, unsigned long long resolve)
  * nothing renamed meanwhile can move us out of dirfd.  A link is read and
  * its target walked in its place: from dirfd when absolute (in root), with
  * ".." never going above dirfd (MAPFILE_NO_LINKS: EXDEV, as openat2()).
+ * A magic link (/proc/N/root, /proc/N/fd/M) is read as text like any
+ * other link: the walk never jumps where it points.
  */
 static int walk(int dirfd, const char *path, enum mapfile_resolve how)
 {
@@ -125,7 +127,7 @@ static int walk(int dirfd, const char *path, enum mapfile_resolve how)
 			close(fd);
 			fd = -1;
 			if (n <= 0 || (size_t)n >= sizeof(link)) {
-				errno = n < 0 ? errno : ENAMETOOLONG;
+				errno = n < 0 ? errno : n ? ENAMETOOLONG : ENOENT;
 				goto fail;
 			}
 			link[n] = '\0';
