@@ -62,6 +62,7 @@ static void hostile_setup(void)
 	sh("cp '%s' '%s/'", LIBRUBY, dir);
 	sh("cp '%s' '%s/'", test_target_path("replace_lib.rb"), dir);
 	sh("cp '%s' '%s/'", test_target_path("seed.py"), dir);
+	sh("cp '%s' '%s/'", test_target_path("crafted_lib.py"), dir);
 	sh("chmod 755 '%s' && chown -R nobody:nogroup '%s'", dir, dir);
 	strcpy(secret_dir, "/dev/shm/pyrospy-secret-XXXXXX");
 	cr_assert_not_null(mkdtemp(secret_dir));
@@ -340,5 +341,36 @@ Test(hostile_files, subprocesses_fifo_does_not_stall_the_others)
 		     r.out, r.err);
 	assert_refusal_line(r.err, lib_path(), "a FIFO");
 	cr_assert(strstr(r.err, "not profiling subprocess"), "%s", r.err);
+	run_free(&r);
+}
+
+/*
+ * Issue 16, item 3, end to end: Python maps a decoy libpython3.11.so.1.0
+ * that claims four million section headers (tests/targets/crafted_lib.py).
+ * It is refused at once, in one line, and the Python is read all the same
+ * (its executable holds the interpreter).
+ */
+Test(hostile_files, crafted_library_past_limits)
+{
+	static const struct interp setpriv = { NULL, "setpriv", 0, 0, 0 };
+	char script[128], ready[64], p[32], lib[128];
+	const char *sargs[] = { "--reuid=nobody", "--regid=nogroup", "--clear-groups",
+				"/usr/bin/python3.11", script, dir, NULL };
+	const char *args[] = { "dump", "--pid", p, NULL };
+	struct run r;
+	pid_t pid;
+
+	snprintf(script, sizeof(script), "%s/crafted_lib.py", dir);
+	snprintf(lib, sizeof(lib), "%s/libpython3.11.so.1.0", dir);
+	pid = test_start(&setpriv, sargs, ready, sizeof(ready));
+	cr_assert_str_eq(ready, "ready");
+	snprintf(p, sizeof(p), "%d", (int)pid);
+	r = run_pyrospy(full_root, args);
+	test_stop(pid);
+	assert_prompt(&r);
+	cr_assert_lt(r.seconds, 2.0, "%.1f s for a file of holes", r.seconds);
+	cr_assert_eq(r.status, 0, "exit %d: %s", r.status, r.err);
+	cr_assert(strstr(r.out, "Python 3.11") && strstr(r.out, "work"), "%s", r.out);
+	assert_refusal_line(r.err, lib, "an ELF file past pyrospy's limits");
 	run_free(&r);
 }
