@@ -524,6 +524,21 @@ static int resolve_pid_of(struct cli_opts *o)
 	return -1;
 }
 
+#define REFUSED_HINT "pyrospy reads only the files a process mapped; restart a process whose " \
+	"files were replaced, or give pyrospy CAP_CHECKPOINT_RESTORE to read them through " \
+	"/proc/PID/map_files (see SECURITY in pyrospy(1))"
+
+/*
+ * A file target_open() refused though the target was found (a decoy named
+ * like an interpreter library): one line, even with --quiet.
+ */
+static void warn_refused(const struct target *t)
+{
+	if (t->refused)
+		fprintf(stderr, "pyrospy: warning: refused to read '%s' of process %d ('%s'): %s\n",
+			t->refused, (int)t->pid, t->comm, t->refused_why);
+}
+
 /* Turn a failure to open the target into a message, a hint and a status. */
 static int report_target(const struct target *t, enum perr err)
 {
@@ -568,6 +583,12 @@ static int report_target(const struct target *t, enum perr err)
 		      *t->version ? t->version : "of unknown version", (int)pid);
 		hint("pyrospy reads Python 3.8 to 3.15 and Ruby 2.7 to 4.0");
 		return EXIT_UNSUPPORTED;
+	case PERR_REFUSED:
+		error("refused to read '%s' of process %d ('%s'): %s",
+		      t->refused ? t->refused : "?", (int)pid, t->comm,
+		      t->refused_why ? t->refused_why : "refused");
+		hint(REFUSED_HINT);
+		return EXIT_FAIL;
 	default:
 		error("cannot read process %d: %s", (int)pid, perr_str(err));
 		hint("run with -v for details");
@@ -789,6 +810,8 @@ static int profile_target(struct cli_opts *o, struct target *t, pid_t pid, pid_t
 		rec.from = ingest_align(time(NULL));
 	}
 
+	if (t)
+		warn_refused(t);
 	if (t)
 		note(o, "profiling process %d (%s %s)%s at %u Hz%s", (int)pid,
 		     target_lang_name(t->lang), t->version,
@@ -1068,6 +1091,7 @@ static int dump_one(struct cli_opts *o, pid_t pid, int *any, int *dumped)
 		target_close(&t);
 		return ret;
 	}
+	warn_refused(&t);
 	d.lang = target_lang_name(t.lang);
 	d.f = open_memstream(&text, &len);
 	if (!d.f) {
@@ -1210,6 +1234,7 @@ static int cmd_top(struct cli_opts *o)
 		target_close(&t);
 		return ret;
 	}
+	warn_refused(&t);
 	if (isatty(STDIN_FILENO) && tcgetattr(STDIN_FILENO, &saved) == 0) {
 		raw = saved;
 		raw.c_lflag &= ~(tcflag_t)(ICANON | ECHO);

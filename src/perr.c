@@ -21,6 +21,7 @@ static const char *const perr_strings[PERR__COUNT] = {
 	[PERR_TOOBIG] = "value too large",
 	[PERR_STARTUP] = "interpreter not initialised yet",
 	[PERR_UNSAFE] = "unsafe path refused",
+	[PERR_REFUSED] = "file refused",
 };
 
 const char *perr_str(enum perr err)

@@ -24,6 +24,7 @@ enum perr {
 	PERR_TOOBIG,		/* a length exceeds its cap */
 	PERR_STARTUP,		/* interpreter runtime not initialised yet */
 	PERR_UNSAFE,		/* a local path another user could redirect: refused */
+	PERR_REFUSED,		/* a file of the target is not the one it mapped */
 	PERR__COUNT
 };
 

@@ -277,3 +277,11 @@ const struct procmap *procmaps_object(const struct procmaps *maps, const char *p
 	}
 	return NULL;
 }
+
+const char *procmaps_file(const struct procmap *m)
+{
+	if (!m->path || m->path[0] != '/' || !m->inode ||
+	    strnlen(m->path, PROCMAPS_MAX_PATH) >= PROCMAPS_MAX_PATH)
+		return NULL;
+	return m->path;
+}

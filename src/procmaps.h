@@ -76,4 +76,13 @@ int procmaps_readable(const struct procmaps *maps, uint64_t addr, uint64_t len);
  */
 const struct procmap *procmaps_object(const struct procmaps *maps, const char *path);
 
+/*
+ * The path of the file m maps, when it may be looked for by name: a map
+ * of an inode, named by an absolute path shorter than PROCMAPS_MAX_PATH.
+ * NULL for anonymous maps, "[heap]" and the like, and paths longer than
+ * the kernel prints (a copy cut to fit a buffer would name another file).
+ */
+#define PROCMAPS_MAX_PATH	4096	/* PATH_MAX, with its NUL */
+const char *procmaps_file(const struct procmap *m);
+
 #endif

@@ -211,6 +211,14 @@ static void discover(struct run *run)
 		/* opened in place: the target points into itself */
 		sl = slot_add(run, NULL);
 		err = target_open(&sl->own, pids[i]);
+		if (sl->own.refused && run->opts->announce && err)
+			fprintf(stderr, "pyrospy: not profiling subprocess %d ('%s'): refused to read "
+				"'%s': %s\n", (int)pids[i], sl->own.comm, sl->own.refused,
+				sl->own.refused_why);
+		else if (sl->own.refused && run->opts->announce)
+			fprintf(stderr, "pyrospy: warning: refused to read '%s' of subprocess %d "
+				"('%s'): %s\n", sl->own.refused, (int)pids[i], sl->own.comm,
+				sl->own.refused_why);
 		if (!err) {
 			if (run->opts->announce)
 				fprintf(stderr, "pyrospy: profiling subprocess %d (%s %s, %s)\n",
@@ -218,7 +226,8 @@ static void discover(struct run *run)
 					sl->own.version, sl->own.comm);
 			continue;
 		}
-		if (err == PERR_NOTINTERP || err == PERR_UNSUPPORTED || err == PERR_PERM)
+		if (err == PERR_NOTINTERP || err == PERR_UNSUPPORTED || err == PERR_PERM ||
+		    err == PERR_REFUSED)
 			forget_tried(run, pids[i], sl->own.exe_path ? sl->own.exe_path : "");
 		target_close(&sl->own);
 		free(sl);

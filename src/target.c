@@ -9,9 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "mapfile.h"
 #include "target.h"
 #include "utf8.h"
 #include "xalloc.h"
@@ -19,6 +19,9 @@
 /* Interpreter versions pyrospy can read (see man/pyrospy.1). */
 #define PY_MIN_MINOR 8
 #define PY_MAX_MINOR 15
+
+/* Maps named libpython* or libruby* tried, at most: a real process has one. */
+#define MAX_LIB_TRIES 8
 
 const char *target_lang_name(enum target_lang lang)
 {
@@ -53,53 +56,39 @@ static void object_release(struct target_object *o)
 	o->open = 0;
 }
 
-/*
- * Does the file at fd match what the map says it is?  Paths in
- * /proc/PID/maps are resolved against our root when the file is reachable
- * from it (a chroot: a host path) and against the target's root otherwise
- * (another mount namespace), so both candidates are tried and the inode
- * tells which one is really the mapped file.
- */
-static int same_file(const char *path, const struct procmap *m)
+/* Keep the first file refused, for the CLI to say which and why. */
+static void refuse(struct target *t, const char *path, const char *why)
 {
-	struct stat st;
-
-	if (stat(path, &st) < 0 || !S_ISREG(st.st_mode))
-		return 0;
-	return (uint64_t)st.st_ino == m->inode &&
-	       major(st.st_dev) == m->dev_major && minor(st.st_dev) == m->dev_minor;
+	if (t->refused)
+		return;
+	t->refused = xstrdup(path);
+	t->refused_why = why;
 }
 
+/*
+ * Open the ELF file behind map m: mapfile.c finds the very file the
+ * target mapped, or refuses what stands in its place (a FIFO, a device, a
+ * link, another file); elfsym.c refuses a file past its caps.
+ */
 static enum perr object_open(struct target *t, struct target_object *o,
-			     const struct procmap *m, const char *forced)
+			     const struct procmap *m, int exe)
 {
-	char buf[PATH_MAX + 64];
-	const char *cand[2];
-	int ncand = 0, pick = -1;
-	enum perr err = PERR_NOTFOUND;
+	struct mapfile mf;
+	enum perr err;
 
-	o->path = xstrdup(m->path);
-	if (forced) {
-		cand[ncand++] = forced;
-	} else {
-		snprintf(buf, sizeof(buf), "/proc/%d/root%s", (int)t->pid, m->path);
-		cand[ncand++] = buf;
-		cand[ncand++] = m->path;
-	}
-	for (int i = 0; i < ncand && pick < 0; i++)
-		if (forced || same_file(cand[i], m))
-			pick = i;
-	/* Inode numbers may not match on some overlay filesystems. */
-	for (int i = 0; i < ncand && pick < 0; i++)
-		if (access(cand[i], R_OK) == 0)
-			pick = i;
-	if (pick < 0)
-		return PERR_NOTFOUND;
-	err = elfsym_open(&o->elf, cand[pick]);
+	o->path = xstrdup(m->path ? m->path : "");
+	err = mapfile_open(&mf, t->pid, m, exe, &t->mem);
+	if (err == PERR_REFUSED)
+		refuse(t, o->path, mapfile_refusal_str(mf.refused));
+	if (err)
+		return err;
+	err = elfsym_open_fd(&o->elf, mf.fd);
+	if (err == PERR_TOOBIG)
+		refuse(t, o->path, "an ELF file past pyrospy's limits");
 	if (err)
 		return err;
 	o->open = 1;
-	o->open_path = xstrdup(cand[pick]);
+	o->open_path = xstrdup(mf.how);
 	if (m->start < o->elf.base_vaddr)
 		return PERR_CORRUPT;
 	o->bias = m->start - o->elf.base_vaddr;
@@ -374,23 +363,24 @@ enum perr target_open(struct target *t, pid_t pid)
 	/* A zero-length remote read tells us whether memory is readable at all. */
 	m = procmaps_object(&t->maps, t->exe_path);
 	if (m) {
-		snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
-		err = object_open(t, &t->exe, m, path);
-		if (err && err != PERR_NOTFOUND && err != PERR_CORRUPT)
+		err = object_open(t, &t->exe, m, 1);
+		if (err && err != PERR_NOTFOUND && err != PERR_CORRUPT && err != PERR_REFUSED &&
+		    err != PERR_TOOBIG)
 			return err;
 		if (err)
 			object_release(&t->exe);
 	}
-	for (size_t i = 0; i < t->maps.nr; i++) {
+	for (size_t i = 0, tries = 0; i < t->maps.nr && tries < MAX_LIB_TRIES; i++) {
 		const char *name;
 
 		m = &t->maps.map[i];
-		if (!m->path || m->offset != 0)
+		if (!procmaps_file(m) || m->offset != 0)
 			continue;
 		name = base_name(m->path);
 		if (!starts_with(name, "libpython") && !starts_with(name, "libruby"))
 			continue;
-		if (object_open(t, &t->lib, m, NULL)) {
+		tries++;
+		if (object_open(t, &t->lib, m, 0)) {
 			object_release(&t->lib);
 			continue;
 		}
@@ -410,6 +400,9 @@ enum perr target_open(struct target *t, pid_t pid)
 		err = detect_ruby(t);
 	if (err == PERR_NOTINTERP)
 		t->lang = TARGET_UNKNOWN;
+	/* the interpreter may have been in what was refused */
+	if (err == PERR_NOTINTERP && t->refused)
+		err = PERR_REFUSED;
 	return err;
 }
 
@@ -419,6 +412,7 @@ void target_close(struct target *t)
 	object_release(&t->lib);
 	procmaps_release(&t->maps);
 	FREE_AND_NULL(t->exe_path);
+	FREE_AND_NULL(t->refused);
 	t->interp = NULL;
 }
 

@@ -18,9 +18,9 @@ enum target_lang {
 
 /*
  * One ELF object mapped in the target (the executable or an interpreter
- * library).  `path' is as /proc/PID/maps shows it; `open_path' is the
- * file we actually opened, reached through /proc/PID/root or /proc/PID/exe
- * so that targets in a chroot or another mount namespace work.
+ * library).  `path' is as /proc/PID/maps shows it; `open_path' says how
+ * the mapped file was reached (/proc/PID/map_files/..., /proc/PID/exe,
+ * /proc/PID/root/PATH or PATH: see mapfile.h).
  */
 struct target_object {
 	char *path;
@@ -48,6 +48,12 @@ struct target {
 	struct target_object lib;	/* libpython / libruby, if mapped */
 	struct target_object *interp;	/* the object holding the runtime (exe or lib) */
 	uint64_t image[3];	/* which program image was opened: see target_execd() */
+	/*
+	 * The first mapped file target_open() would not read (mapfile.h,
+	 * elfsym.h), as maps names it, and why; NULL when none was.
+	 */
+	char *refused;
+	const char *refused_why;
 };
 
 /*
@@ -58,7 +64,10 @@ struct target {
  * Errors: PERR_NOPROC (no such pid), PERR_EXITED (gone or a zombie),
  * PERR_PERM (maps or memory unreadable: see target_perm_cause()),
  * PERR_NOTINTERP (t->comm and t->exe_path say what it is instead),
- * PERR_UNSUPPORTED (t->lang and t->version say which interpreter).
+ * PERR_UNSUPPORTED (t->lang and t->version say which interpreter),
+ * PERR_REFUSED (no interpreter found, and a mapped file was refused:
+ * t->refused).  A refusal may also come with PERR_OK (a decoy refused,
+ * the interpreter found elsewhere): the caller should say so.
  * On error t is still safe to pass to target_close().
  */
 enum perr target_open(struct target *t, pid_t pid);

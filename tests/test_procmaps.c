@@ -139,3 +139,27 @@ Test(procmaps, reads_self)
 	procmaps_release(&m);
 	cr_assert_eq(procmaps_read(&m, 0x7ffffff0), PERR_NOPROC);
 }
+
+/* Only absolute paths of inodes, shorter than PATH_MAX, are offered for opening. */
+Test(procmaps, file_paths_that_may_be_opened)
+{
+	static char text[8192];
+	struct procmaps m;
+	int n;
+
+	n = snprintf(text, sizeof(text),
+		     "1000-2000 r--p 00000000 fe:00 131 /tmp/x/libpython3.11.so.1.0 (deleted)\n"
+		     "2000-3000 r--p 00000000 00:00 0 [heap]\n"
+		     "3000-4000 r--p 00000000 fe:00 7 relative/libruby.so\n"
+		     "4000-5000 r--p 00000000 fe:00 0 /no/inode\n"
+		     "5000-6000 r--p 00000000 fe:00 9 /%04095d\n", 0);
+	cr_assert_eq(procmaps_parse(&m, text, (size_t)n), PERR_OK);
+	cr_assert_eq(m.nr, 5);
+	cr_assert_str_eq(procmaps_file(&m.map[0]), "/tmp/x/libpython3.11.so.1.0");
+	cr_assert_null(procmaps_file(&m.map[1]));
+	cr_assert_null(procmaps_file(&m.map[2]));
+	cr_assert_null(procmaps_file(&m.map[3]));
+	cr_assert_eq(strlen(m.map[4].path), PROCMAPS_MAX_PATH, "a path of 4096 bytes is kept");
+	cr_assert_null(procmaps_file(&m.map[4]), "but not offered: no file has such a name");
+	procmaps_release(&m);
+}

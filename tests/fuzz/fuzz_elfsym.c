@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 #include "config.h"
 
-#include <stdio.h>
+#include <elf.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -10,10 +11,16 @@
 #include "fuzz.h"
 
 /*
- * elfsym on a fuzzed ELF file: the input is written to a memfd, opened
- * through /proc/self/fd as target.c opens an interpreter through
- * /proc/PID/root, and every query target.c and the readers make is asked
- * of it.
+ * elfsym on a fuzzed ELF file: the input is written to a memfd and opened
+ * by descriptor, as target.c opens what a target mapped, and every query
+ * target.c and the readers make is asked of it.
+ *
+ * The caps are on what a file claims, and a hostile file claims tables
+ * far larger than itself, held up by holes: the two bytes of e_ident
+ * padding at EI_PAD (9 and 10, zero in real files) extend the memfd with
+ * a hole of that many MiB, up to 1023 (over ELFSYM_MAX_FILE).  Whatever
+ * opens stays within the caps; -malloc_limit_mb (scripts/fuzz) and
+ * -timeout catch a cost that does not.
  */
 static const char *const names[] = {
 	"_PyRuntime", "Py_Version", "PyCode_Type", "ruby_version",
@@ -25,8 +32,8 @@ static const char *const sections[] = { ".PyRuntime", ".got", ".data", ".dynsym"
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct elfsym es;
-	char path[64], buf[64];
-	uint64_t addr, len;
+	char buf[64];
+	uint64_t addr, len, hole = 0;
 	int fd;
 
 	fd = memfd_create("fuzz-elf", MFD_CLOEXEC);
@@ -36,8 +43,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		close(fd);
 		return 0;
 	}
-	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-	if (elfsym_open(&es, path) == PERR_OK) {
+	if (size > EI_PAD + 1)
+		hole = ((uint64_t)data[EI_PAD] | (uint64_t)(data[EI_PAD + 1] & 3) << 8) << 20;
+	if (hole && ftruncate(fd, (off_t)(size + hole)) < 0) {
+		close(fd);
+		return 0;
+	}
+	if (elfsym_open_fd(&es, fd) == PERR_OK) {
+		if (es.file_size > ELFSYM_MAX_FILE || es.phnum > ELFSYM_MAX_PHNUM ||
+		    es.shnum > ELFSYM_MAX_SHNUM || !es.phnum)
+			abort();
 		for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
 			struct elfsym_sym sym;
 
@@ -52,9 +67,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		elfsym_read(&es, es.base_vaddr, buf, sizeof(buf));
 		elfsym_read(&es, es.tls_vaddr, buf, sizeof(buf));
 		elfsym_read(&es, UINT64_MAX - 8, buf, sizeof(buf));
-		elfsym_soname(&es);
-		elfsym_close(&es);
+		if (elfsym_soname(&es) && strlen(elfsym_soname(&es)) >= ELFSYM_MAX_SONAME)
+			abort();
 	}
-	close(fd);
+	/* open or not, es owns fd now */
+	elfsym_close(&es);
 	return 0;
 }

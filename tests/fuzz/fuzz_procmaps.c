@@ -10,6 +10,9 @@
 /*
  * procmaps_parse() on fuzzed text, then every query on what it kept.  The
  * text is copied to a buffer of exactly its length (no NUL after it).
+ * Every map kept holds the bounds the readers rely on: sorted, disjoint,
+ * and a path offered for opening (procmaps_file()) absolute, of an inode,
+ * shorter than PATH_MAX.
  */
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -34,6 +37,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			procmaps_readable(&maps, m->start, UINT64_MAX);
 			if (m->path)
 				procmaps_object(&maps, m->path);
+			/* what target.c and mapfile.c may look up by name */
+			if (procmaps_file(m) && (procmaps_file(m) != m->path || *m->path != '/' ||
+						 !m->inode ||
+						 strlen(m->path) >= PROCMAPS_MAX_PATH))
+				abort();
 		}
 		procmaps_find(&maps, 0);
 		procmaps_find(&maps, UINT64_MAX);
