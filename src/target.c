@@ -61,7 +61,9 @@ static void refuse(struct target *t, const char *path, const char *why)
 {
 	if (t->refused)
 		return;
-	t->refused = xstrdup(path);
+	/* the path is the target's to choose: cleaned once, here, for every message */
+	t->refused = xmalloc(strlen(path) + 1);
+	utf8_sanitize(t->refused, strlen(path) + 1, path, strlen(path));
 	t->refused_why = why;
 }
 
