@@ -635,6 +635,47 @@ static void pthread_discover(struct pyreader *pr, uint64_t head)
 	}
 }
 
+/* Is tid (host) a thread of the process?  -1: the kernel does not say. */
+static int is_task(struct pyreader *pr, pid_t tid)
+{
+	pid_t *tids;
+	int n = target_tasks(pr->t->pid, &tids), found = 0;
+
+	if (n < 0)
+		return -1;
+	for (int i = 0; i < n && !found; i++)
+		found = tids[i] == tid;
+	free(tids);
+	return found;
+}
+
+/*
+ * st's idle state from its thread's; 1 if the thread is not one of this
+ * process.  A fork() from C that runs none of Python's hooks (uWSGI's
+ * workers) leaves the child the parent's thread states: the forking
+ * thread's with the parent's native id, the others' for threads the child
+ * does not have.  glibc's struct pthread of the forking thread has the
+ * child's id: ask it, as on <= 3.10; a thread found by neither is none of
+ * this process's.
+ */
+static int thread_state(struct pyreader *pr, uint64_t head, struct stack *st)
+{
+	char state = st->tid > 0 ? taskstat_state(&pr->ts, st->tid) : 0;
+
+	if (!state && (st->tid <= 0 || is_task(pr, st->tid) == 0)) {
+		if (pr->lay.tstate.native_thread_id != PYVM_NONE) {
+			if (pr->pthread_tid_off < 0)
+				pthread_discover(pr, head);
+			st->tid = taskstat_host_tid(&pr->ts, pthread_tid(pr, st->thread_id));
+			state = st->tid > 0 ? taskstat_state(&pr->ts, st->tid) : 0;
+		}
+		if (!state && pr->pthread_tid_off >= 0 && (st->tid <= 0 || is_task(pr, st->tid) == 0))
+			return 1;
+	}
+	st->idle = state ? state != 'R' : -1;
+	return 0;
+}
+
 /* runtime: the address of _PyRuntime, or NULL to look it up in t's ELF */
 static enum perr pyreader_setup(struct target *t, const struct reader_opts *opts,
 				const uint64_t *runtime, struct pyreader **out)
@@ -1105,12 +1146,9 @@ enum perr pyreader_sample(struct pyreader *pr, reader_cb cb, void *arg)
 				tid = pthread_tid(pr, st.thread_id);
 			st.tid = taskstat_host_tid(&pr->ts, tid);
 			st.holds_gil = holder ? holder == tstate : -1;
-			if (st.tid > 0) {
-				char state = taskstat_state(&pr->ts, st.tid);
-
-				st.idle = state ? state != 'R' : -1;
-			} else {
-				st.idle = -1;
+			if (thread_state(pr, head, &st)) {
+				tstate = tnext;	/* a thread of the parent: not this process's */
+				continue;
 			}
 			if ((pr->opts.gil_only && st.holds_gil != 1) ||
 			    (!pr->opts.idle && st.idle == 1)) {

@@ -3,6 +3,7 @@
 
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -381,4 +382,43 @@ ParameterizedTestParameters(exact, long_name_ruby)
 ParameterizedTest(size_t *i, exact, long_name_ruby, .timeout = 60)
 {
 	long_name(&test_rubies[*i], "longname.rb");
+}
+
+/*
+ * A worker forked from C after threads started (uWSGI): its one thread is
+ * shown under its own id and state, idle while its request sleeps; the
+ * parent's other threads, which the child does not have, are not shown.
+ */
+ParameterizedTestParameters(exact, forked_worker_python)
+{
+	return cr_make_param_array(size_t, (void *)test_indexes(test_npythons), test_npythons);
+}
+
+ParameterizedTest(size_t *i, exact, forked_worker_python, .timeout = 60)
+{
+	const struct interp *in = &test_pythons[*i];
+	const char *sargs[] = { test_target_for(in, "forkworker.py"), NULL };
+	char worker[64], want[96], *out, *err;
+	const char *dump[] = { "dump", "--pid", worker, NULL };
+	const char *rec[] = { "record", "--pid", worker, "-d", "2", "-f", "folded", "-o", "-", NULL };
+	pid_t pid = test_start(in, sargs, worker, sizeof(worker));
+	int threads = 0;
+
+	cr_expect_eq(test_pyrospy(dump, &out, &err), 0, "%s: %s", in->bin, err);
+	for (const char *p = out; (p = strstr(p, "\nThread ")); p++)
+		threads++;
+	/* in a chroot of its own PID namespace? no: the ids are the host's */
+	snprintf(want, sizeof(want), "\nThread %s (idle)", worker);
+	cr_expect_eq(threads, 1, "%s: %d threads:\n%s", in->bin, threads, out);
+	cr_expect_not_null(strstr(out, want), "%s: no '%s' in:\n%s", in->bin, want + 1, out);
+	cr_expect_not_null(strstr(out, "handle_request ("), "%s:\n%s", in->bin, out);
+	free(out);
+	free(err);
+	cr_expect_eq(test_pyrospy(rec, &out, &err), 0, "%s: %s", in->bin, err);
+	cr_expect_eq(test_folded_count(out, "handle_request ("), 0,
+		     "%s: a sleeping worker sampled without --idle:\n%s", in->bin, out);
+	free(out);
+	free(err);
+	kill(atoi(worker), SIGKILL);
+	test_stop(pid);
 }
