@@ -249,6 +249,51 @@ static struct target_object *find_defining(struct target *t, const char *sym)
 	return NULL;
 }
 
+/*
+ * <= 3.10 without a telling name (a copy made by venv --copies is named
+ * python): PY_VERSION, "3.9.2", is a string of its own in .rodata, read
+ * by Py_GetVersion().  Exactly one such string of a 3.8-3.10 must be
+ * there; the rest of the version checks see to the others.
+ */
+#define RODATA_MAX	(16u << 20)
+
+static int rodata_version(struct target_object *o, unsigned int *maj, unsigned int *min,
+			  unsigned int *pat)
+{
+	uint64_t addr, size;
+	unsigned char *buf;
+	unsigned int found = 0, a, b, c;
+
+	if (elfsym_section(&o->elf, ".rodata", &addr, &size) || !size || size > RODATA_MAX)
+		return 0;
+	buf = xmalloc((size_t)size + 1);
+	if (elfsym_read(&o->elf, addr, buf, (size_t)size)) {
+		free(buf);
+		return 0;
+	}
+	buf[size] = '\0';
+	for (size_t i = 0; i + 5 < size; i++) {
+		const char *str = (const char *)buf + i;
+		size_t n;
+
+		if ((i && buf[i - 1]) || str[0] != '3' || str[1] != '.')
+			continue;
+		n = strlen(str);
+		if (n > 12 || strspn(str, "0123456789.abcr+") != n ||
+		    !parse_version(str, &a, &b, &c) || a != 3 || b < 8 || b > 10)
+			continue;
+		if (found && (b != *min || c != *pat))
+			return free(buf), 0;	/* two versions: say none */
+		*maj = a;
+		*min = b;
+		*pat = c;
+		found = 1;
+		i += n;
+	}
+	free(buf);
+	return found;
+}
+
 static enum perr detect_python(struct target *t)
 {
 	struct target_object *o;
@@ -300,8 +345,11 @@ static enum perr detect_python(struct target *t)
 		name += strlen("python");
 	else
 		name = "";
-	if (!parse_version(name, &t->major, &t->minor, &t->patch))
+	if (!parse_version(name, &t->major, &t->minor, &t->patch) || !t->minor) {
+		if (rodata_version(o, &t->major, &t->minor, &t->patch))
+			goto found;
 		return PERR_UNSUPPORTED;	/* a Python of unknown version */
+	}
 	snprintf(t->version, sizeof(t->version), "%u.%u", t->major, t->minor);
 	goto check;
 found:

@@ -422,3 +422,43 @@ ParameterizedTest(size_t *i, exact, forked_worker_python, .timeout = 60)
 	kill(atoi(worker), SIGKILL);
 	test_stop(pid);
 }
+
+/*
+ * An interpreter copied under another name, as venv --copies does
+ * ("python"): its version comes from what it is, not from its name.
+ */
+ParameterizedTestParameters(exact, copied_interpreter_python)
+{
+	return cr_make_param_array(size_t, (void *)test_indexes(test_npythons), test_npythons);
+}
+
+ParameterizedTest(size_t *i, exact, copied_interpreter_python, .timeout = 60)
+{
+	const struct interp *in = &test_pythons[*i];
+	struct interp copy = *in;
+	const char *extra[] = { "-r", "100", "-d", "2", NULL };
+	char top[1024], bin[128], cmd[4096];
+	const char *path;
+	char *out;
+
+	/* where the copy is as the interpreter sees it, and as we see it */
+	snprintf(bin, sizeof(bin), "/tmp/pyrospy-venvcopy-%u/bin/python", in->minor);
+	if (in->root) {
+		snprintf(top, sizeof(top), "%s/%s/tmp/pyrospy-venvcopy-%u", test_chroots(),
+			 in->root, in->minor);
+		snprintf(cmd, sizeof(cmd), "mkdir -p '%s/bin' && cp '%s/%s/usr/bin/%s' '%s/bin/python'",
+			 top, test_chroots(), in->root, in->bin, top);
+	} else {
+		snprintf(top, sizeof(top), "/tmp/pyrospy-venvcopy-%u", in->minor);
+		snprintf(cmd, sizeof(cmd), "mkdir -p '%s/bin' && cp '%s' '%s/bin/python'", top,
+			 in->bin, top);
+	}
+	cr_assert_eq(system(cmd), 0, "%s", cmd);
+	copy.bin = bin;
+	out = test_profile(&copy, "seed.py", extra, &path);
+	cr_expect_gt(test_folded_count(out, "work ("), 100, "%s copied as python:\n%s", in->bin,
+		     out);
+	free(out);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", top);
+	cr_expect_eq(system(cmd), 0);
+}
