@@ -17,7 +17,9 @@ NEW_LABELS = RUBY_VERSION >= "3.4"
 QUAL = {
   "spin" => "Object#spin", "checkout" => "Shop#checkout", "report" => "Shop.report",
   "report2" => "Shop.report2", "rescuer" => "Shop#rescuer", "ensurer" => "Shop#ensurer",
-  "blk_rescue" => "Shop#blk_rescue", "method_missing" => "Shop#method_missing",
+  "blk_rescue" => "Shop#blk_rescue", "nested_rescue" => "Shop#nested_rescue",
+  "blk_ensure" => "Shop#blk_ensure", "module_eval" => "Module#module_eval",
+  "binding" => "Kernel#binding", "method_missing" => "Shop#method_missing",
   "ce" => "Shop#ce", "ce_blk" => "Shop#ce_blk", "me_k" => "Kernel#me_k",
   "host_eval" => "Object#host_eval", "greet" => ["Base#greet", "Child#greet"],
   "loud" => ["Quiet#loud", "Loud#loud"], "norm" => "Pt#norm", "dn" => "Dt#dn",
@@ -116,6 +118,28 @@ class Shop
         spin
       end
     end
+  end
+
+  def nested_rescue
+    raise "x"
+  rescue
+    begin
+      raise "y"
+    rescue
+      spin
+    end
+  end
+
+  def blk_ensure
+    [1].each do
+      begin
+        raise "x"
+      ensure
+        spin
+      end
+    end
+  rescue
+    nil
   end
 
   def with_arg(_)
@@ -273,6 +297,8 @@ def round
     nil
   end
   s.blk_rescue
+  s.nested_rescue
+  s.blk_ensure
   s.nothing_here
   s.ce
   s.ce_blk
@@ -298,6 +324,9 @@ def round
   s.instance_eval { spin }
   s.instance_exec(1) { |_| spin }
   Shop.class_eval { spin }
+  Shop.class_eval("spin")
+  Shop.module_eval("[1].each { spin }")
+  [1].each { s.instance_eval("spin") }
   proc { spin }.call
   lambda { spin }.call
   -> { [1].map { spin } }.()
