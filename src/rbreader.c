@@ -1348,7 +1348,7 @@ static enum perr walk(struct rbreader *rr, uint64_t ec, struct stack *st, int st
 	struct frames fr;
 	uint64_t prev_ep = UINT64_MAX;
 	unsigned int pending = 0;	/* cfunc frames waiting for their caller's line */
-	int skip = 0;			/* the frame a clause was run from: hidden */
+	int skip = 0;			/* the frame a clause belongs to: hidden */
 	enum perr err;
 
 	st->depth = 0;
@@ -1403,10 +1403,11 @@ static enum perr walk(struct rbreader *rr, uint64_t ec, struct stack *st, int st
 		if (!fresh)
 			check_add(rr, 0, q);
 		/*
-		 * Ruby 3.4 shows a rescue or ensure clause's frame as its
-		 * method and hides the frame below it, the one that raised
-		 * (vm_backtrace.c: is_rescue_or_ensure_frame()); older Rubies
-		 * show both ("rescue in f", "f").  Shown the 3.4 way.
+		 * Ruby 3.4 shows a rescue or ensure clause's frame as the
+		 * code it belongs to and hides the next outer Ruby frame, that
+		 * code's own (vm_backtrace.c: is_rescue_or_ensure_frame());
+		 * older Rubies show both ("rescue in f", "f").  Shown the 3.4
+		 * way.
 		 */
 		if (skip) {
 			skip = iseq_is_clause(q);
