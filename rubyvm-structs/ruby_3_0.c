@@ -101,6 +101,7 @@ const struct rubyvm_layout rubyvm_ruby_3_0 = {
 		.insns_info_body = 120,
 		.insns_info_size = 136,
 		.succ_index_table = 144,
+		.parent_iseq = 168,	/* by hand: see README.md */
 		.local_iseq = 176,
 		.insn_info_size = 8,
 		.insn_info_line_no = 0,

@@ -342,6 +342,7 @@ static void layout(void)
 		TEND(B, insns_info.body);
 		TEND(B, insns_info.size);
 		TEND(B, insns_info.succ_index_table);
+		TEND(B, parent_iseq);
 		TEND(B, local_iseq);
 		num("size", (s + 7) & ~(size_t)7);
 		AT("type", B, type);
@@ -357,6 +358,7 @@ static void layout(void)
 		AT("insns_info_body", B, insns_info.body);
 		AT("insns_info_size", B, insns_info.size);
 		AT("succ_index_table", B, insns_info.succ_index_table);
+		AT("parent_iseq", B, parent_iseq);
 		AT("local_iseq", B, local_iseq);
 	}
 	num("insn_info_size", sizeof(struct iseq_insn_info_entry));

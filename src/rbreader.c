@@ -63,6 +63,11 @@
 #define IMEMO_TYPE(f)	((unsigned int)((f) >> 12) & 0x0f)
 #define IMEMO_ISEQ	7
 
+/* rb_iseq_constant_body.type (the same from 2.3 to 4.0) */
+#define ISEQ_TYPE_RESCUE	4
+#define ISEQ_TYPE_ENSURE	5
+#define ISEQ_TYPE_EVAL		6
+
 struct rbiseq {
 	uint64_t addr;			/* 0: empty */
 	uint64_t body;
@@ -70,6 +75,8 @@ struct rbiseq {
 	char *base_label;		/* "foo" */
 	char *path;
 	int first_lineno;
+	uint32_t type;			/* ISEQ_TYPE_* */
+	uint64_t parent;		/* parent_iseq, 0 if unknown */
 	uint64_t encoded;		/* iseq_encoded */
 	uint32_t size;			/* in VALUEs */
 	uint64_t print[4];		/* what its body was: see iseq_print() */
@@ -714,6 +721,9 @@ static struct rbiseq *iseq_get(struct rbreader *rr, uint64_t addr, int *fresh)
 		return NULL;
 	q.encoded = get_u64(body, L->iseq.iseq_encoded);
 	q.size = get_u32(body, L->iseq.iseq_size);
+	q.type = get_u32(body, L->iseq.type);
+	if (L->iseq.parent_iseq != RUBYVM_NONE)
+		q.parent = get_u64(body, L->iseq.parent_iseq);
 	iseq_print(L, body, q.print);
 	if (L->iseq.first_lineno_fixnum) {
 		lineno = get_u64(body, L->iseq.first_lineno);
@@ -760,6 +770,40 @@ static const char *iseq_name(struct rbiseq *q, const struct rbme *me)
 	else
 		n->name = xstrdup(q->label);
 	return n->name;
+}
+
+static void check_add(struct rbreader *rr, int kind, void *entry);
+
+/* Code of a rescue or ensure clause: its frame stands for its method's. */
+static int iseq_is_clause(const struct rbiseq *q)
+{
+	return q->type == ISEQ_TYPE_RESCUE || q->type == ISEQ_TYPE_ENSURE;
+}
+
+/*
+ * The iseq whose label names q's frame.  Ruby 3.4 (vm_backtrace.c,
+ * calculate_iseq_label()) names rescue, ensure and eval code after the
+ * code it is in, its parent_iseq: "Shop#checkout", not "rescue in
+ * checkout"; and eval code has no name of its own from 3.4 on
+ * ("<compiled>").  Older Rubies label eval code with its parent's label
+ * and the clauses "rescue in " + it, so the parent's label is right on
+ * every version.  q itself when the parent cannot be read.
+ */
+static struct rbiseq *iseq_named_by(struct rbreader *rr, struct rbiseq *q)
+{
+	for (int depth = 0; depth < 16; depth++) {
+		struct rbiseq *p;
+		int fresh;
+
+		if (!iseq_is_clause(q) && q->type != ISEQ_TYPE_EVAL)
+			return q;
+		if (!q->parent || !(p = iseq_get(rr, q->parent, &fresh)))
+			return q;
+		if (!fresh)
+			check_add(rr, 0, p);
+		q = p;
+	}
+	return q;
 }
 
 static void check_add(struct rbreader *rr, int kind, void *entry)
@@ -1316,6 +1360,7 @@ static enum perr walk(struct rbreader *rr, uint64_t ec, struct stack *st, int st
 	struct frames fr;
 	uint64_t prev_ep = UINT64_MAX;
 	unsigned int pending = 0;	/* cfunc frames waiting for their caller's line */
+	int skip = 0;			/* the frame a clause belongs to: hidden */
 	enum perr err;
 
 	st->depth = 0;
@@ -1329,7 +1374,7 @@ static enum perr walk(struct rbreader *rr, uint64_t ec, struct stack *st, int st
 		uint64_t pc = get_u64(f, L->cfp.pc), iseq = get_u64(f, L->cfp.iseq);
 		uint64_t ep = get_u64(f, L->cfp.ep), magic, meaddr;
 		struct stack_frame *sf;
-		struct rbiseq *q;
+		struct rbiseq *q, *named;
 		struct rbme *me = NULL;
 		int fresh;
 
@@ -1369,6 +1414,19 @@ static enum perr walk(struct rbreader *rr, uint64_t ec, struct stack *st, int st
 		}
 		if (!fresh)
 			check_add(rr, 0, q);
+		/*
+		 * Ruby 3.4 shows a rescue or ensure clause's frame as the
+		 * code it belongs to and hides the next outer Ruby frame, that
+		 * code's own (vm_backtrace.c: is_rescue_or_ensure_frame());
+		 * older Rubies show both ("rescue in f", "f").  Shown the 3.4
+		 * way.
+		 */
+		if (skip) {
+			skip = iseq_is_clause(q);
+			continue;
+		}
+		skip = iseq_is_clause(q);
+		named = iseq_named_by(rr, q);
 		meaddr = frame_method_entry(rr, ep);
 		if (meaddr) {
 			me = me_get(rr, meaddr, &fresh);
@@ -1380,11 +1438,11 @@ static enum perr walk(struct rbreader *rr, uint64_t ec, struct stack *st, int st
 		 * entry: none found means the environment was read across a
 		 * change, and the bare label would be a name Ruby never shows.
 		 */
-		if (!me && q->base_label[0] != '<') {
+		if (!me && named->base_label[0] != '<') {
 			rr->stats.bad_frames++;
 			return PERR_CORRUPT;
 		}
-		sf->name = iseq_name(q, me);
+		sf->name = iseq_name(named, me);
 		sf->file = q->path;
 		if (L->cfp.jit_return != RUBYVM_NONE && get_u64(f, L->cfp.jit_return))
 			sf->line = 0;	/* pushed by the JIT: pc is not trustworthy */

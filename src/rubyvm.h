@@ -115,6 +115,7 @@ struct rubyvm_layout {
 		uint32_t insns_info_body;
 		uint32_t insns_info_size;	/* u32 */
 		uint32_t succ_index_table;
+		uint32_t parent_iseq;		/* what rescue, ensure and eval code is in */
 		uint32_t local_iseq;
 		uint32_t insn_info_size;	/* sizeof(struct iseq_insn_info_entry) */
 		uint32_t insn_info_line_no;	/* int line_no inside it */
