@@ -34,7 +34,7 @@
 
 #define CHUNK_MAX	(1u << 20)	/* bytes of a data stack chunk read at once */
 #define WALK_MAX	(1u << 16)	/* frames walked to find a stack's root */
-#define WALK_TRIES	8		/* reads of a torn stack before it is dropped */
+#define WALK_TRIES	32		/* reads of a torn stack before it is dropped */
 #define VERIFY_MAX	8192		/* frames a walk checks were still there */
 #define STR_MAX		4096u		/* code points */
 #define TABLE_MAX	(1u << 20)	/* line table bytes */
@@ -47,6 +47,8 @@
 #define TAG_EAGER	100		/* samples at the start that all look */
 #define TAG_SEARCH	25		/* samples between searches for the module */
 
+#define NAMEOBJ		128	/* bytes of a name's str object kept to compare */
+
 struct pycode {
 	uint64_t addr;		/* 0: empty slot */
 	char *name;
@@ -57,6 +59,8 @@ struct pycode {
 	uint64_t code_start;	/* first byte of the bytecode */
 	uint64_t code_bytes;
 	uint64_t print[4];	/* what it was made from: see code_print() */
+	unsigned char nameobj[NAMEOBJ];	/* its name's str object, as it was */
+	size_t namelen;			/* how much of it: never past its end */
 	/* the last two lines looked up: where a frame is, it usually stays */
 	uint64_t memo_at[2];
 	int memo_line[2];
@@ -110,6 +114,7 @@ struct pyreader {
 	size_t nvisit, visit_cap;
 	unsigned char *vbuf;		/* and verify()'s copy of them */
 	unsigned char *cbuf;		/* and of their code objects */
+	unsigned char *nbuf;		/* and of their names */
 	struct procmem_iov *viov;	/* verify()'s scatter read */
 	char describe[160];
 	char strbuf[STR_MAX * 4 + 1];
@@ -269,11 +274,25 @@ static void code_print(const struct pyvm_layout *L, const unsigned char *hdr, ui
 	out[3] = get_u64(hdr, L->code.linetable);
 }
 
+/* Bytes of the compact str object in hdr, at most NAMEOBJ; 0 if not one. */
+static size_t str_object_len(const struct pyvm_layout *L, const unsigned char *hdr)
+{
+	uint64_t len = get_u64(hdr, L->unicode.length), end;
+	uint32_t state;
+
+	memcpy(&state, hdr + L->unicode.state, sizeof(state));
+	if (!(state >> 5 & 1) || len >> 40)
+		return 0;	/* not compact: the read of the name said so already */
+	end = ((state >> 6 & 1) ? L->unicode.ascii_size : L->unicode.compact_size) +
+	      (len + 1) * (state >> 2 & 7);
+	return end < NAMEOBJ ? (size_t)end : NAMEOBJ;
+}
+
 /* Read and decode the code object at addr; NULL if it does not hold together. */
 static struct pycode *code_get(struct pyreader *pr, uint64_t addr)
 {
 	const struct pyvm_layout *L = &pr->lay;
-	unsigned char hdr[512];
+	unsigned char hdr[512], strhdr[128];
 	struct pycode c = { 0 }, *slot;
 	uint64_t name_ptr;
 	size_t i;
@@ -300,6 +319,12 @@ static struct pycode *code_get(struct pyreader *pr, uint64_t addr)
 		return NULL;
 	c.addr = addr;
 	code_print(L, hdr, c.print);
+	if (L->unicode.compact_size + 8 > sizeof(strhdr) ||
+	    rd(pr, c.print[1], strhdr, L->unicode.compact_size + 8))
+		return NULL;
+	c.namelen = str_object_len(L, strhdr);
+	if (!c.namelen || rd(pr, c.print[1], c.nameobj, c.namelen))
+		return NULL;
 	c.firstlineno = get_i32(hdr, L->code.firstlineno);
 	if (c.firstlineno < 0)
 		return NULL;
@@ -451,6 +476,30 @@ static void visit_add(struct pyreader *pr, uint64_t addr, const unsigned char *f
  * to now, so the stack shown is the one the thread had at that moment.
  * Otherwise the walk is torn.  flen bytes of each frame are read again.
  */
+/*
+ * Is the str object now (bytes read again) the name it was?  A code object
+ * built by code.replace(co_name=...) shares everything with the last one
+ * but its name, and that str may take the freed one's place too: compare
+ * its length, kind and characters (not its refcount, nor its hash, which
+ * is set when first needed).
+ */
+static int same_name(const struct pyvm_layout *L, const unsigned char *was,
+		     const unsigned char *now)
+{
+	uint64_t len = get_u64(was, L->unicode.length);
+	uint32_t state;
+	size_t data, n;
+
+	memcpy(&state, was + L->unicode.state, sizeof(state));
+	data = (state >> 6 & 1) ? L->unicode.ascii_size : L->unicode.compact_size;
+	if (memcmp(was + L->unicode.length, now + L->unicode.length, 8) ||
+	    memcmp(was + L->unicode.state, now + L->unicode.state, 4) || data >= NAMEOBJ)
+		return 0;
+	n = len * (state >> 2 & 7) < NAMEOBJ - data ? (size_t)(len * (state >> 2 & 7)) :
+						      NAMEOBJ - data;
+	return !memcmp(was + data, now + data, n);	/* within what both read */
+}
+
 static enum perr verify(struct pyreader *pr, size_t flen, uint64_t top_at)
 {
 	const struct pyvm_layout *L = &pr->lay;
@@ -460,7 +509,8 @@ static enum perr verify(struct pyreader *pr, size_t flen, uint64_t top_at)
 
 	pr->vbuf = xreallocarray(pr->vbuf, cap, flen);
 	pr->cbuf = xreallocarray(pr->cbuf, cap, clen);
-	pr->viov = xreallocarray(pr->viov, 2 * cap + 1, sizeof(*pr->viov));
+	pr->nbuf = xreallocarray(pr->nbuf, cap, NAMEOBJ);
+	pr->viov = xreallocarray(pr->viov, 3 * cap + 1, sizeof(*pr->viov));
 	/*
 	 * 3.11+: frames live in the data stack, deeper ones higher; the
 	 * thread's innermost frame now below the one read means that one was
@@ -473,8 +523,11 @@ static enum perr verify(struct pyreader *pr, size_t flen, uint64_t top_at)
 
 		pr->viov[n++] = (struct procmem_iov){ v->addr, pr->vbuf + i * flen, flen };
 		/* each code object once in a row: a recursion repeats it */
-		if (v->c && (!i || pr->visit[i - 1].c != v->c))
+		if (v->c && (!i || pr->visit[i - 1].c != v->c)) {
 			pr->viov[n++] = (struct procmem_iov){ v->c->addr, pr->cbuf + i * clen, clen };
+			pr->viov[n++] = (struct procmem_iov){ v->c->print[1], pr->nbuf + i * NAMEOBJ,
+							      v->c->namelen };
+		}
 	}
 	if (n && (err = procmem_readv(&pr->t->mem, pr->viov, n, NULL)))
 		return perr_is_fatal(err) ? err : PERR_CORRUPT;
@@ -490,7 +543,8 @@ static enum perr verify(struct pyreader *pr, size_t flen, uint64_t top_at)
 		if (!v->c || (k && pr->visit[k - 1].c == v->c))
 			continue;
 		code_print(L, pr->cbuf + k * clen, print);
-		if (memcmp(print, v->c->print, sizeof(print))) {
+		if (memcmp(print, v->c->print, sizeof(print)) ||
+		    !same_name(L, v->c->nameobj, pr->nbuf + k * NAMEOBJ)) {
 			/* another code object where a cached one was: forget them all */
 			pr->stats.cache_stale++;
 			cache_clear(pr);
@@ -766,6 +820,7 @@ void pyreader_free(struct pyreader *pr)
 	free(pr->visit);
 	free(pr->vbuf);
 	free(pr->cbuf);
+	free(pr->nbuf);
 	free(pr->viov);
 	free(pr->dent);
 	free(pr->draw);

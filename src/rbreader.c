@@ -44,7 +44,7 @@
 #define OBJ_CACHE	4096
 #define ID_CACHE	2048
 #define VALIDATE_MAX	256
-#define WALK_TRIES	8		/* reads of a torn stack before it is dropped */
+#define WALK_TRIES	32		/* reads of a torn stack before it is dropped */
 #define GUESS_SLOTS	256
 
 /* Frame magic in ep[0] (stable from 2.4 to 4.0). */
@@ -1256,14 +1256,6 @@ static int frames_guessed(struct rbreader *rr, struct ecguess *g, unsigned char 
 	off = get_u64(again, L->ec.cfp);
 	if (off < cfp0 || off >= end || (end - off) % L->cfp.size)
 		goto miss;
-	/*
-	 * Frames the first EC had that the second no longer has were popped
-	 * in between: what the copies hold of them may be a popped frame's
-	 * stale bytes, the same in both (its caller then shows a line it had
-	 * before or after the call).  Read again.
-	 */
-	if (off > fr->cfp)
-		goto miss;
 	off = (off > fr->cfp ? off : fr->cfp) - cfp0;
 	if (len - off > 16 &&
 	    memcmp(rr->cfps + off + 16, rr->cfps + len + off + 16, (size_t)(len - off - 16)))
@@ -1448,6 +1440,14 @@ static enum perr walk(struct rbreader *rr, uint64_t ec, struct stack *st, int st
 			sf->line = 0;	/* pushed by the JIT: pc is not trustworthy */
 		else if ((pc < q->encoded || (pc - q->encoded) / 8 > q->size) && strict)
 			return PERR_CORRUPT;	/* pc of another iseq: torn */
+		else if (st->depth && (pc - q->encoded) / 8 == q->size) {
+			/*
+			 * Past its final leave, with frames above it: a frame that
+			 * returned, read with the stale ones it had called (the
+			 * stack went down and up again between the reads).
+			 */
+			return PERR_CORRUPT;
+		}
 		else if (pc < q->encoded || (pc - q->encoded) / 8 > q->size)
 			sf->line = 0;
 		else
