@@ -1233,8 +1233,14 @@ enum perr pyreader_sample(struct pyreader *pr, reader_cb cb, void *arg)
 				pr->stats.dropped++;
 			} else if (st.depth) {	/* no Python frames: nothing to show */
 				pr->stats.stacks++;
-				if (L->tstate.datastack_chunk != PYVM_NONE && pr->tag_dict) {
-					/* 3.11+: the table as read with this thread's frames */
+				if (pr->tag_dict &&
+				    (L->tstate.datastack_chunk != PYVM_NONE || tries)) {
+					/*
+					 * 3.11+: the table as read with this thread's
+					 * frames; <= 3.10, where it is read once for all
+					 * threads first: again when the walk took more
+					 * than one read, so that it is of the same time.
+					 */
 					tags_load(pr, interp);
 					st.tags = tags_of(pr, st.thread_id);
 				}

@@ -44,7 +44,7 @@
 #define OBJ_CACHE	4096
 #define ID_CACHE	2048
 #define VALIDATE_MAX	256
-#define WALK_TRIES	32		/* reads of a torn stack before it is dropped */
+#define WALK_TRIES	8		/* reads of a torn stack before it is dropped */
 #define GUESS_SLOTS	256
 
 /* Frame magic in ep[0] (stable from 2.4 to 4.0). */

@@ -301,6 +301,24 @@ int test_record_to(const struct interp *in, const char *script, const char *cons
 	return st;
 }
 
+char *test_slurp(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf;
+	long len;
+
+	cr_assert(f, "cannot open %s", path);
+	fseek(f, 0, SEEK_END);
+	len = ftell(f);
+	rewind(f);
+	buf = malloc((size_t)len + 1);
+	cr_assert(buf);
+	cr_assert_eq(fread(buf, 1, (size_t)len, f), (size_t)len);
+	buf[len] = '\0';
+	fclose(f);
+	return buf;
+}
+
 char *test_run(const char *cmd, int *status)
 {
 	FILE *p = popen(cmd, "r");

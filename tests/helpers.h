@@ -93,6 +93,9 @@ int test_record_to(const struct interp *in, const char *script, const char *cons
 /* N from pyrospy's "wrote ... profile to 'F' (N samples)", 0 if absent. */
 unsigned long test_samples_written(const char *err);
 
+/* The whole of a file, NUL-terminated (caller frees); fails the test if unreadable. */
+char *test_slurp(const char *path);
+
 /* Run a shell command; its stdout (caller frees), its wait status in *status. */
 char *test_run(const char *cmd, int *status);
 

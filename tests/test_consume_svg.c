@@ -18,23 +18,6 @@
  * driven to zoom and search, the search highlight.
  */
 
-static char *slurp(const char *path)
-{
-	FILE *f = fopen(path, "rb");
-	char *buf;
-	long len;
-
-	cr_assert(f, "cannot open %s", path);
-	fseek(f, 0, SEEK_END);
-	len = ftell(f);
-	rewind(f);
-	buf = malloc((size_t)len + 1);
-	cr_assert_eq(fread(buf, 1, (size_t)len, f), (size_t)len);
-	buf[len] = '\0';
-	fclose(f);
-	return buf;
-}
-
 static void spit(const char *path, const char *s)
 {
 	FILE *f = fopen(path, "w");
@@ -217,7 +200,7 @@ static void check(const struct interp *in, const char *script)
 
 	snprintf(cmd, sizeof(cmd), "xmllint --noout '%s'", svg);
 	cr_assert_eq(system(cmd), 0, "%s: the SVG does not parse as XML", in->bin);
-	s = slurp(svg);
+	s = test_slurp(svg);
 	cr_assert(strstr(s, "work ("), "%s: no work frame", in->bin);
 	snprintf(want, sizeof(want), " at 100 Hz, %lu samples</text>", samples);
 	cr_assert(strstr(s, want), "%s: title without the sample count %lu", in->bin, samples);

@@ -26,24 +26,6 @@ struct expect {
 	size_t n;
 };
 
-static char *slurp(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	char *buf;
-	long len;
-
-	cr_assert(f, "cannot open %s", path);
-	fseek(f, 0, SEEK_END);
-	len = ftell(f);
-	rewind(f);
-	buf = malloc((size_t)len + 1);
-	cr_assert(buf);
-	cr_assert_eq(fread(buf, 1, (size_t)len, f), (size_t)len);
-	buf[len] = '\0';
-	fclose(f);
-	return buf;
-}
-
 /*
  * The labels of a folded stack "name (file:line);..." root first, joined
  * by ';'.  A location is the last " (" of its frame: labels such as
@@ -75,7 +57,7 @@ static void labels_of(const char *stack, char *out, size_t cap)
 
 static void expect_read(struct expect *e, const char *path, const char *bin)
 {
-	char *buf = slurp(path), *save, *line;
+	char *buf = test_slurp(path), *save, *line;
 
 	memset(e, 0, sizeof(*e));
 	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
@@ -132,7 +114,7 @@ ParameterizedTest(size_t *i, labels, ruby, .timeout = 120)
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", hostdir);
 	cr_assert_eq(system(cmd), 0);
 	cr_assert_eq(st, 0, "%s: exit %d: %s", in->bin, st, err);
-	folded = slurp(out);
+	folded = test_slurp(out);
 	unlink(out);
 
 	for (line = strtok_r(folded, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
