@@ -190,7 +190,7 @@ static void fast_recursion(const struct interp *in, const struct shape *sh, cons
 		shown += n;
 		if (stack_check(sh, path, line, why, sizeof(why), &caller_line)) {
 			if (!wrong && !callers)
-				cr_log_error("%s: %s: %.400s (x%lu)", in->bin, why, line, n);
+				cr_log_info("%s: %s: %.400s (x%lu)", in->bin, why, line, n);
 			if (caller_line)
 				callers += n;
 			else
@@ -261,7 +261,7 @@ static void dump_100(const struct interp *in, const struct shape *sh, const char
 		if (st == 0 && strstr(out, "\nThread ") && strstr(out, want))
 			good++;
 		else if (good == k)
-			cr_log_error("%s: dump %d: status %d:\n%s%s", in->bin, k, st, out, err);
+			cr_log_info("%s: dump %d: status %d:\n%s%s", in->bin, k, st, out, err);
 		free(out);
 		free(err);
 	}
