@@ -116,6 +116,7 @@ struct pyreader {
 	unsigned char *cbuf;		/* and of their code objects */
 	unsigned char *nbuf;		/* and of their names */
 	struct procmem_iov *viov;	/* verify()'s scatter read */
+	size_t vcap;			/* frames the four buffers above hold */
 	char describe[160];
 	char strbuf[STR_MAX * 4 + 1];
 	char tagbuf[TAGS_MAX_SET * 4 + 1];
@@ -507,10 +508,13 @@ static enum perr verify(struct pyreader *pr, size_t flen, uint64_t top_at)
 	size_t n = 0, cap = pr->visit_cap ? pr->visit_cap : 1, clen = L->code.size;
 	enum perr err;
 
-	pr->vbuf = xreallocarray(pr->vbuf, cap, flen);
-	pr->cbuf = xreallocarray(pr->cbuf, cap, clen);
-	pr->nbuf = xreallocarray(pr->nbuf, cap, NAMEOBJ);
-	pr->viov = xreallocarray(pr->viov, 3 * cap + 1, sizeof(*pr->viov));
+	if (cap > pr->vcap) {	/* grown with the walk's frames, not every sample */
+		pr->vbuf = xreallocarray(pr->vbuf, cap, flen);
+		pr->cbuf = xreallocarray(pr->cbuf, cap, clen);
+		pr->nbuf = xreallocarray(pr->nbuf, cap, NAMEOBJ);
+		pr->viov = xreallocarray(pr->viov, 3 * cap + 1, sizeof(*pr->viov));
+		pr->vcap = cap;
+	}
 	/*
 	 * 3.11+: frames live in the data stack, deeper ones higher; the
 	 * thread's innermost frame now below the one read means that one was
