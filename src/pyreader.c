@@ -385,7 +385,12 @@ static int code_line(const struct pyreader *pr, struct pycode *c, int64_t lasti,
 			line = pyline_locations(c->table, c->table_len, c->firstlineno,
 						(int64_t)((instr - c->code_start) / 2));
 	}
-	if (line < 0)
+	/*
+	 * No line (-1), or a module's first instruction, which CPython 3.11+
+	 * numbers 0 (its RESUME, so that line 1 raises a line event): the
+	 * code's first line, where a function's RESUME is too.
+	 */
+	if (line <= 0)
 		line = c->firstlineno;
 	c->memo_at[c->memo_next] = at;
 	c->memo_line[c->memo_next] = line;

@@ -396,6 +396,44 @@ ParameterizedTest(size_t *i, exact, long_name_ruby, .timeout = 60)
 }
 
 /*
+ * Every Python frame has a line.  A module waiting for the GIL at its first
+ * instruction (CPython numbers a module's RESUME line 0) is on its first
+ * line, as a function's RESUME is on its def line.
+ */
+ParameterizedTestParameters(exact, module_first_line_python)
+{
+	return cr_make_param_array(size_t, (void *)test_indexes(test_npythons), test_npythons);
+}
+
+ParameterizedTest(size_t *i, exact, module_first_line_python, .timeout = 60)
+{
+	const struct interp *in = &test_pythons[*i];
+	const char *extra[] = { "--idle", "-r", "1000", "-d", "2", NULL };
+	const char *path;
+	char *out = test_profile(in, "modresume.py", extra, &path), *line, *save, name[4200];
+	unsigned long generated = 0;
+
+	for (line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *end = strrchr(line, ' '), *f = line, *semi;
+		int at;
+
+		cr_assert_not_null(end, "%s: %s", in->bin, line);
+		for (; f < end; f = semi + 1) {
+			semi = memchr(f, ';', (size_t)(end - f));
+			if (!semi)
+				semi = end;
+			cr_assert(frame_parse(f, (size_t)(semi - f), name, sizeof(name), &at),
+				  "%s: frame '%.*s'", in->bin, (int)(semi - f), f);
+			cr_assert_gt(at, 0, "%s: frame without a line in\n%s", in->bin, line);
+		}
+		if (strstr(line, ";<module> (generated.py:1) "))
+			generated += strtoul(end + 1, NULL, 10);
+	}
+	cr_assert_gt(generated, 10, "%s: the generated module seen %lu times", in->bin, generated);
+	free(out);
+}
+
+/*
  * A worker forked from C after threads started (uWSGI): its one thread is
  * shown under its own id and state, idle while its request sleeps; the
  * parent's other threads, which the child does not have, are not shown.
