@@ -97,7 +97,7 @@ const struct rubyvm_layout rubyvm_ruby_2_7 = {
 	},
 	.iseq = {
 		.body = 16,
-		.size = 184,
+		.size = 248,	/* by hand: to ci_size */
 		.type = 0,
 		.iseq_size = 4,
 		.iseq_encoded = 8,
@@ -111,6 +111,12 @@ const struct rubyvm_layout rubyvm_ruby_2_7 = {
 		.succ_index_table = 144,
 		.parent_iseq = 168,	/* by hand: see README.md */
 		.local_iseq = 176,
+		.call_data = 192,	/* by hand: see README.md */
+		.local_table_size = 232,
+		.ci_size = 240,
+		.ci_kw_size = 244,
+		.call_data_size = 80,
+		.kw_call_data_size = 88,
 		.insn_info_size = 8,
 		.insn_info_line_no = 0,
 	},

@@ -105,6 +105,12 @@ const struct rubyvm_layout rubyvm_ruby_3_2 = {
 		.succ_index_table = 136,
 		.parent_iseq = 160,	/* by hand: see README.md */
 		.local_iseq = 168,
+		.call_data = RUBYVM_NONE,	/* not checked: see README.md */
+		.local_table_size = RUBYVM_NONE,
+		.ci_size = RUBYVM_NONE,
+		.ci_kw_size = RUBYVM_NONE,
+		.call_data_size = RUBYVM_NONE,
+		.kw_call_data_size = RUBYVM_NONE,
 		.insn_info_size = 12,
 		.insn_info_line_no = 0,
 	},

@@ -99,7 +99,7 @@ const struct rubyvm_layout rubyvm_ruby_3_3 = {
 	},
 	.iseq = {
 		.body = 16,
-		.size = 176,
+		.size = 256,	/* by hand: to ci_size */
 		.type = 0,
 		.iseq_size = 4,
 		.iseq_encoded = 8,
@@ -113,6 +113,12 @@ const struct rubyvm_layout rubyvm_ruby_3_3 = {
 		.succ_index_table = 136,
 		.parent_iseq = 160,	/* by hand: see README.md */
 		.local_iseq = 168,
+		.call_data = 184,	/* by hand: see README.md */
+		.local_table_size = 232,
+		.ci_size = 252,
+		.ci_kw_size = RUBYVM_NONE,
+		.call_data_size = 16,
+		.kw_call_data_size = RUBYVM_NONE,
 		.insn_info_size = 12,
 		.insn_info_line_no = 0,
 	},

@@ -844,11 +844,12 @@ static int profile_target(struct cli_opts *o, struct target *t, pid_t pid, pid_t
 	if (o->verbose || (!o->quiet && res.dropped * 100 > res.stacks + res.dropped))
 		fprintf(stderr,
 			"pyrospy: %llu samples in %.1f s (%.0f Hz), %llu stacks, %llu dropped, "
-			"%llu late, %.1f reads and %.0f us CPU per sample\n",
+			"%llu torn reads retried, %llu late, %.1f reads and %.0f us CPU per "
+			"sample\n",
 			(unsigned long long)res.ticks, res.elapsed,
 			res.elapsed > 0 ? (double)res.ticks / res.elapsed : 0.0,
 			(unsigned long long)res.stacks, (unsigned long long)res.dropped,
-			(unsigned long long)res.late,
+			(unsigned long long)res.retries, (unsigned long long)res.late,
 			res.ticks ? (double)res.reads / (double)res.ticks : 0.0,
 			res.ticks ? res.cpu * 1e6 / (double)res.ticks : 0.0);
 	*why = res.end == PERR_OK ? ENDED_BY_US : res.end == PERR_EXITED ? ENDED_EXITED :

@@ -51,6 +51,9 @@
 #define FRAME_MAGIC_MASK	0x7fff0001u
 #define FRAME_MAGIC_CFUNC	0x55550001u
 #define FRAME_FLAG_CFRAME	0x0080u
+#define FRAME_MAGIC_METHOD	0x11110001u
+#define FRAME_MAGIC_BLOCK	0x22220001u
+#define FRAME_FLAG_FINISH	0x0020u
 
 /* RBasic flags: the type in the low 5 bits. */
 #define T_MASK		0x1f
@@ -80,6 +83,13 @@ struct rbiseq {
 	uint64_t encoded;		/* iseq_encoded */
 	uint32_t size;			/* in VALUEs */
 	uint64_t print[4];		/* what its body was: see iseq_print() */
+	/* its call data: plain calls in [cd, cd_kw), 2.7's kwarg calls to cd_end */
+	uint64_t cd, cd_kw, cd_end;
+	uint32_t locals;		/* local_table_size */
+	/* caller pcs checked (see sent_here()), and what was found */
+	uint64_t sent_pc[4];
+	unsigned char sent_ok[4];
+	unsigned int sent_n, sent_next;
 	uint32_t ninfo;
 	int *lines;			/* line of each insns_info entry */
 	unsigned char *succ;		/* succinct index table */
@@ -725,6 +735,18 @@ static struct rbiseq *iseq_get(struct rbreader *rr, uint64_t addr, int *fresh)
 	if (L->iseq.parent_iseq != RUBYVM_NONE)
 		q.parent = get_u64(body, L->iseq.parent_iseq);
 	iseq_print(L, body, q.print);
+	if (L->iseq.call_data != RUBYVM_NONE) {
+		uint64_t n = get_u32(body, L->iseq.ci_size), kw = 0;
+
+		if (L->iseq.ci_kw_size != RUBYVM_NONE)
+			kw = get_u32(body, L->iseq.ci_kw_size);
+		q.locals = get_u32(body, L->iseq.local_table_size);
+		q.cd = get_u64(body, L->iseq.call_data);
+		q.cd_kw = q.cd + n * L->iseq.call_data_size;
+		q.cd_end = q.cd_kw + kw * L->iseq.kw_call_data_size;
+		if (q.cd_end < q.cd)
+			q.cd = q.cd_kw = q.cd_end = 0;	/* not call data: never matches */
+	}
 	if (L->iseq.first_lineno_fixnum) {
 		lineno = get_u64(body, L->iseq.first_lineno);
 		q.first_lineno = (lineno & 1) ? (int)((int64_t)lineno >> 1) : 0;
@@ -1339,6 +1361,85 @@ static enum perr load_frames(struct rbreader *rr, uint64_t ec, struct frames *fr
 	return PERR_OK;
 }
 
+/* Does v point at one of q's call data entries? */
+static int is_call_data(const struct rubyvm_layout *L, const struct rbiseq *q, uint64_t v)
+{
+	if (v >= q->cd && v < q->cd_kw)
+		return (v - q->cd) % L->iseq.call_data_size == 0;
+	if (v >= q->cd_kw && v < q->cd_end)
+		return (v - q->cd_kw) % L->iseq.kw_call_data_size == 0;
+	return 0;
+}
+
+/*
+ * Is pc just past a call?  A frame's pc is past its instruction's operands
+ * while the frame it called runs, and every instruction that calls a
+ * method or block in place (send, opt_send_without_block, invokesuper,
+ * invokeblock, the opt_ arithmetic when redefined, 4.0's opt_new) has its
+ * call data as its last operand or the one before.  A caller on any other
+ * instruction was read after its callee returned, under the callee's stale
+ * frame.  The code never changes under an iseq, so the answer is kept.
+ * 1 yes, 0 no, -1 not known (no layout for it, or unreadable).
+ */
+static int sent_here(struct rbreader *rr, struct rbiseq *q, uint64_t pc)
+{
+	const struct rubyvm_layout *L = rr->L;
+	unsigned char w[16];
+	int ok;
+
+	if (L->iseq.call_data == RUBYVM_NONE || !q->cd)
+		return -1;
+	for (unsigned int i = 0; i < q->sent_n; i++)
+		if (q->sent_pc[i] == pc)
+			return q->sent_ok[i];
+	if (pc - q->encoded < sizeof(w))
+		ok = 0;		/* no room for an instruction and its call data */
+	else if (rd(rr, pc - sizeof(w), w, sizeof(w)))
+		return -1;
+	else
+		ok = is_call_data(L, q, get_u64(w, 8)) || is_call_data(L, q, get_u64(w, 0));
+	q->sent_pc[q->sent_next] = pc;
+	q->sent_ok[q->sent_next] = (unsigned char)ok;
+	q->sent_next = (q->sent_next + 1) % 4;
+	if (q->sent_n < 4)
+		q->sent_n++;
+	return ok;
+}
+
+/*
+ * Does the caller's sp fit the frame it called (whose environment is
+ * still on the VM stack: one a block captured has moved to the heap)?  A
+ * send leaves its
+ * caller's sp on the callee's receiver, just below the callee's locals (a
+ * method, or a block defined as a method); a yield leaves it on the
+ * block's first argument (its locals).  The locals lie below the callee's
+ * environment data: locals, then the method entry or cref, the block
+ * handler or outer environment, and the flags, where ep points.
+ */
+static int sp_fits(const struct rbiseq *callee, uint64_t callee_ep, uint64_t magic, uint64_t sp)
+{
+	uint64_t locals = callee_ep - 8 * (2 + (uint64_t)callee->locals);
+
+	if ((magic & FRAME_MAGIC_MASK) == FRAME_MAGIC_METHOD)
+		return sp + 8 == locals;
+	return sp + 8 == locals || sp == locals;
+}
+
+/*
+ * Was the frame with this environment magic pushed by its caller's own
+ * instruction?  Method and block frames are, unless run from C (the
+ * FINISH flag: rb_funcall, a trap handler, a finalizer, a TracePoint
+ * hook), when the caller may be anywhere.  Class bodies, rescue, ensure,
+ * eval and C frames are pushed by other instructions or by C.
+ */
+static int pushed_by_send(uint64_t magic)
+{
+	uint64_t kind = magic & FRAME_MAGIC_MASK;
+
+	return (kind == FRAME_MAGIC_METHOD || kind == FRAME_MAGIC_BLOCK) &&
+	       !(magic & FRAME_FLAG_FINISH);
+}
+
 /*
  * Walk one thread's control frames into st.  PERR_CORRUPT if torn: the
  * target pushes and pops frames while we read, so frames and environments
@@ -1350,7 +1451,9 @@ static enum perr walk(struct rbreader *rr, uint64_t ec, struct stack *st, int st
 {
 	const struct rubyvm_layout *L = rr->L;
 	struct frames fr;
-	uint64_t prev_ep = UINT64_MAX;
+	uint64_t prev_ep = UINT64_MAX, callee = 0;	/* the magic of the frame above */
+	uint64_t callee_ep = 0;
+	struct rbiseq *callee_q = NULL;		/* its iseq, if it runs Ruby code */
 	unsigned int pending = 0;	/* cfunc frames waiting for their caller's line */
 	int skip = 0;			/* the frame a clause belongs to: hidden */
 	enum perr err;
@@ -1364,14 +1467,18 @@ static enum perr walk(struct rbreader *rr, uint64_t ec, struct stack *st, int st
 	for (uint64_t i = 0; i < fr.n; i++) {
 		const unsigned char *f = fr.buf + i * L->cfp.size;
 		uint64_t pc = get_u64(f, L->cfp.pc), iseq = get_u64(f, L->cfp.iseq);
-		uint64_t ep = get_u64(f, L->cfp.ep), magic, meaddr;
+		uint64_t ep = get_u64(f, L->cfp.ep), magic, meaddr, above = callee;
+		uint64_t above_ep = callee_ep;
 		struct stack_frame *sf;
-		struct rbiseq *q, *named;
+		struct rbiseq *q, *named, *above_q = callee_q;
 		struct rbme *me = NULL;
 		int fresh;
 
 		if (!is_obj(ep) || rd_u64(rr, ep, &magic))
 			return PERR_CORRUPT;
+		callee = magic;
+		callee_ep = ep;
+		callee_q = NULL;
 		if (ep >= fr.vm_stack && ep < fr.cfp) {
 			/* environments on the stack lie deeper for outer frames */
 			if (ep >= prev_ep)
@@ -1406,6 +1513,7 @@ static enum perr walk(struct rbreader *rr, uint64_t ec, struct stack *st, int st
 		}
 		if (!fresh)
 			check_add(rr, 0, q);
+		callee_q = q;
 		/*
 		 * Ruby 3.4 shows a rescue or ensure clause's frame as the
 		 * code it belongs to and hides the next outer Ruby frame, that
@@ -1450,7 +1558,15 @@ static enum perr walk(struct rbreader *rr, uint64_t ec, struct stack *st, int st
 		}
 		else if (pc < q->encoded || (pc - q->encoded) / 8 > q->size)
 			sf->line = 0;
-		else
+		else if (pushed_by_send(above) && above_q &&
+			 (!sent_here(rr, q, pc) ||
+			  (L->iseq.local_table_size != RUBYVM_NONE && above_ep >= fr.vm_stack &&
+			   above_ep < fr.cfp &&
+			   !sp_fits(above_q, above_ep, above, get_u64(f, L->cfp.sp))))) {
+			/* the frame above returned: it and what it called are gone */
+			rr->stats.bad_frames++;
+			return PERR_CORRUPT;
+		} else
 			sf->line = iseq_line(q, (pc - q->encoded) / 8 ? (pc - q->encoded) / 8 - 1 : 0);
 		/* C functions show where their Ruby caller called them, as Ruby does */
 		for (; pending; pending--) {

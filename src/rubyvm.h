@@ -117,6 +117,19 @@ struct rubyvm_layout {
 		uint32_t succ_index_table;
 		uint32_t parent_iseq;		/* what rescue, ensure and eval code is in */
 		uint32_t local_iseq;
+		/*
+		 * The call data its send instructions point at: a caller's pc
+		 * follows one (a frame's pc is past its instruction's operands).
+		 * call_data_size is one entry's size; 2.7 keeps kwarg calls
+		 * (kw_call_data_size each, ci_kw_size of them) after ci_size
+		 * plain ones.  RUBYVM_NONE: not known, not checked.
+		 */
+		uint32_t call_data;
+		uint32_t local_table_size;	/* u32: locals below a frame's ep */
+		uint32_t ci_size;		/* u32 */
+		uint32_t ci_kw_size;		/* u32, 2.7 */
+		uint32_t call_data_size;
+		uint32_t kw_call_data_size;
 		uint32_t insn_info_size;	/* sizeof(struct iseq_insn_info_entry) */
 		uint32_t insn_info_line_no;	/* int line_no inside it */
 	} iseq;

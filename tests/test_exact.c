@@ -36,15 +36,12 @@ struct shape {
 	 * Callers seen on a line other than their call, per 10 000 stacks,
 	 * that the reader does not yet rule out.  Python 3.11+: a frame
 	 * popped and pushed again at the same place of the data stack between
-	 * the reads (1 in 10 000 seen on 3.13).  Ruby: the
-	 * stack went down and up again between the two reads of its frames,
-	 * which agree on a caller back at its condition with its callee's
-	 * stale frame above it.  Refusing every frame the second EC no longer
-	 * has ruled it out, but a frame that lives shorter than a read (a hot
-	 * block) all but vanished from profiles then: a read must not be
-	 * retried on what it found.  Measured here: 0 to 72 in 10 000; the
-	 * way out is to check that a caller's pc follows a call (its last
-	 * operand a call data of its iseq).  See the note on issue 15.
+	 * the reads (1 in 10 000 seen on 3.13).  Ruby: none.  Its stack
+	 * going down and up again between the reads of its frames showed a
+	 * caller back at its condition under its callee's stale frame (0 to
+	 * 72 in 10 000) until the reader checked that a caller's pc follows
+	 * a call (its last operand, or the one before, a call data of its
+	 * iseq).
 	 */
 	int caller_lines_per_10k;
 };
@@ -54,7 +51,7 @@ static const struct shape py_shape = {
 };
 static const struct shape rb_shape = {
 	"<main>", { 10, 10 }, { "Kernel#loop (", "block in <main> (", NULL }, "Object#recurse", 5,
-	3, 6, 21, 100,
+	3, 6, 21, 0,
 };
 
 /* "name (file:line)" -> name and line; 0 if it does not parse. */
