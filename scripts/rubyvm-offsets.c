@@ -344,6 +344,12 @@ static void layout(void)
 		TEND(B, insns_info.succ_index_table);
 		TEND(B, parent_iseq);
 		TEND(B, local_iseq);
+		TEND(B, call_data);
+		TEND(B, local_table_size);
+		TEND(B, ci_size);
+#if RUBY_API_VERSION_MAJOR == 2
+		TEND(B, ci_kw_size);
+#endif
 		num("size", (s + 7) & ~(size_t)7);
 		AT("type", B, type);
 		AT("iseq_size", B, iseq_size);
@@ -360,6 +366,19 @@ static void layout(void)
 		AT("succ_index_table", B, insns_info.succ_index_table);
 		AT("parent_iseq", B, parent_iseq);
 		AT("local_iseq", B, local_iseq);
+		AT("call_data", B, call_data);
+		AT("local_table_size", B, local_table_size);
+		AT("ci_size", B, ci_size);
+#if RUBY_API_VERSION_MAJOR == 2
+		AT("ci_kw_size", B, ci_kw_size);
+		num("call_data_size", sizeof(struct rb_call_data));
+		num("kw_call_data_size", sizeof(struct rb_kwarg_call_data));
+#else
+		none("ci_kw_size");
+		/* vm_callinfo.h (not included): struct rb_call_data { ci, cc } */
+		num("call_data_size", 2 * sizeof(void *));
+		none("kw_call_data_size");
+#endif
 	}
 	num("insn_info_size", sizeof(struct iseq_insn_info_entry));
 	AT("insn_info_line_no", struct iseq_insn_info_entry, line_no);
