@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "taglibs.h"
 #include "xalloc.h"
 #include "ingest.h"
 #include "out.h"
@@ -55,28 +56,12 @@ struct cli_opts {
 static volatile sig_atomic_t stop_flag;
 static volatile sig_atomic_t child_pid;
 
-/*
- * Where the tag helpers are: installed (PKGDATADIR) or, for a pyrospy run
- * from its build tree, the sources.  NULL if neither is there.
- */
-static const char *helpers_dir(void)
-{
-	static const char *const dirs[] = { PKGDATADIR, HELPERS_SRCDIR };
-	char path[PATH_MAX];
-
-	for (size_t i = 0; i < ARRAY_SIZE(dirs); i++) {
-		snprintf(path, sizeof(path), "%s/python/pyrospy.py", dirs[i]);
-		if (!access(path, R_OK))
-			return dirs[i];
-	}
-	return NULL;
-}
-
 static void print_version(void)
 {
-	const char *h = helpers_dir();
+	const char *h = taglibs_installed();
 
-	printf("pyrospy %s\ntag helpers: %s\n", PACKAGE_VERSION, h ? h : "not found");
+	printf("pyrospy %s\ntag helpers: %s\n", PACKAGE_VERSION,
+	       h ? h : "built in (written to a private temporary directory by exec)");
 }
 
 /* Put dir first on the search path in environment variable var. */
@@ -913,10 +898,11 @@ static void stop_child(const struct cli_opts *o, pid_t pid, int *status)
 }
 
 /*
- * exec: start the command and wait until it has become an interpreter
- * (it may still be a shell or the dynamic loader for a while).
+ * exec: start the command, with the tag helpers of dir on its paths, and
+ * wait until it has become an interpreter (it may still be a shell or the
+ * dynamic loader for a while).
  */
-static int cmd_exec(struct cli_opts *o)
+static int exec_command(struct cli_opts *o, const char *dir)
 {
 	struct target t;
 	enum perr err = PERR_NOTINTERP;
@@ -939,11 +925,9 @@ static int cmd_exec(struct cli_opts *o)
 		return EXIT_FAIL;
 	}
 	if (pid == 0) {
-		const char *helpers = helpers_dir();
-
-		if (helpers) {
+		if (dir) {
 			/* import pyrospy / require "pyrospy" work with nothing installed */
-			char *py = xstrfmt("%s/python", helpers), *rb = xstrfmt("%s/ruby", helpers);
+			char *py = xstrfmt("%s/python", dir), *rb = xstrfmt("%s/ruby", dir);
 
 			path_prepend("PYTHONPATH", py);
 			path_prepend("RUBYLIB", rb);
@@ -1026,6 +1010,22 @@ static int cmd_exec(struct cli_opts *o)
 	if (ret != EXIT_OK || stopped)
 		return ret;	/* stopped by us: its status says nothing */
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/* exec, with the tag helpers in a private directory for as long as it runs */
+static int cmd_exec(struct cli_opts *o)
+{
+	struct taglibs h;
+	int ret;
+
+	/* not fatal: a command that does not use tags profiles as well without them */
+	if (taglibs_init(&h) != PERR_OK)
+		note(o, "warning: cannot write the tag helpers to a temporary directory (%s): "
+		     "'import pyrospy' and 'require \"pyrospy\"' will fail in '%s'; set TMPDIR "
+		     "to a writable directory", strerror(errno), o->argv[0]);
+	ret = exec_command(o, h.dir[0] ? h.dir : NULL);
+	taglibs_release(&h);
+	return ret;
 }
 
 struct dump {
