@@ -25,6 +25,8 @@
 #include "outfile.h"
 #include "profile.h"
 #include "ptree.h"
+#include "pyvm.h"
+#include "rubyvm.h"
 #include "reader.h"
 #include "sampler.h"
 #include "tags.h"
@@ -59,8 +61,12 @@ static volatile sig_atomic_t child_pid;
 static void print_version(void)
 {
 	const char *h = taglibs_installed();
+	char py[256], rb[256];
 
-	printf("pyrospy %s\ntag helpers: %s\n", PACKAGE_VERSION,
+	/* from the layout tables: what this binary reads, not what it was meant to */
+	pyvm_versions(py, sizeof(py));
+	rubyvm_versions(rb, sizeof(rb));
+	printf("pyrospy %s\npython: %s\nruby: %s\ntag helpers: %s\n", PACKAGE_VERSION, py, rb,
 	       h ? h : "built in (written to a private temporary directory by exec)");
 }
 
