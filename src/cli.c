@@ -292,7 +292,8 @@ static const struct option long_opts[] = {
 
 /*
  * Which commands take an option: every option works in every command that
- * accepts it, and the others refuse it rather than ignore it.
+ * accepts it, and the others refuse it rather than ignore it.  Bit i is
+ * commands[i] (the completion scripts rely on it).
  */
 #define CMD_RECORD	1u
 #define CMD_EXEC	2u
