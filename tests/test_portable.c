@@ -293,3 +293,36 @@ ParameterizedTest(size_t *i, portable, exec_tagged_ruby, .timeout = 60, .fini = 
 {
 	exec_tagged(&test_rubies[*i]);
 }
+
+/*
+ * libcurl is loaded only to upload: in a root without it (the chroots
+ * have none) the binary profiles, and --server fails at once saying what
+ * to install.
+ */
+Test(portable, upload_without_libcurl, .timeout = 60, .fini = remove_copy)
+{
+	const struct interp *in = &test_pythons[0];
+	const char *const *wrap;
+	const char *sargs[] = { test_target_for(in, "seed.py"), NULL };
+	const char *args[] = { "record", "--pid", NULL, "-d", "1", "--server", "http://127.0.0.1:9",
+			       "--app-name", "portable", NULL };
+	char ready[64], pidbuf[32], lib[1200], *out, *err;
+	pid_t pid;
+	int st;
+
+	cr_assert_not_null(in->root, "the first Python of the matrix is in a chroot");
+	snprintf(lib, sizeof(lib), "%s/%s/usr/lib/x86_64-linux-gnu/libcurl.so.4", test_chroots(),
+		 in->root);
+	cr_assert_neq(access(lib, F_OK), 0, "%s has libcurl: the test proves nothing", in->root);
+	wrap = use_portable(in);
+	pid = test_start(in, sargs, ready, sizeof(ready));
+	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)pid);
+	args[2] = pidbuf;
+	st = test_pyrospy_wrapped(wrap, args, &out, &err);
+	test_stop(pid);
+	cr_assert_eq(st, 1, "%s: exit %d: %s", in->root, st, err);
+	cr_assert(strstr(err, "error: cannot load libcurl, which uploads need"), "%s", err);
+	cr_assert(strstr(err, "\nhint: install it"), "%s", err);
+	free(out);
+	free(err);
+}
