@@ -18,12 +18,16 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "completion.h"
+#include "taglibs.h"
 #include "xalloc.h"
 #include "ingest.h"
 #include "out.h"
 #include "outfile.h"
 #include "profile.h"
 #include "ptree.h"
+#include "pyvm.h"
+#include "rubyvm.h"
 #include "reader.h"
 #include "sampler.h"
 #include "tags.h"
@@ -55,28 +59,16 @@ struct cli_opts {
 static volatile sig_atomic_t stop_flag;
 static volatile sig_atomic_t child_pid;
 
-/*
- * Where the tag helpers are: installed (PKGDATADIR) or, for a pyrospy run
- * from its build tree, the sources.  NULL if neither is there.
- */
-static const char *helpers_dir(void)
-{
-	static const char *const dirs[] = { PKGDATADIR, HELPERS_SRCDIR };
-	char path[PATH_MAX];
-
-	for (size_t i = 0; i < ARRAY_SIZE(dirs); i++) {
-		snprintf(path, sizeof(path), "%s/python/pyrospy.py", dirs[i]);
-		if (!access(path, R_OK))
-			return dirs[i];
-	}
-	return NULL;
-}
-
 static void print_version(void)
 {
-	const char *h = helpers_dir();
+	const char *h = taglibs_installed();
+	char py[256], rb[256];
 
-	printf("pyrospy %s\ntag helpers: %s\n", PACKAGE_VERSION, h ? h : "not found");
+	/* from the layout tables: what this binary reads, not what it was meant to */
+	pyvm_versions(py, sizeof(py));
+	rubyvm_versions(rb, sizeof(rb));
+	printf("pyrospy %s\npython: %s\nruby: %s\ntag helpers: %s\n", PACKAGE_VERSION, py, rb,
+	       h ? h : "built in (written to a private temporary directory by exec)");
 }
 
 /* Put dir first on the search path in environment variable var. */
@@ -175,21 +167,43 @@ static const char usage_options[] =
 	"      --cacert FILE      CA certificates to verify the server with\n"
 	"      --insecure         do not verify the server's TLS certificate\n";
 
+/*
+ * The commands: those taking options first, in the order of the CMD_ bits
+ * below; the others take the words given.  --help and the shell
+ * completion scripts are written from this table and long_opts[].
+ */
+static const struct completion_cmd commands[] = {
+	{ "record", "profile a running process: pyrospy record --pid PID", NULL },
+	{ "exec", "run a command and profile it: pyrospy exec -- python3 app.py", NULL },
+	{ "dump", "print every thread's stack once: pyrospy dump --pid PID", NULL },
+	{ "top", "a live table of the hottest functions: pyrospy top --pid PID", NULL },
+	{ "help", "show help for a command: pyrospy help record", "record exec dump top completion" },
+	{ "completion", "a shell's completion script: pyrospy completion bash (or zsh)",
+	  "bash zsh" },
+};
+
+static const char usage_completion[] =
+	"usage: pyrospy completion bash|zsh\n"
+	"\n"
+	"Print the shell's completion script for pyrospy's commands and options:\n"
+	"  eval \"$(pyrospy completion bash)\"    in ~/.bashrc\n"
+	"  pyrospy completion zsh > ~/.zfunc/_pyrospy    with ~/.zfunc on $fpath\n";
+
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: pyrospy <command> [options]\n\n"
-		   "commands:\n"
-		   "  record   profile a running process: pyrospy record --pid PID\n"
-		   "  exec     run a command and profile it: pyrospy exec -- python3 app.py\n"
-		   "  dump     print every thread's stack once: pyrospy dump --pid PID\n"
-		   "  top      a live table of the hottest functions: pyrospy top --pid PID\n"
-		   "  help     show help for a command: pyrospy help record\n"
-		   "%s\nSee pyrospy(1) for everything else.\n", usage_options);
+	fputs("usage: pyrospy <command> [options]\n\ncommands:\n", f);
+	for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
+		fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].help);
+	fprintf(f, "%s\nSee pyrospy(1) for everything else.\n", usage_options);
 }
 
 /* The help of one command. */
 static void print_usage(const char *cmd)
 {
+	if (!strcmp(cmd, "completion")) {
+		fputs(usage_completion, stdout);
+		return;
+	}
 	if (!strcmp(cmd, "dump") || !strcmp(cmd, "top")) {
 		fputs(!strcmp(cmd, "dump") ? usage_dump : usage_top, stdout);
 		return;
@@ -278,7 +292,8 @@ static const struct option long_opts[] = {
 
 /*
  * Which commands take an option: every option works in every command that
- * accepts it, and the others refuse it rather than ignore it.
+ * accepts it, and the others refuse it rather than ignore it.  Bit i is
+ * commands[i] (the completion scripts rely on it).
  */
 #define CMD_RECORD	1u
 #define CMD_EXEC	2u
@@ -914,10 +929,11 @@ static void stop_child(const struct cli_opts *o, pid_t pid, int *status)
 }
 
 /*
- * exec: start the command and wait until it has become an interpreter
- * (it may still be a shell or the dynamic loader for a while).
+ * exec: start the command, with the tag helpers of dir on its paths, and
+ * wait until it has become an interpreter (it may still be a shell or the
+ * dynamic loader for a while).
  */
-static int cmd_exec(struct cli_opts *o)
+static int exec_command(struct cli_opts *o, const char *dir)
 {
 	struct target t;
 	enum perr err = PERR_NOTINTERP;
@@ -940,11 +956,9 @@ static int cmd_exec(struct cli_opts *o)
 		return EXIT_FAIL;
 	}
 	if (pid == 0) {
-		const char *helpers = helpers_dir();
-
-		if (helpers) {
+		if (dir) {
 			/* import pyrospy / require "pyrospy" work with nothing installed */
-			char *py = xstrfmt("%s/python", helpers), *rb = xstrfmt("%s/ruby", helpers);
+			char *py = xstrfmt("%s/python", dir), *rb = xstrfmt("%s/ruby", dir);
 
 			path_prepend("PYTHONPATH", py);
 			path_prepend("RUBYLIB", rb);
@@ -1027,6 +1041,22 @@ static int cmd_exec(struct cli_opts *o)
 	if (ret != EXIT_OK || stopped)
 		return ret;	/* stopped by us: its status says nothing */
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/* exec, with the tag helpers in a private directory for as long as it runs */
+static int cmd_exec(struct cli_opts *o)
+{
+	struct taglibs h;
+	int ret;
+
+	/* not fatal: a command that does not use tags profiles as well without them */
+	if (taglibs_init(&h) != PERR_OK)
+		note(o, "warning: cannot write the tag helpers to a temporary directory (%s): "
+		     "'import pyrospy' and 'require \"pyrospy\"' will fail in '%s'; set TMPDIR "
+		     "to a writable directory", strerror(errno), o->argv[0]);
+	ret = exec_command(o, h.dir[0] ? h.dir : NULL);
+	taglibs_release(&h);
+	return ret;
 }
 
 struct dump {
@@ -1259,6 +1289,77 @@ static int cmd_top(struct cli_opts *o)
 	return EXIT_OK;
 }
 
+/* The text of option name in --help (its first line), into buf; "" if none. */
+static const char *opt_help(const char *name, char *buf, size_t cap)
+{
+	size_t nlen = strlen(name);
+
+	buf[0] = '\0';
+	for (const char *p = usage_options; (p = strstr(p, "--")); p += 2) {
+		const char *line = p, *end;
+
+		if (strncmp(p + 2, name, nlen) || (p[2 + nlen] != ' ' && p[2 + nlen] != '\n'))
+			continue;
+		while (line > usage_options && line[-1] != '\n')
+			line--;
+		end = strchr(p, '\n');
+		/* "  -p, --pid PID          process to profile": the text is at column 25 */
+		if (strncmp(line, "  -", 3) && strncmp(line, "      --", 8))
+			continue;
+		if (end && end - line > 25)
+			snprintf(buf, cap, "%.*s", (int)(end - line - 25), line + 25);
+		break;
+	}
+	return buf;
+}
+
+/* pyrospy completion bash|zsh: from commands[], long_opts[] and opt_cmds() */
+static int cmd_completion(int argc, char **argv)
+{
+	static struct completion_opt opts[ARRAY_SIZE(long_opts)];
+	static char helps[ARRAY_SIZE(long_opts)][128], formats[128];
+	struct completion c = {
+		.cmds = commands, .ncmds = ARRAY_SIZE(commands), .opts = opts,
+		.exec_cmd = "exec", .top_words = "-h --help -V --version",
+	};
+
+	if (argc != 1)
+		return usage_error("completion", "completion takes one shell: bash or zsh");
+	/* out_names() is "a, b, c" */
+	for (size_t i = 0, j = 0; out_names()[i] && j < sizeof(formats) - 1; i++)
+		if (out_names()[i] != ',')
+			formats[j++] = out_names()[i];
+	for (const struct option *lo = long_opts; lo->name; lo++) {
+		struct completion_opt *co = &opts[c.nopts];
+
+		co->name = lo->name;
+		co->short_name = lo->val < 256 ? lo->val : 0;
+		co->help = opt_help(lo->name, helps[c.nopts], sizeof(helps[0]));
+		co->cmds = opt_cmds(lo->val);
+		co->arg = lo->has_arg == no_argument ? COMPLETION_NONE : COMPLETION_TEXT;
+		if (lo->val == 'p') {
+			co->arg = COMPLETION_PID;
+		} else if (lo->val == 'o' || lo->val == OPT_CACERT) {
+			co->arg = COMPLETION_FILE;
+		} else if (lo->val == 'f') {
+			co->arg = COMPLETION_WORDS;
+			co->words = formats;
+		} else if (lo->val == OPT_INGEST_FORMAT) {
+			co->arg = COMPLETION_WORDS;
+			co->words = "folded trie";
+		}
+		c.nopts++;
+	}
+	if (completion_write(stdout, argv[0], &c) < 0) {
+		if (errno == EINVAL)
+			return usage_error("completion", "no completion for shell '%s': want bash or zsh",
+					   argv[0]);
+		error("cannot write the completion script: %s", strerror(errno));
+		return EXIT_FAIL;
+	}
+	return EXIT_OK;
+}
+
 int cli_main(int argc, char **argv)
 {
 	struct cli_opts o = {
@@ -1286,12 +1387,15 @@ int cli_main(int argc, char **argv)
 			return EXIT_OK;
 		}
 		if (!strcmp(argv[2], "record") || !strcmp(argv[2], "exec") ||
-		    !strcmp(argv[2], "dump") || !strcmp(argv[2], "top")) {
+		    !strcmp(argv[2], "dump") || !strcmp(argv[2], "top") ||
+		    !strcmp(argv[2], "completion")) {
 			print_usage(argv[2]);
 			return EXIT_OK;
 		}
 		return usage_error(NULL, "unknown command '%s'", argv[2]);
 	}
+	if (!strcmp(o.cmd, "completion"))
+		return cmd_completion(argc - 2, argv + 2);
 	if (strcmp(o.cmd, "record") && strcmp(o.cmd, "exec") && strcmp(o.cmd, "dump") &&
 	    strcmp(o.cmd, "top")) {
 		error("unknown command '%s'", o.cmd);

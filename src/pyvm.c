@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include "config.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "pyvm.h"
@@ -27,6 +28,21 @@ const struct pyvm_layout *pyvm_find(unsigned int minor)
 		if (layouts[i]->minor == minor)
 			return layouts[i];
 	return NULL;
+}
+
+void pyvm_versions(char *buf, size_t cap)
+{
+	size_t len = 0;
+
+	if (cap)
+		buf[0] = '\0';
+	for (size_t i = 0; i < ARRAY_SIZE(layouts) && len < cap; i++) {
+		int n = snprintf(buf + len, cap - len, "%s3.%u", i ? " " : "", layouts[i]->minor);
+
+		if (n < 0)
+			break;
+		len += (size_t)n;
+	}
 }
 
 const struct pyvm_debug_layout *pyvm_debug_find(unsigned int minor)

@@ -143,6 +143,12 @@ struct pyvm_debug_layout {
 /* The shipped layout for 3.minor, or NULL if unsupported. */
 const struct pyvm_layout *pyvm_find(unsigned int minor);
 
+/*
+ * The versions that have a layout, "3.8 3.9 ..." (for --version), into
+ * buf of cap bytes, cut short if it does not fit.
+ */
+void pyvm_versions(char *buf, size_t cap);
+
 /* The _Py_DebugOffsets layout for 3.minor (13+), or NULL. */
 const struct pyvm_debug_layout *pyvm_debug_find(unsigned int minor);
 

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include "config.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "rubyvm.h"
@@ -25,6 +26,29 @@ const struct rubyvm_layout *rubyvm_find(unsigned int version)
 		if (layouts[i]->version <= version && layouts[i]->version / 100 == minor)
 			return layouts[i];
 	return NULL;
+}
+
+void rubyvm_versions(char *buf, size_t cap)
+{
+	unsigned int last = 0;
+	size_t len = 0;
+
+	if (cap)
+		buf[0] = '\0';
+	/* layouts[] is newest first; a minor may have several (4.0, 4.0.6) */
+	for (size_t i = ARRAY_SIZE(layouts); i-- > 0 && len < cap;) {
+		unsigned int minor = layouts[i]->version / 100;
+		int n;
+
+		if (minor == last)
+			continue;
+		last = minor;
+		n = snprintf(buf + len, cap - len, "%s%u.%u", len ? " " : "", minor / 100,
+			     minor % 100);
+		if (n < 0)
+			break;
+		len += (size_t)n;
+	}
 }
 
 int rubyvm_layout(unsigned int version, struct rubyvm_layout *out)

@@ -215,6 +215,12 @@ extern const size_t rubyvm_npatches;
 /* The layout of a version, with its patch release's overrides: 0, or -1. */
 int rubyvm_layout(unsigned int version, struct rubyvm_layout *out);
 
+/*
+ * The minor versions that have a layout, oldest first, "2.7 3.0 ..." (for
+ * --version), into buf of cap bytes, cut short if it does not fit.
+ */
+void rubyvm_versions(char *buf, size_t cap);
+
 /* "2.7 to 4.0", for messages. */
 extern const char rubyvm_supported[];
 
