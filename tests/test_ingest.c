@@ -354,7 +354,7 @@ Test(ingest, trie_golden)
 	struct ingest_req *r;
 	struct profile p;
 
-	o.trie_format = 1;
+	o.format = INGEST_FORMAT_TRIE;
 	profile_init(&p);
 	add(&p, "", "t", "foo;baz", 3);
 	add(&p, "", "t", "foo;bar", 2);
@@ -472,7 +472,7 @@ Test(ingest, trie_round_trip)
 					add(&p, "", "t", "main", 1);
 			}
 	folded = ingest_encode(&o, &p, 1700000000, 1700000010);
-	o.trie_format = 1;
+	o.format = INGEST_FORMAT_TRIE;
 	trie = ingest_encode(&o, &p, 1700000000, 1700000010);
 	cr_assert_lt(trie->len, folded->len / 2);
 	n = iterate_raw((const unsigned char *)trie->body, trie->len, kv, 4000);
@@ -507,7 +507,7 @@ Test(ingest, split_stacks)
 		add(&p, "", "t", stack, 1);
 	}
 	for (int trie = 0; trie < 2; trie++) {
-		o.trie_format = trie;
+		o.format = trie ? INGEST_FORMAT_TRIE : INGEST_FORMAT_FOLDED;
 		r = ingest_encode(&o, &p, 1700000000, 1700000010);
 		cr_assert_eq(count_reqs(r), 2);
 		cr_assert_eq(r->stacks, 16000);
@@ -796,7 +796,7 @@ Test(ingest, e2e_trie_basic)
 	receiver_start(&rc, NULL);
 	o = e2e_opts(&rc, NULL);
 	o.basic_auth = "user:pa:ss";
-	o.trie_format = 1;
+	o.format = INGEST_FORMAT_TRIE;
 	o.spy_name = "pyrospy-ruby";
 	in = ingest_start(&o);
 	send_window(in, t0, 5);
