@@ -734,7 +734,12 @@ static struct ingest_opts e2e_opts(const struct receiver *rc, FILE *log)
 	return o;
 }
 
-Test(ingest, e2e)
+/*
+ * Two tag sets a window, three windows, with a token, a tenant and a
+ * header, in each encoding: the same stacks arrive, as many series, with
+ * the same tags.
+ */
+static void e2e(enum ingest_protocol proto, enum ingest_format fmt)
 {
 	static const char *const hdrs[] = { "X-Custom: hello", NULL };
 	static const char *const tags[] = { "env=prod", NULL };
@@ -747,10 +752,14 @@ Test(ingest, e2e)
 
 	receiver_start(&rc, NULL);
 	o = e2e_opts(&rc, NULL);
+	o.protocol = proto;
+	o.format = fmt;
 	o.auth_token = "s3cr3t-token";
 	o.tenant_id = "team-a";
 	o.headers = hdrs;
 	o.tags = tags;
+	o.runtime_name = "cpython";
+	o.runtime_version = "3.11.2";
 	in = ingest_start(&o);
 	cr_assert(in);
 	for (int i = 0; i < 3; i++)
@@ -765,22 +774,47 @@ Test(ingest, e2e)
 		cr_assert_eq(field(l, "from"), t0 + (time_t)(i / 2) * INGEST_WINDOW, "%s", l);
 		cr_assert_eq(field(l, "until"), t0 + (time_t)(i / 2 + 1) * INGEST_WINDOW);
 		cr_assert_eq(field(l, "sampleRate"), 100);
-		cr_assert(strstr(l, "\"spyName\": \"pyrospy-python\""));
 		cr_assert(strstr(l, "\"auth\": \"Bearer\""));
 		cr_assert(strstr(l, "\"token\": \"s3cr3t-token\""));
 		cr_assert(strstr(l, "\"tenant\": \"team-a\""));
 		cr_assert(strstr(l, "\"x-custom\": \"hello\""));
-		cr_assert(strstr(l, "\"path\": \"/prefix/ingest\""));
+		if (proto == INGEST_PROTOCOL_PUSH) {
+			cr_assert(strstr(l, "\"path\": \"/prefix/push.v1.PusherService/Push\""), "%s", l);
+			cr_assert(strstr(l, "\"__name__\": \"process_cpu\""), "%s", l);
+			cr_assert(strstr(l, "\"service_name\": \"shop\""), "%s", l);
+			cr_assert(strstr(l, "\"runtime\": [\"cpython\", \"3.11.2\"]"), "%s", l);
+		} else {
+			cr_assert(strstr(l, "\"path\": \"/prefix/ingest\""));
+			cr_assert(strstr(l, "\"spyName\": \"pyrospy-python\""));
+		}
 		if (i % 2 == 0) {
-			cr_assert(strstr(l, "\"name\": \"shop.cpu{env=prod}\""), "%s", l);
+			if (fmt != INGEST_FORMAT_PPROF && proto != INGEST_PROTOCOL_PUSH)
+				cr_assert(strstr(l, "\"name\": \"shop.cpu{env=prod}\""), "%s", l);
+			cr_assert(strstr(l, "\"tags\": {\"env\": \"prod\"}"), "%s", l);
 			cr_assert_eq(field(l, "main;work"), 11 + (long long)i / 2);
 		} else {
-			cr_assert(strstr(l, "\"name\": \"shop.cpu{env=prod,k=v}\""), "%s", l);
+			if (fmt != INGEST_FORMAT_PPROF && proto != INGEST_PROTOCOL_PUSH)
+				cr_assert(strstr(l, "\"name\": \"shop.cpu{env=prod,k=v}\""), "%s", l);
 			cr_assert(strstr(l, "\"tags\": {\"env\": \"prod\", \"k\": \"v\"}"), "%s", l);
 			cr_assert_eq(field(l, "main;idle"), 1);
 		}
 	}
 	free(all);
+}
+
+Test(ingest, e2e)
+{
+	e2e(INGEST_PROTOCOL_INGEST, INGEST_FORMAT_FOLDED);
+}
+
+Test(ingest, e2e_push)
+{
+	e2e(INGEST_PROTOCOL_PUSH, INGEST_FORMAT_FOLDED);
+}
+
+Test(ingest, e2e_ingest_pprof)
+{
+	e2e(INGEST_PROTOCOL_INGEST, INGEST_FORMAT_PPROF);
 }
 
 /* Basic auth and the trie format. */
