@@ -848,7 +848,7 @@ Test(ingest, e2e_trie_basic)
 }
 
 /* 503 for 3 s: the same windows arrive later, in order, once each. */
-Test(ingest, e2e_fail_first)
+static void fail_first(enum ingest_protocol proto)
 {
 	static const char *const extra[] = { "--fail-first", "3", NULL };
 	struct receiver rc;
@@ -862,6 +862,7 @@ Test(ingest, e2e_fail_first)
 
 	receiver_start(&rc, extra);
 	o = e2e_opts(&rc, log);
+	o.protocol = proto;
 	in = ingest_start(&o);
 	for (int i = 0; i < 3; i++)
 		send_window(in, t0 + i * INGEST_WINDOW, 10 + (uint64_t)i);
@@ -869,7 +870,8 @@ Test(ingest, e2e_fail_first)
 	ingest_stats(in, &st);
 	cr_assert_eq(st.delivered, 0);
 	cr_assert_gt(st.failures, 0);
-	cr_assert_eq(st.pending, 6);
+	/* a request per tag set, or per window */
+	cr_assert_eq(st.pending, proto == INGEST_PROTOCOL_PUSH ? 3 : 6);
 	cr_assert_str_eq(st.last_error, "HTTP 503");
 	cr_assert_eq(ingest_stop(in), 0);
 	fclose(log);
@@ -885,8 +887,18 @@ Test(ingest, e2e_fail_first)
 	free(all);
 }
 
+Test(ingest, e2e_fail_first)
+{
+	fail_first(INGEST_PROTOCOL_INGEST);
+}
+
+Test(ingest, e2e_push_fail_first)
+{
+	fail_first(INGEST_PROTOCOL_PUSH);
+}
+
 /* Connections refused for 1 s: nothing lost. */
-Test(ingest, e2e_refuse_first)
+static void refuse_first(enum ingest_protocol proto)
 {
 	static const char *const extra[] = { "--refuse-first", "1", NULL };
 	struct receiver rc;
@@ -899,6 +911,7 @@ Test(ingest, e2e_refuse_first)
 
 	receiver_start(&rc, extra);
 	o = e2e_opts(&rc, log);
+	o.protocol = proto;
 	in = ingest_start(&o);
 	send_window(in, t0, 1);
 	send_window(in, t0 + INGEST_WINDOW, 2);
@@ -913,8 +926,18 @@ Test(ingest, e2e_refuse_first)
 	free(all);
 }
 
+Test(ingest, e2e_refuse_first)
+{
+	refuse_first(INGEST_PROTOCOL_INGEST);
+}
+
+Test(ingest, e2e_push_refuse_first)
+{
+	refuse_first(INGEST_PROTOCOL_PUSH);
+}
+
 /* A 400: that request is dropped and said, the rest goes on. */
-Test(ingest, e2e_refused)
+static void refused(enum ingest_protocol proto)
 {
 	static const char *const extra[] = { "--fail-count", "1", "--fail-status", "400", NULL };
 	struct receiver rc;
@@ -928,22 +951,40 @@ Test(ingest, e2e_refused)
 	receiver_start(&rc, extra);
 	o = e2e_opts(&rc, log);
 	o.auth_token = "s3cr3t-token";
+	o.protocol = proto;
 	in = ingest_start(&o);
 	for (int i = 0; i < 3; i++)
 		send_window(in, t0 + i * INGEST_WINDOW, 1);
 	cr_assert_eq(ingest_stop(in), -1);
 	fclose(log);
 	all = receiver_stop(&rc, lines, 16, &n);
-	cr_assert_eq(n, 5);
-	/* the first window lost its first tag set only */
-	cr_assert(strstr(lines[0], "shop.cpu{k=v}"), "%s", lines[0]);
-	cr_assert_eq(field(lines[0], "from"), t0);
-	cr_assert_eq(field(lines[1], "from"), t0 + INGEST_WINDOW);
+	if (proto == INGEST_PROTOCOL_PUSH) {
+		/* the first window's one request, both tag sets, lost */
+		cr_assert_eq(n, 4);
+		cr_assert_eq(field(lines[0], "from"), t0 + INGEST_WINDOW);
+		cr_assert(strstr(msgs, "refused the profile of 'shop.cpu and 1 more series'"), "%s", msgs);
+	} else {
+		cr_assert_eq(n, 5);
+		/* the first window lost its first tag set only */
+		cr_assert(strstr(lines[0], "shop.cpu{k=v}"), "%s", lines[0]);
+		cr_assert_eq(field(lines[0], "from"), t0);
+		cr_assert_eq(field(lines[1], "from"), t0 + INGEST_WINDOW);
+	}
 	cr_assert(strstr(msgs, "HTTP 400: receiver: injected failure 1 of 1"), "%s", msgs);
 	cr_assert(strstr(msgs, "1 of 3 profile windows not delivered"), "%s", msgs);
 	cr_assert_null(strstr(msgs, "s3cr3t"));
 	free(msgs);
 	free(all);
+}
+
+Test(ingest, e2e_refused)
+{
+	refused(INGEST_PROTOCOL_INGEST);
+}
+
+Test(ingest, e2e_push_refused)
+{
+	refused(INGEST_PROTOCOL_PUSH);
 }
 
 /* A token of len bytes (6 or more) that nothing else says: "sk-Qx7Qx7...". */
@@ -964,7 +1005,7 @@ static char *odd_token(size_t len)
  * quote falls on a cut (the 200 bytes of a message, the 4 KiB kept of a
  * body).
  */
-static void echoed(size_t len, const char *repeat)
+static void echoed(size_t len, const char *repeat, enum ingest_protocol proto)
 {
 	const char *extra[] = { "--echo-auth", "5", "--echo-repeat", repeat, NULL };
 	struct receiver rc;
@@ -978,6 +1019,7 @@ static void echoed(size_t len, const char *repeat)
 	receiver_start(&rc, extra);
 	o = e2e_opts(&rc, log);
 	o.auth_token = tok;
+	o.protocol = proto;
 	in = ingest_start(&o);
 	cr_assert(in);
 	send_window(in, t0, 1);
@@ -997,7 +1039,8 @@ static void echoed(size_t len, const char *repeat)
 /* Quoted past the 200 bytes of a message. */
 Test(ingest, e2e_echoed_token)
 {
-	echoed(303, "1");
+	echoed(303, "1", INGEST_PROTOCOL_INGEST);
+	echoed(303, "1", INGEST_PROTOCOL_PUSH);
 }
 
 /*
@@ -1009,7 +1052,7 @@ Test(ingest, e2e_echoed_token)
 Test(ingest, e2e_echoed_token_cut, .timeout = 60)
 {
 	for (size_t d = 1; d <= 12; d++)
-		echoed(4096 - 107 - d, "2");
+		echoed(4096 - 107 - d, "2", d % 2 ? INGEST_PROTOCOL_INGEST : INGEST_PROTOCOL_PUSH);
 }
 
 /* Nobody listening: the flush gives up in time and says what was lost. */
