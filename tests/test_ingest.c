@@ -6,10 +6,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "helpers.h"
 #include "ingest.h"
 #include "profile.h"
 
@@ -657,6 +659,8 @@ static void receiver_start(struct receiver *rc, const char *const *extra)
 	rc->pid = fork();
 	cr_assert_geq(rc->pid, 0);
 	if (!rc->pid) {
+		/* dies with the test, should an assertion end it first */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		dup2(fds[1], 1);
 		close(fds[0]);
 		close(fds[1]);
@@ -675,18 +679,11 @@ static void receiver_start(struct receiver *rc, const char *const *extra)
 /* Stop it; the log's lines in *lines (caller frees the returned buffer). */
 static char *receiver_stop(struct receiver *rc, char **lines, size_t max, size_t *n)
 {
-	FILE *f;
-	char *all = NULL;
-	size_t cap = 0, len = 0;
+	char *all;
 
 	kill(rc->pid, SIGTERM);
 	waitpid(rc->pid, NULL, 0);
-	f = fopen(rc->log, "r");
-	cr_assert(f);
-	all = malloc(cap = 1 << 20);
-	len = fread(all, 1, cap - 1, f);
-	all[len] = '\0';
-	fclose(f);
+	all = test_slurp(rc->log);
 	unlink(rc->log);
 	*n = 0;
 	for (char *s = all, *e; *s && *n < max; s = e + 1) {
@@ -1095,4 +1092,98 @@ Test(ingest, unreachable)
 	cr_assert(strstr(msgs, "3 of 3 profile windows not delivered"), "%s", msgs);
 	cr_assert_null(strstr(msgs, "hunter2"));
 	free(msgs);
+}
+
+/*
+ * The receiver's push route refuses what Grafana Pyroscope refuses (a
+ * label set without __name__, bad or twice-given label names, more than
+ * 16000 samples, over 4 MiB, invalid UTF-8, a wrong content type...),
+ * with its status and Connect error: tests/receiver-check says which.
+ */
+Test(ingest, receiver_push_route_is_strict, .timeout = 60)
+{
+	int st;
+	char *out = test_run("/usr/bin/python3.11 " SRCDIR "/tests/receiver-check 2>/dev/null", &st);
+
+	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s", out);
+	cr_assert(strstr(out, "16001 samples: 400 "), "%s", out);
+	free(out);
+}
+
+/* Frames deep and wide, names long: a window in several pprofs. */
+static void add_deep(struct profile *p, int stacks, int depth, size_t namelen)
+{
+	uint32_t *ids = malloc((size_t)(depth + 2) * sizeof(*ids));
+	char *name = malloc(namelen + 32);
+
+	ids[0] = profile_frame(p, PROFILE_TAGS, "", "", 0);
+	ids[1] = profile_frame(p, PROFILE_THREAD, "t", "", 0);
+	for (int s = 0; s < stacks; s++) {
+		for (int d = 0; d < depth; d++) {
+			int n = snprintf(name, 32, "s%d_f%d_", s, d);
+
+			memset(name + n, 'n', namelen - (size_t)n);
+			name[namelen] = '\0';
+			ids[2 + d] = profile_frame(p, PROFILE_CODE, name, "deep.py", d + 1);
+		}
+		profile_add_path(p, ids, (uint32_t)depth + 2, 2);
+	}
+	free(name);
+	free(ids);
+}
+
+/*
+ * Pushed windows stay within Grafana's limits, nothing lost: 16 001
+ * stacks (two profiles), and 6 stacks of 1500 frames with names of 2000
+ * bytes (over 4 MiB in one profile: cut to 1000 frames and 1024-byte
+ * names, spread over profiles and requests).
+ */
+Test(ingest, e2e_push_limits, .timeout = 60)
+{
+	struct receiver rc;
+	struct ingest_opts o;
+	struct ingest *in;
+	struct ingest_req *r;
+	struct profile p;
+	char *lines[16], *all, stack[64];
+	size_t n;
+	long long total = 0;
+	int deep = 0, cut = 0;
+	time_t t0 = ingest_align(time(NULL)) - 20;
+
+	receiver_start(&rc, NULL);
+	o = e2e_opts(&rc, NULL);
+	o.protocol = INGEST_PROTOCOL_PUSH;
+	in = ingest_start(&o);
+	profile_init(&p);
+	for (int i = 0; i < 16001; i++) {
+		snprintf(stack, sizeof(stack), "main;f%05d", i);
+		add(&p, "", "t", stack, 1);
+	}
+	r = ingest_encode(&o, &p, t0, t0 + INGEST_WINDOW);
+	cr_assert_eq(count_reqs(r), 1);
+	cr_assert_null(r->query);
+	cr_assert_eq(r->stacks, 16001);
+	ingest_req_free(r);
+	ingest_window(in, &p, t0, t0 + INGEST_WINDOW);
+	profile_release(&p);
+	profile_init(&p);
+	add_deep(&p, 6, 1500, 2000);
+	r = ingest_encode(&o, &p, t0, t0 + INGEST_WINDOW);
+	cr_assert_geq(count_reqs(r), 2);
+	ingest_req_free(r);
+	ingest_window(in, &p, t0 + INGEST_WINDOW, t0 + 2 * INGEST_WINDOW);
+	profile_release(&p);
+	cr_assert_eq(ingest_stop(in), 0);
+	all = receiver_stop(&rc, lines, 16, &n);
+	cr_assert_geq(n, 4, "%zu series", n);
+	for (size_t i = 0; i < n; i++) {
+		total += field(lines[i], "samples");
+		deep += strstr(lines[i], "\"[truncated];s0_f501_nnn") != NULL;
+		cut += strstr(lines[i], "nnnnnn... (deep.py:502);") != NULL;
+	}
+	cr_assert_eq(total, 16001 + 12);
+	/* the deep stacks: 999 frames kept below a [truncated] mark, names cut */
+	cr_assert(deep && cut, "%.300s", lines[n - 1]);
+	free(all);
 }
