@@ -48,6 +48,7 @@ struct ingest_format_ops {
 	const char *path;		/* appended to the server's URL */
 	const char *const *headers;	/* "K: V" the body needs, NULL-terminated */
 	int text;			/* groups of text frames */
+	const char *not_found;		/* the hint when the server has no such path (404) */
 	/* Requests for the groups of one window, appended at tail; returns the new tail. */
 	struct ingest_req **(*encode)(const struct ingest_opts *o, const struct ingest_group *g,
 				      size_t ng, time_t from, time_t until, struct ingest_req **tail);

@@ -133,5 +133,7 @@ const struct ingest_format_ops ingest_push = {
 	.name = "push",
 	.path = "push.v1.PusherService/Push",
 	.headers = push_headers,
+	.not_found = "the server has no push API (the older Pyroscope server?): use "
+		     "--protocol ingest",
 	.encode = push_encode,
 };

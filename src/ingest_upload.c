@@ -536,6 +536,8 @@ static void report(struct ingest *in, const struct ingest_req *r, enum post_resu
 		if (!in->said_status[status] || in->o.verbose)
 			say(in, "warning: server '%s' refused the profile of '%s': %s; dropping it",
 			    in->server, r->name, err);
+		if (!in->said_status[status] && status == 404 && in->ops->not_found)
+			fprintf(in->log, "hint: %s\n", in->ops->not_found);
 		in->said_status[status] = 1;
 	}
 }

@@ -26,7 +26,7 @@ per RawProfileSeries of a push.
     python3 tests/receiver.py --port 0 --log FILE [--fail-first SECS]
         [--refuse-first SECS] [--fail-count N] [--fail-status CODE]
         [--require-tenant] [--require-token TOKEN] [--max-body BYTES]
-        [--echo-auth N [--echo-repeat K]]
+        [--echo-auth N [--echo-repeat K]] [--old-server]
 
 The port is printed on stdout as the first line, before anything else
 (with --refuse-first, before the port is bound).
@@ -746,6 +746,8 @@ class Handler(BaseHTTPRequestHandler):
     def do_POST(self):
         body = self.read_body()
         route = self.route()
+        if route == "push" and self.server.opts.old_server:
+            route = None
         if not route:
             self.answer(404, b"404 page not found\n", "text/plain; charset=utf-8")
             return
@@ -1027,6 +1029,8 @@ def main():
                          "header in the message")
     ap.add_argument("--echo-repeat", type=int, default=1, metavar="K",
                     help="with --echo-auth: quote it K times")
+    ap.add_argument("--old-server", action="store_true",
+                    help="the last pyroscope-io server: no push route (404)")
     ap.add_argument("--verbose", action="store_true")
     opts = ap.parse_args()
 

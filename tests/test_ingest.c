@@ -984,6 +984,36 @@ Test(ingest, e2e_push_refused)
 	refused(INGEST_PROTOCOL_PUSH);
 }
 
+/* The older server has no push API: said once, with what to do, and lost. */
+Test(ingest, e2e_push_to_old_server)
+{
+	static const char *const extra[] = { "--old-server", NULL };
+	struct receiver rc;
+	struct ingest_opts o;
+	struct ingest *in;
+	char *lines[4], *all, *msgs = NULL;
+	size_t n, mlen;
+	FILE *log = open_memstream(&msgs, &mlen);
+	time_t t0 = ingest_align(time(NULL)) - 20;
+
+	receiver_start(&rc, extra);
+	o = e2e_opts(&rc, log);
+	o.protocol = INGEST_PROTOCOL_PUSH;
+	in = ingest_start(&o);
+	send_window(in, t0, 1);
+	send_window(in, t0 + INGEST_WINDOW, 1);
+	cr_assert_eq(ingest_stop(in), -1);
+	fclose(log);
+	all = receiver_stop(&rc, lines, 4, &n);
+	cr_assert_eq(n, 0);
+	cr_assert(strstr(msgs, "HTTP 404: 404 page not found; dropping it\nhint: the server has no "
+			 "push API (the older Pyroscope server?): use --protocol ingest\n"), "%s", msgs);
+	cr_assert_null(strstr(strstr(msgs, "hint:") + 1, "hint:"), "%s", msgs);
+	cr_assert(strstr(msgs, "2 of 2 profile windows not delivered"), "%s", msgs);
+	free(msgs);
+	free(all);
+}
+
 /* A token of len bytes (6 or more) that nothing else says: "sk-Qx7Qx7...". */
 static char *odd_token(size_t len)
 {
