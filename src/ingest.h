@@ -128,9 +128,10 @@ struct ingest *ingest_start(const struct ingest_opts *o);
 
 /*
  * Encode window (a profile as the sampler builds it: tag sets, then
- * threads, then code) for the window [from, until) and queue it.  One
- * request per tag set, threads merged, split further when a tag set has
- * more stacks or bytes than a request may carry.  The caller may clear or
+ * threads, then code) for the window [from, until) and queue it.  Threads
+ * merged, one series per tag set: as many requests as the wire format
+ * makes of them (ingest_format.h), split further when a tag set has more
+ * stacks or bytes than a request may carry.  The caller may clear or
  * reuse window as soon as this returns; it never waits for the network.
  * A window without samples is counted as delivered and sends nothing.
  *
