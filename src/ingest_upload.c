@@ -271,8 +271,13 @@ static void build_headers(struct ingest *in, const struct ingest_opts *o)
 	size_t nsec = 0;
 	char *s;
 
-	for (const char *const *h = in->ops->headers; *h; h++)
-		in->headers = lc.slist_append(in->headers, *h);
+	for (const char *const *h = in->ops->headers; *h; h++) {
+		char name[64];
+
+		snprintf(name, sizeof(name), "%.*s", (int)strcspn(*h, ":"), *h);
+		if (!has_header(hdrs, name))
+			in->headers = lc.slist_append(in->headers, *h);
+	}
 	/* no "Expect: 100-continue" round trip before larger bodies */
 	in->headers = lc.slist_append(in->headers, "Expect:");
 	add_secret(in, &nsec, o->auth_token);
