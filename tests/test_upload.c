@@ -104,17 +104,20 @@ static void check_windows(const struct upload *up)
 
 /*
  * Run pyrospy on the seed workload of in (NULL: the host's Python) for
- * secs, streaming to port over protocol ("ingest", "push"), folded copy
- * in file.
+ * secs, streaming to port over protocol ("ingest", "push", or "pprof"
+ * for /ingest with --ingest-format pprof), folded copy in file.
  */
 static int record_with(const struct interp *in, const char *port, const char *secs,
 		       const char *file, const char *const *wrap, const char *protocol, char **err)
 {
 	const char *sargs[] = { NULL, NULL };
 	char ready[64], pidbuf[32], url[64], *out;
+	/* "pprof": /ingest with --ingest-format pprof */
+	int pprof = !strcmp(protocol, "pprof");
 	const char *args[] = { "record", "--pid", pidbuf, "-d", secs, "-f", "folded", "-o", file,
 			       "--server", url, "--app-name", "seed", "--tag", "env=ci",
-			       "--protocol", protocol, NULL };
+			       "--protocol", pprof ? "ingest" : protocol,
+			       pprof ? "--ingest-format" : NULL, "pprof", NULL };
 	pid_t pid;
 
 	in = in ? in : &test_pythons[1];
@@ -256,6 +259,13 @@ Test(upload, push_sigterm_sends_the_partial_window, .timeout = 60)
 	const char *wrap[] = { "timeout", "--preserve-status", "-s", "TERM", "4", NULL };
 
 	partial_window(wrap, "100", 300, NULL, "push");
+}
+
+Test(upload, pprof_sigterm_sends_the_partial_window, .timeout = 60)
+{
+	const char *wrap[] = { "timeout", "--preserve-status", "-s", "TERM", "4", NULL };
+
+	partial_window(wrap, "100", 300, NULL, "pprof");
 }
 
 /* The target killed mid-window. */
