@@ -1166,7 +1166,7 @@ static void add_deep(struct profile *p, int stacks, int depth, size_t namelen)
  * Pushed windows stay within Grafana's limits, nothing lost: 16 001
  * stacks (two profiles), and 6 stacks of 1500 frames with names of 2000
  * bytes (over 4 MiB in one profile: cut to 1000 frames and 1024-byte
- * names, spread over profiles and requests).
+ * names, spread over profiles and requests); with basic auth.
  */
 Test(ingest, e2e_push_limits, .timeout = 60)
 {
@@ -1184,6 +1184,7 @@ Test(ingest, e2e_push_limits, .timeout = 60)
 	receiver_start(&rc, NULL);
 	o = e2e_opts(&rc, NULL);
 	o.protocol = INGEST_PROTOCOL_PUSH;
+	o.basic_auth = "user:pa:ss";
 	in = ingest_start(&o);
 	profile_init(&p);
 	for (int i = 0; i < 16001; i++) {
@@ -1209,6 +1210,7 @@ Test(ingest, e2e_push_limits, .timeout = 60)
 	cr_assert_geq(n, 4, "%zu series", n);
 	for (size_t i = 0; i < n; i++) {
 		total += field(lines[i], "samples");
+		cr_assert(strstr(lines[i], "\"password\": \"pa:ss\""), "%.300s", lines[i]);
 		deep += strstr(lines[i], "\"[truncated];s0_f501_nnn") != NULL;
 		cut += strstr(lines[i], "nnnnnn... (deep.py:502);") != NULL;
 	}
