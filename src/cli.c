@@ -159,7 +159,9 @@ static const char usage_options[] =
 	"streaming to a Pyroscope server (every 10 s; no file unless -o is given):\n"
 	"      --server URL       the server's base URL, e.g. http://pyroscope:4040\n"
 	"      --app-name NAME    the application's name (NAME.cpu on the server)\n"
-	"      --ingest-format F  folded (default) or trie (smaller uploads)\n"
+	"      --protocol P       ingest (default: POST /ingest, any Pyroscope) or push\n"
+	"                         (Grafana Pyroscope's push API, gzipped pprof)\n"
+	"      --ingest-format F  folded (default), trie (smaller uploads) or pprof\n"
 	"      --auth-token TOKEN bearer token ($PYROSPY_AUTH_TOKEN)\n"
 	"      --basic-auth U:P   basic authentication ($PYROSPY_BASIC_AUTH)\n"
 	"      --tenant-id ID     X-Scope-OrgID ($PYROSPY_TENANT_ID)\n"
@@ -257,7 +259,7 @@ static int parse_seconds(const char *s, double *out)
 enum {
 	OPT_IDLE = 256, OPT_GIL, OPT_THREADS, OPT_NO_TAGS, OPT_FUNCTION, OPT_SUBPROCESSES, OPT_SERVER,
 	OPT_APP_NAME, OPT_TAG, OPT_AUTH_TOKEN, OPT_BASIC_AUTH, OPT_TENANT_ID, OPT_HEADER,
-	OPT_INSECURE, OPT_CACERT, OPT_INGEST_FORMAT, OPT_PID_OF,
+	OPT_INSECURE, OPT_CACERT, OPT_INGEST_FORMAT, OPT_PID_OF, OPT_PROTOCOL,
 };
 
 static const struct option long_opts[] = {
@@ -283,6 +285,7 @@ static const struct option long_opts[] = {
 	{ "insecure", no_argument, NULL, OPT_INSECURE },
 	{ "cacert", required_argument, NULL, OPT_CACERT },
 	{ "ingest-format", required_argument, NULL, OPT_INGEST_FORMAT },
+	{ "protocol", required_argument, NULL, OPT_PROTOCOL },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
@@ -472,10 +475,24 @@ static int parse_opts(struct cli_opts *o, int argc, char **argv)
 			o->up.cacert = optarg;
 			break;
 		case OPT_INGEST_FORMAT:
-			if (strcmp(optarg, "folded") && strcmp(optarg, "trie"))
-				return usage_error(o->cmd, "unknown ingest format '%s': want folded or trie",
+			if (!strcmp(optarg, "folded"))
+				o->up.format = INGEST_FORMAT_FOLDED;
+			else if (!strcmp(optarg, "trie"))
+				o->up.format = INGEST_FORMAT_TRIE;
+			else if (!strcmp(optarg, "pprof"))
+				o->up.format = INGEST_FORMAT_PPROF;
+			else
+				return usage_error(o->cmd, "unknown ingest format '%s': want folded, trie "
+						   "or pprof", optarg);
+			break;
+		case OPT_PROTOCOL:
+			if (!strcmp(optarg, "ingest"))
+				o->up.protocol = INGEST_PROTOCOL_INGEST;
+			else if (!strcmp(optarg, "push"))
+				o->up.protocol = INGEST_PROTOCOL_PUSH;
+			else
+				return usage_error(o->cmd, "unknown protocol '%s': want ingest or push",
 						   optarg);
-			o->up.trie_format = !strcmp(optarg, "trie");
 			break;
 		case 'q':
 			o->quiet = 1;
@@ -817,6 +834,9 @@ static int profile_target(struct cli_opts *o, struct target *t, pid_t pid, pid_t
 	if (o->up.server) {
 		o->up.spy_name = !t ? "pyrospy" : t->lang == TARGET_RUBY ? "pyrospy-ruby" :
 								     "pyrospy-python";
+		/* the OpenTelemetry names: sys.implementation.name, RUBY_ENGINE */
+		o->up.runtime_name = !t ? NULL : t->lang == TARGET_RUBY ? "ruby" : "cpython";
+		o->up.runtime_version = t ? t->version : NULL;
 		o->up.log = stderr;
 		rec.in = ingest_start(&o->up);
 		if (!rec.in)

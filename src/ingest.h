@@ -10,9 +10,10 @@
 struct profile;
 
 /*
- * Streaming profiles to a Pyroscope server over its /ingest API, the one
- * both the current Grafana server and the last pyroscope-io server speak
- * (see /work/shared/research/pyroscope-ingest.md for the wire protocol).
+ * Streaming profiles to a Pyroscope server, over its /ingest API (the
+ * one both the current Grafana server and the last pyroscope-io server
+ * speak) or Grafana Pyroscope's push API (see
+ * /work/shared/research/pyroscope-ingest.md for both wire protocols).
  *
  * The sampler hands over one finished window at a time; ingest_window()
  * turns it into request bodies at once and queues them in a bounded
@@ -38,8 +39,23 @@ struct profile;
 #define INGEST_MAX_VALUE	1024	/* bytes of a tag value (server: 2048) */
 #define INGEST_MAX_APP		1024	/* bytes of the app name */
 
+#define INGEST_MAX_PROFILE	(4u << 20)	/* bytes of a pprof, uncompressed (Grafana) */
+
 #define INGEST_WINDOW		10	/* seconds per window, wall-clock aligned */
 #define INGEST_SPOOL_DEFAULT	((size_t)64 << 20)
+
+/* How windows travel (--protocol). */
+enum ingest_protocol {
+	INGEST_PROTOCOL_INGEST,	/* POST /ingest: both servers */
+	INGEST_PROTOCOL_PUSH,	/* POST /push.v1.PusherService/Push: Grafana Pyroscope */
+};
+
+/* The body of an /ingest request (--ingest-format). */
+enum ingest_format {
+	INGEST_FORMAT_FOLDED,
+	INGEST_FORMAT_TRIE,
+	INGEST_FORMAT_PPROF,	/* gzipped pprof, tags as sample labels */
+};
 
 struct ingest_opts {
 	const char *server;	/* "https://host:4040/prefix"; /ingest is appended */
@@ -53,7 +69,10 @@ struct ingest_opts {
 	const char *header_lines;	/* more "K: V" separated by '\n' ($PYROSPY_HEADERS) */
 	int insecure;		/* skip TLS verification (warned about) */
 	const char *cacert;	/* CA bundle file for TLS */
-	int trie_format;	/* send format=trie instead of folded */
+	enum ingest_protocol protocol;
+	enum ingest_format format;	/* with INGEST_PROTOCOL_INGEST */
+	const char *runtime_name;	/* "cpython", "ruby": a push label; NULL: none */
+	const char *runtime_version;	/* "3.11.2" */
 	unsigned int rate;	/* the real sampling rate, Hz (sampleRate) */
 	size_t spool_bytes;	/* bound of the spool; 0: INGEST_SPOOL_DEFAULT */
 	double flush_timeout;	/* seconds ingest_stop() may take; 0: 5 */
@@ -109,9 +128,10 @@ struct ingest *ingest_start(const struct ingest_opts *o);
 
 /*
  * Encode window (a profile as the sampler builds it: tag sets, then
- * threads, then code) for the window [from, until) and queue it.  One
- * request per tag set, threads merged, split further when a tag set has
- * more stacks or bytes than a request may carry.  The caller may clear or
+ * threads, then code) for the window [from, until) and queue it.  Threads
+ * merged, one series per tag set: as many requests as the wire format
+ * makes of them (ingest_format.h), split further when a tag set has more
+ * stacks or bytes than a request may carry.  The caller may clear or
  * reuse window as soon as this returns; it never waits for the network.
  * A window without samples is counted as delivered and sends nothing.
  *
@@ -142,10 +162,10 @@ time_t ingest_align(time_t t);
 struct ingest_req {
 	struct ingest_req *next;
 	char *name;		/* "shop.cpu{env=prod}", before percent-encoding */
-	char *query;		/* the whole query string, encoded */
+	char *query;		/* the whole query string, encoded; NULL: none (push) */
 	char *body;
 	size_t len;
-	unsigned int stacks;	/* unique stacks in body */
+	unsigned int stacks;	/* unique stacks in body (pprof: samples) */
 	uint64_t samples;	/* their total count */
 	struct ingest_win *win;	/* the window's bookkeeping (uploader only) */
 };

@@ -26,10 +26,13 @@ int tags_is_key_char(int c)
  * Keys the server treats specially: __name__ replaces the app name,
  * anything else starting with "__" is dropped by Grafana, profile_id makes
  * Grafana discard the profile, pyroscope_spy duplicates a label the server
- * adds (400), service_name and app_name change the series' identity.
+ * adds (400), service_name and app_name change the series' identity,
+ * and the process_runtime_ pair would duplicate the labels pyrospy's
+ * pushes carry (400).
  */
 static const char *const reserved_keys[] = {
-	"profile_id", "pyroscope_spy", "service_name", "app_name",
+	"profile_id", "pyroscope_spy", "service_name", "app_name", "process_runtime_name",
+	"process_runtime_version",
 };
 
 const char *tags_key_problem(const char *k, size_t n)

@@ -3,24 +3,30 @@
 """A test receiver for pyrospy's uploads: the server side of Pyroscope's
 legacy POST /ingest API, as /work/shared/research/pyroscope-ingest.md
 describes it from the sources of both servers (Grafana Pyroscope, "G", and
-the last pyroscope-io server, "OG").
+the last pyroscope-io server, "OG"), and of G's push API
+(POST /push.v1.PusherService/Push, Connect unary, section 8 there).
 
 It answers what the servers answer (status codes and G's JSON error
 bodies) and accepts only what both accept: the name is parsed by ports of
 both servers' state machines with their own character sets, the query the
 way Go's url.ParseQuery reads it, folded bodies the way ParseGroups does
 (bufio.Scanner's 64 KiB line limit included) and trie bodies the way
-transporttrie.IterateRaw does.  On top of that it refuses, with 400 and a
-message starting "receiver:", what a server would take but silently alter
-or lose (a line it would stop at, a tag it would drop, an empty frame...):
-those are client bugs.
+transporttrie.IterateRaw does.  Protobuf (the PushRequest, and the pprof
+of format=pprof and of each pushed sample) is decoded by hand, as strictly
+as Go's proto3 unmarshalling: malformed wire data and invalid UTF-8 in a
+string are refused.  On top of that it refuses, with 400 and a message
+starting "receiver:", what a server would take but silently alter or lose
+(a line it would stop at, a tag it would drop, an empty frame...): those
+are client bugs.
 
-Each accepted request appends one JSON line to --log.
+Each accepted request appends one JSON line to --log per series: one for
+folded and trie, one per sample label set of a pprof (as G splits it), one
+per RawProfileSeries of a push.
 
     python3 tests/receiver.py --port 0 --log FILE [--fail-first SECS]
         [--refuse-first SECS] [--fail-count N] [--fail-status CODE]
         [--require-tenant] [--require-token TOKEN] [--max-body BYTES]
-        [--echo-auth N [--echo-repeat K]]
+        [--echo-auth N [--echo-repeat K]] [--old-server]
 
 The port is printed on stdout as the first line, before anything else
 (with --refuse-first, before the port is bound).
@@ -35,6 +41,7 @@ import socket
 import sys
 import threading
 import time
+import zlib
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 MAX_STACKS = 16000          # G: max_profile_stacktrace_samples
@@ -53,8 +60,16 @@ PROFILE_TYPES = {
     "alloc_outside_tlab_objects", "alloc_outside_tlab_bytes", "live", "exceptions", "bytes",
 }
 
-# keys a client must not send (see the study, 7.6)
-RESERVED_KEYS = {"profile_id", "pyroscope_spy", "service_name", "app_name"}
+# keys a client must not send (see the study, 7.6), and the labels
+# pyrospy's pushes carry besides the tags
+RESERVED_KEYS = {"profile_id", "pyroscope_spy", "service_name", "app_name",
+                 "process_runtime_name", "process_runtime_version"}
+PUSH_LABELS = {"__name__", "service_name", "process_runtime_name", "process_runtime_version"}
+
+PUSH_PATH = "/push.v1.PusherService/Push"
+MAX_PROFILE = 4 << 20       # G: max_profile_size_bytes, uncompressed
+MAX_LABEL_NAME = 1024       # G: validation.max-label-name-length
+MAX_SYMBOL = 65535          # G: max_profile_symbol_value_length (cut beyond)
 
 
 class Reject(Exception):
@@ -97,6 +112,10 @@ def go_unescape(s):
         out.append(0x20 if c == "+" else ord(c))
         i += 1
     return bytes(out)
+
+
+def param_of(q, k):
+    return q[k][0].decode("utf-8", "replace") if k in q else None
 
 
 def parse_query(raw):
@@ -383,6 +402,293 @@ def check_stacks(pairs):
     return stacks
 
 
+# --- protobuf, by hand -------------------------------------------------------
+
+def pb_varint(b, pos):
+    v, shift = 0, 0
+    for _ in range(10):
+        if pos >= len(b):
+            raise Reject(400, "proto: unexpected EOF")
+        c = b[pos]
+        pos += 1
+        v |= (c & 0x7f) << shift
+        if c < 0x80:
+            if v >= 1 << 64:
+                raise Reject(400, "proto: integer overflow")
+            return v, pos
+        shift += 7
+    raise Reject(400, "proto: integer overflow")
+
+
+def pb_fields(b):
+    """(field, wire, value) of a message: ints for varints, bytes otherwise."""
+    pos, out = 0, []
+    while pos < len(b):
+        key, pos = pb_varint(b, pos)
+        field, wire = key >> 3, key & 7
+        if field == 0 or field >= 1 << 29:
+            raise Reject(400, "proto: invalid field number")
+        if wire == 0:
+            v, pos = pb_varint(b, pos)
+        elif wire == 2:
+            n, pos = pb_varint(b, pos)
+            if pos + n > len(b):
+                raise Reject(400, "proto: unexpected EOF")
+            v, pos = bytes(b[pos:pos + n]), pos + n
+        elif wire in (1, 5):
+            n = 8 if wire == 1 else 4
+            if pos + n > len(b):
+                raise Reject(400, "proto: unexpected EOF")
+            v, pos = bytes(b[pos:pos + n]), pos + n
+        else:
+            raise Reject(400, "proto: cannot parse reserved wire type")
+        out.append((field, wire, v))
+    return out
+
+
+def pb_string(v, what):
+    if not isinstance(v, bytes):
+        raise Reject(400, "proto: %s: wrong wire type" % what)
+    try:
+        return v.decode("utf-8")
+    except UnicodeDecodeError:
+        # Go's proto3 unmarshalling of a string field
+        raise Reject(400, "proto: %s: string field contains invalid UTF-8" % what)
+
+
+def pb_uints(wire, v, what):
+    """A repeated integer field's occurrence, packed or not."""
+    if wire == 0:
+        return [v]
+    if wire != 2:
+        raise Reject(400, "proto: %s: wrong wire type" % what)
+    out, pos = [], 0
+    while pos < len(v):
+        x, pos = pb_varint(v, pos)
+        out.append(x)
+    return out
+
+
+def pb_int64(v):
+    return v - (1 << 64) if v >= 1 << 63 else v
+
+
+def pb_message(b, spec, what):
+    """Fields of b by spec {field: (name, kind, repeated)}; unknown ones refused."""
+    out = {name: [] if rep else None for name, _, rep in spec.values()}
+    for field, wire, v in pb_fields(b):
+        if field not in spec:
+            raise strict("%s: unknown field %d" % (what, field))
+        name, kind, rep = spec[field]
+        if kind == "uints":
+            vals = pb_uints(wire, v, what + "." + name)
+        elif kind == "int":
+            if wire != 0:
+                raise Reject(400, "proto: %s.%s: wrong wire type" % (what, name))
+            vals = [v]
+        elif kind == "string":
+            vals = [pb_string(v, what + "." + name)]
+        else:
+            if wire != 2:
+                raise Reject(400, "proto: %s.%s: wrong wire type" % (what, name))
+            vals = [v]
+        if rep:
+            out[name].extend(vals)
+        else:
+            out[name] = vals[-1]
+    return out
+
+
+# profile.proto (github.com/google/pprof), the fields a CPU profile uses
+PPROF = {1: ("sample_type", "bytes", True), 2: ("sample", "bytes", True),
+         3: ("mapping", "bytes", True), 4: ("location", "bytes", True),
+         5: ("function", "bytes", True), 6: ("string_table", "string", True),
+         7: ("drop_frames", "int", False), 8: ("keep_frames", "int", False),
+         9: ("time_nanos", "int", False), 10: ("duration_nanos", "int", False),
+         11: ("period_type", "bytes", False), 12: ("period", "int", False),
+         13: ("comment", "uints", True), 14: ("default_sample_type", "int", False)}
+VALUE_TYPE = {1: ("type", "int", False), 2: ("unit", "int", False)}
+SAMPLE = {1: ("location_id", "uints", True), 2: ("value", "uints", True),
+          3: ("label", "bytes", True)}
+LABEL = {1: ("key", "int", False), 2: ("str", "int", False), 3: ("num", "int", False),
+         4: ("num_unit", "int", False)}
+LOCATION = {1: ("id", "int", False), 2: ("mapping_id", "int", False),
+            3: ("address", "int", False), 4: ("line", "bytes", True),
+            5: ("is_folded", "int", False)}
+LINE = {1: ("function_id", "int", False), 2: ("line", "int", False)}
+FUNCTION = {1: ("id", "int", False), 2: ("name", "int", False), 3: ("system_name", "int", False),
+            4: ("filename", "int", False), 5: ("start_line", "int", False)}
+
+
+def pprof_frame(name, file, line):
+    """As pyrospy's text formats show a frame (out_frame_text)."""
+    if not file:
+        return name
+    return "%s (%s:%d)" % (name, file, line) if line > 0 else "%s (%s)" % (name, file)
+
+
+def check_pprof(raw, what):
+    """A pprof as G reads and validates it (pprof.RawFromBytes, ValidateProfile),
+    plus what pyrospy promises.  Returns (rate, {label set: {stack: count}},
+    time_nanos, duration_nanos)."""
+    if raw[:2] != b"\x1f\x8b":
+        raise strict("%s: the pprof is not gzipped" % what)
+    d = zlib.decompressobj(16 + 15)
+    try:
+        body = d.decompress(raw, MAX_PROFILE + 1)
+        if len(body) > MAX_PROFILE:
+            raise Reject(400, "the profile with labels '%s' exceeds the size limit "
+                         "(max_profile_size_byte, actual: >%d, limit: %d)"
+                         % (what, MAX_PROFILE, MAX_PROFILE))
+        body += d.flush()
+    except zlib.error as e:
+        raise Reject(400, "failed to decompress profile: %s" % e)
+    if not d.eof:
+        raise Reject(400, "failed to decompress profile: unexpected EOF")
+    if d.unused_data:
+        raise strict("%s: bytes after the gzip member" % what)
+    p = pb_message(body, PPROF, "Profile")
+    st = p["string_table"]
+    if not st or st[0] != "":
+        raise Reject(400, "malformed profile: string_table[0] must be ''")
+
+    def s(i, ctx):
+        if not 0 <= i < len(st):
+            raise strict("%s: string index %d out of range" % (ctx, i))
+        return st[i]
+
+    if len(p["sample"]) > MAX_STACKS:
+        raise Reject(400, "the profile with labels '%s' exceeds the samples count limit "
+                     "(max_profile_stacktrace_samples, actual: %d, limit: %d)"
+                     % (what, len(p["sample"]), MAX_STACKS))
+    types = [pb_message(v, VALUE_TYPE, "ValueType") for v in p["sample_type"]]
+    for t in types:
+        if "-" in s(t["type"] or 0, "sample_type"):
+            raise Reject(400, "sample type contains -")
+    names = [(s(t["type"] or 0, "type"), s(t["unit"] or 0, "unit")) for t in types]
+    if names != [("samples", "count"), ("cpu", "nanoseconds")]:
+        raise strict("%s: sample types %r" % (what, names))
+    pt = pb_message(p["period_type"] or b"", VALUE_TYPE, "ValueType")
+    if (s(pt["type"] or 0, "period_type"), s(pt["unit"] or 0, "period_type")) != ("cpu", "nanoseconds"):
+        raise strict("%s: period type is not cpu/nanoseconds" % what)
+    period = p["period"] or 0
+    rate = round(1e9 / period) if period > 0 else 0
+    if not rate or 10 ** 9 // rate != period:
+        raise strict("%s: period %d ns is not 1e9 / a rate" % (what, period))
+    funcs = {}
+    for v in p["function"]:
+        f = pb_message(v, FUNCTION, "Function")
+        if not f["id"]:
+            raise Reject(400, "function id is 0")
+        if f["id"] in funcs:
+            raise strict("%s: function id %d twice" % (what, f["id"]))
+        funcs[f["id"]] = (s(f["name"] or 0, "Function.name"), s(f["filename"] or 0, "Function.filename"))
+    locs = {}
+    for v in p["location"]:
+        loc = pb_message(v, LOCATION, "Location")
+        if not loc["id"]:
+            raise Reject(400, "location id is 0")
+        if loc["id"] in locs:
+            raise strict("%s: location id %d twice" % (what, loc["id"]))
+        frames = []
+        for lv in loc["line"]:
+            ln = pb_message(lv, LINE, "Line")
+            if ln["function_id"] not in funcs:
+                raise strict("%s: line of unknown function %r" % (what, ln["function_id"]))
+            name, file = funcs[ln["function_id"]]
+            frames.append(pprof_frame(name, file, pb_int64(ln["line"] or 0)))
+        if not frames:
+            raise strict("%s: location %d without a line" % (what, loc["id"]))
+        # the lines of a location are inlined calls, the caller last
+        locs[loc["id"]] = list(reversed(frames))
+    if any(len(x.encode()) > MAX_SYMBOL for x in st):
+        raise strict("%s: a string of over %d bytes (the server cuts it)" % (what, MAX_SYMBOL))
+    out = {}
+    for v in p["sample"]:
+        smp = pb_message(v, SAMPLE, "Sample")
+        if len(smp["value"]) != len(types):
+            raise Reject(400, "malformed profile: %d values for %d sample types"
+                         % (len(smp["value"]), len(types)))
+        count, cpu = (pb_int64(x) for x in smp["value"])
+        if count <= 0 or cpu != count * period:
+            raise strict("%s: sample values %d, %d (period %d)" % (what, count, cpu, period))
+        if not smp["location_id"]:
+            raise strict("%s: sample without a location" % what)
+        if len(smp["location_id"]) > MAX_DEPTH:
+            raise strict("stack of %d frames: the server truncates it to %d"
+                         % (len(smp["location_id"]), MAX_DEPTH))
+        stack = []
+        for lid in reversed(smp["location_id"]):
+            if lid not in locs:
+                raise strict("%s: unknown location %d" % (what, lid))
+            stack += locs[lid]
+        labels = {}
+        for lv in smp["label"]:
+            lab = pb_message(lv, LABEL, "Label")
+            k, val = s(lab["key"] or 0, "Label.key"), s(lab["str"] or 0, "Label.str")
+            if k in labels:
+                raise strict("%s: sample label %r twice" % (what, k))
+            check_tag(k, val)
+            labels[k] = val
+        key = json.dumps(labels, sort_keys=True)
+        text = ";".join(stack)
+        if any(ord(c) < 0x20 or ord(c) == 0x7f for c in text):
+            raise strict("control character in %r" % text[:200])
+        series = out.setdefault(key, {})
+        series[text] = series.get(text, 0) + count
+    return rate, out, p["time_nanos"] or 0, p["duration_nanos"] or 0
+
+
+def check_tag(k, v):
+    """A tag pyrospy sends as a label: what both servers take unaltered."""
+    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", k) or len(k) > MAX_LABEL_NAME:
+        raise strict("tag key %r is not [A-Za-z_][A-Za-z0-9_]*" % k)
+    if k.startswith("__") or k in RESERVED_KEYS or k == "thread":
+        raise strict("tag key %r is reserved (or a per-thread label)" % k)
+    if not v or go_trim(v) != v or len(v.encode()) > MAX_LABEL_VALUE:
+        raise strict("value of tag %r is empty, too long or has white space" % k)
+    if any(ord(c) < 0x20 or ord(c) == 0x7f for c in v):
+        raise strict("value of tag %r holds a control character" % k)
+
+
+# push.proto and types.proto (api/push/v1, api/types/v1)
+PUSH_REQUEST = {1: ("series", "bytes", True)}
+RAW_SERIES = {1: ("labels", "bytes", True), 2: ("samples", "bytes", True),
+              3: ("annotations", "bytes", True)}
+LABEL_PAIR = {1: ("name", "string", False), 2: ("value", "string", False)}
+RAW_SAMPLE = {1: ("raw_profile", "bytes", False), 2: ("ID", "string", False)}
+
+
+def check_labels(pairs):
+    """validation.ValidateLabels, after the distributor's own additions."""
+    names = [n for n, _ in pairs]
+    ls = dict(pairs)
+    text = "{" + ", ".join('%s="%s"' % (n, v) for n, v in sorted(pairs)) + "}"
+    if not pairs:
+        raise Reject(400, "error at least one label pair is required per profile")
+    if len(pairs) > MAX_LABEL_NAMES:
+        raise Reject(400, "profile series '%s' has %d label names; limit %d"
+                     % (text, len(pairs), MAX_LABEL_NAMES))
+    if not re.fullmatch(r"[a-zA-Z_:][a-zA-Z0-9_:]*", ls.get("__name__", "")):
+        raise Reject(400, "invalid labels '%s' with error: invalid metric name" % text)
+    if not ls.get("service_name"):
+        raise Reject(400, "invalid labels '%s' with error: service name is not provided" % text)
+    last = None
+    for n, v in sorted(pairs):
+        if len(n) > MAX_LABEL_NAME:
+            raise Reject(400, "profile with labels '%s' has label name too long: '%s'" % (text, n))
+        if len(v.encode()) > MAX_LABEL_VALUE:
+            raise Reject(400, "profile with labels '%s' has label value too long: '%s'" % (text, v))
+        if not re.fullmatch(r"[a-zA-Z_][a-zA-Z0-9_]*", n):
+            raise Reject(400, "invalid labels '%s' with error: invalid label name '%s'" % (text, n))
+        if n == last:
+            raise Reject(400, "profile with labels '%s' has duplicate label name: '%s'" % (text, n))
+        last = n
+    if len(set(names)) != len(names):
+        raise Reject(400, "profile with labels '%s' has duplicate label name" % text)
+    return ls
+
+
 # --- HTTP --------------------------------------------------------------------
 
 class Handler(BaseHTTPRequestHandler):
@@ -424,18 +730,25 @@ class Handler(BaseHTTPRequestHandler):
                 self.rfile.readline()
         return self.rfile.read(int(self.headers.get("Content-Length") or 0))
 
-    def is_ingest(self):
+    def route(self):
         path = self.path.split("?", 1)[0]
-        return path == "/ingest" or path.endswith("/ingest")
+        if path == PUSH_PATH or path.endswith(PUSH_PATH):
+            return "push"
+        if path == "/ingest" or path.endswith("/ingest"):
+            return "ingest"
+        return None
 
     def do_GET(self):
-        self.answer(405 if self.is_ingest() else 404, b"")
+        self.answer(405 if self.route() else 404, b"")
 
     do_PUT = do_DELETE = do_PATCH = do_GET
 
     def do_POST(self):
         body = self.read_body()
-        if not self.is_ingest():
+        route = self.route()
+        if route == "push" and self.server.opts.old_server:
+            route = None
+        if not route:
             self.answer(404, b"404 page not found\n", "text/plain; charset=utf-8")
             return
         srv = self.server
@@ -458,17 +771,21 @@ class Handler(BaseHTTPRequestHandler):
                 quote = "'Authorization: %s'" % self.headers.get("Authorization", "")
                 self.reject(Reject(401, "invalid credentials: " + ", ".join([quote] * opts.echo_repeat)))
                 return
-            rec = self.ingest(body)
+            recs = self.push(body) if route == "push" else self.ingest(body)
         except Reject as e:
             if opts.verbose or not e.message.startswith("receiver: injected"):
                 sys.stderr.write("receiver: %d %s\n" % (e.status, e.message))
             self.reject(e)
             return
-        line = json.dumps(rec, sort_keys=True)
         with srv.lock:
-            srv.log.write(line + "\n")
+            for rec in recs:
+                srv.log.write(json.dumps(rec, sort_keys=True) + "\n")
             srv.log.flush()
-        self.answer(200)
+        if route == "push":
+            # an empty PushResponse
+            self.answer(200, b"", "application/proto")
+        else:
+            self.answer(200)
 
     def auth(self, rec):
         opts = self.server.opts
@@ -500,7 +817,8 @@ class Handler(BaseHTTPRequestHandler):
         elif opts.require_tenant:
             raise Reject(401, "no org id")
         known = {"host", "user-agent", "accept", "content-type", "content-length",
-                 "authorization", "x-scope-orgid", "expect", "transfer-encoding"}
+                 "authorization", "x-scope-orgid", "expect", "transfer-encoding",
+                 "connect-protocol-version"}
         rec["headers"] = {k.lower(): v for k, v in self.headers.items() if k.lower() not in known}
         rec["user_agent"] = self.headers.get("User-Agent")
 
@@ -514,7 +832,11 @@ class Handler(BaseHTTPRequestHandler):
         q, dropped = parse_query(raw)
         if "name" not in q or not q["name"][0]:
             raise Reject(400, "name: service name is required")
-        name, app, tags = check_name(q["name"][0])
+        q_name = q["name"][0]
+        if param_of(q, "format") == "pprof":
+            name, app, tags = None, None, None
+        else:
+            name, app, tags = check_name(q_name)
         if dropped:
             raise strict("query pairs Go drops: %r" % dropped)
         dup = [k for k, v in q.items() if len(v) > 1]
@@ -551,6 +873,8 @@ class Handler(BaseHTTPRequestHandler):
         fmt, ctype = param("format"), self.headers.get("Content-Type", "")
         if fmt == "trie" or ctype == "binary/octet-stream+trie":
             kind = "trie"
+        elif fmt == "pprof" and ctype == "binary/octet-stream":
+            return self.ingest_pprof(rec, q_name, frm, until, int(rate), spy, body)
         elif fmt in ("tree", "lines", "jfr", "pprof", "speedscope") or \
                 ctype == "binary/octet-stream+tree" or "multipart/form-data" in ctype:
             raise strict("format %r / Content-Type %r: not what pyrospy sends" % (fmt, ctype))
@@ -568,7 +892,112 @@ class Handler(BaseHTTPRequestHandler):
         rec.update(name=name, app=app, tags=tags, **{"from": frm}, until=until,
                    sampleRate=int(rate), spyName=spy, format=kind, bytes=len(body),
                    samples=sum(stacks.values()), stacks=stacks, content_type=ctype)
-        return rec
+        return [rec]
+
+    def ingest_pprof(self, rec, raw_name, frm, until, rate, spy, body):
+        """format=pprof: G reads the body as a (gzipped) pprof, the whole name
+        is the service name, and the samples' labels make the series."""
+        try:
+            name = raw_name.decode("utf-8")
+        except UnicodeDecodeError:
+            raise strict("name is not valid UTF-8")
+        labels = parse_name(name, "G")
+        parse_name(name, "OG")
+        if list(labels) != ["__name__"] or labels["__name__"] != name:
+            raise strict("name %r: with format=pprof the tags go in sample labels" % name)
+        if name.endswith(".cpu"):
+            raise strict("name %r: G would take the .cpu for part of the service name" % name)
+        try:
+            prate, series, t, d = check_pprof(body, name)
+        except Reject as e:
+            # G answers 422 to whatever fails in a pprof on /ingest
+            raise Reject(422 if e.status == 400 and not e.message.startswith("receiver:")
+                         else e.status, e.message, raw=e.raw)
+        if t != frm * 10 ** 9 or d != (until - frm) * 10 ** 9:
+            raise strict("time_nanos %d duration_nanos %d, want the window %d..%d"
+                         % (t, d, frm, until))
+        if prate != rate:
+            raise strict("sampleRate=%d but the pprof's period says %d Hz" % (rate, prate))
+        out = []
+        for key, stacks in series.items():
+            r = dict(rec)
+            r.update(name=name, app=name, tags=json.loads(key), **{"from": frm}, until=until,
+                     sampleRate=rate, spyName=spy, format="pprof", bytes=len(body),
+                     samples=sum(stacks.values()), stacks=stacks,
+                     content_type=self.headers.get("Content-Type"))
+            out.append(r)
+        return out
+
+    def push(self, body):
+        """POST /push.v1.PusherService/Push: Connect unary, binary proto."""
+        opts = self.server.opts
+        rec = {"path": self.path.split("?", 1)[0], "protocol": "push"}
+        if "?" in self.path:
+            raise strict("a query string on the push route")
+        # connect-go: a media type it does not serve is 415, no body
+        ctype = self.headers.get("Content-Type", "")
+        if ctype != "application/proto":
+            raise Reject(415, "unsupported content type %r" % ctype, raw=b"")
+        ver = self.headers.get("Connect-Protocol-Version")
+        if ver is None:
+            raise strict("no Connect-Protocol-Version header")
+        if ver != "1":
+            raise Reject(400, 'connect-protocol-version must be "1": got "%s"' % ver)
+        enc = self.headers.get("Content-Encoding")
+        if enc and enc.lower() not in ("identity", "gzip"):
+            raise Reject(400, "unknown compression %r" % enc, code="unimplemented")
+        if enc and enc.lower() == "gzip":
+            raise strict("Content-Encoding gzip: pyrospy gzips each pprof, not the request")
+        self.auth(rec)
+        if len(body) > opts.max_body:
+            raise Reject(413, "request body too large: http: request body too large")
+        req = pb_message(body, PUSH_REQUEST, "PushRequest")
+        if not req["series"]:
+            raise Reject(400, "no profiles received")
+        now = time.time()
+        out = []
+        for sv in req["series"]:
+            ser = pb_message(sv, RAW_SERIES, "RawProfileSeries")
+            pairs = []
+            for lv in ser["labels"]:
+                lab = pb_message(lv, LABEL_PAIR, "LabelPair")
+                pairs.append((lab["name"] or "", lab["value"] or ""))
+            if not any(n == "service_name" for n, _ in pairs):
+                # the distributor puts it in; pyrospy always sends it
+                raise strict("series without service_name (the server says 'unspecified')")
+            ls = check_labels(pairs)
+            if ls["__name__"] != "process_cpu":
+                raise strict("__name__ %r, want process_cpu" % ls["__name__"])
+            tags = {k: v for k, v in ls.items() if k not in PUSH_LABELS}
+            for k, v in tags.items():
+                check_tag(k, v)
+            if ser["annotations"]:
+                raise strict("annotations: not what pyrospy sends")
+            if not ser["samples"]:
+                raise strict("series without samples")
+            for smp in ser["samples"]:
+                raw = pb_message(smp, RAW_SAMPLE, "RawSample")
+                if not raw["raw_profile"]:
+                    raise Reject(400, "empty profile")
+                rate, series, t, d = check_pprof(raw["raw_profile"], ls["service_name"])
+                if t % (10 * 10 ** 9) or d != 10 * 10 ** 9:
+                    raise strict("time_nanos %d duration_nanos %d: not a 10 s aligned window"
+                                 % (t, d))
+                frm, until = t // 10 ** 9, t // 10 ** 9 + 10
+                # G's ingestion window: reject_older_than 1h, reject_newer_than 10m
+                if not now - 3600 < frm < now + 600:
+                    raise Reject(400, "profile timestamp %d is outside the ingestion window" % frm)
+                if list(series) != ["{}"]:
+                    raise strict("sample labels in a push: %r (tags belong in the series)"
+                                 % list(series))
+                stacks = series["{}"]
+                r = dict(rec)
+                r.update(labels=ls, tags=tags, app=ls["service_name"], **{"from": frm},
+                         until=until, sampleRate=rate, format="pprof", bytes=len(raw["raw_profile"]),
+                         samples=sum(stacks.values()), stacks=stacks, content_type=ctype,
+                         runtime=[ls.get("process_runtime_name"), ls.get("process_runtime_version")])
+                out.append(r)
+        return out
 
 
 def free_port(host):
@@ -600,6 +1029,8 @@ def main():
                          "header in the message")
     ap.add_argument("--echo-repeat", type=int, default=1, metavar="K",
                     help="with --echo-auth: quote it K times")
+    ap.add_argument("--old-server", action="store_true",
+                    help="the last pyroscope-io server: no push route (404)")
     ap.add_argument("--verbose", action="store_true")
     opts = ap.parse_args()
 

@@ -21,7 +21,7 @@ static void assert_error_hint(const char *err, const char *what)
 }
 
 struct bad_case {
-	const char *args[8];
+	const char *args[12];
 };
 
 Test(cli, bad_options_exit_2)
@@ -42,6 +42,10 @@ Test(cli, bad_options_exit_2)
 		{ { "exec", NULL } },
 		{ { "exec", "--", NULL } },
 		{ { "frobnicate", NULL } },
+		{ { "record", "--pid", "1", "--protocol", "grpc", NULL } },
+		{ { "record", "--pid", "1", "--ingest-format", "json", NULL } },
+		{ { "record", "--pid", "1", "--server", "http://h:1", "--app-name", "a", "--protocol",
+		    "push", "--ingest-format", "trie", NULL } },
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {

@@ -6,10 +6,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "helpers.h"
 #include "ingest.h"
 #include "profile.h"
 
@@ -354,7 +356,7 @@ Test(ingest, trie_golden)
 	struct ingest_req *r;
 	struct profile p;
 
-	o.trie_format = 1;
+	o.format = INGEST_FORMAT_TRIE;
 	profile_init(&p);
 	add(&p, "", "t", "foo;baz", 3);
 	add(&p, "", "t", "foo;bar", 2);
@@ -472,7 +474,7 @@ Test(ingest, trie_round_trip)
 					add(&p, "", "t", "main", 1);
 			}
 	folded = ingest_encode(&o, &p, 1700000000, 1700000010);
-	o.trie_format = 1;
+	o.format = INGEST_FORMAT_TRIE;
 	trie = ingest_encode(&o, &p, 1700000000, 1700000010);
 	cr_assert_lt(trie->len, folded->len / 2);
 	n = iterate_raw((const unsigned char *)trie->body, trie->len, kv, 4000);
@@ -507,7 +509,7 @@ Test(ingest, split_stacks)
 		add(&p, "", "t", stack, 1);
 	}
 	for (int trie = 0; trie < 2; trie++) {
-		o.trie_format = trie;
+		o.format = trie ? INGEST_FORMAT_TRIE : INGEST_FORMAT_FOLDED;
 		r = ingest_encode(&o, &p, 1700000000, 1700000010);
 		cr_assert_eq(count_reqs(r), 2);
 		cr_assert_eq(r->stacks, 16000);
@@ -657,6 +659,8 @@ static void receiver_start(struct receiver *rc, const char *const *extra)
 	rc->pid = fork();
 	cr_assert_geq(rc->pid, 0);
 	if (!rc->pid) {
+		/* dies with the test, should an assertion end it first */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		dup2(fds[1], 1);
 		close(fds[0]);
 		close(fds[1]);
@@ -675,18 +679,11 @@ static void receiver_start(struct receiver *rc, const char *const *extra)
 /* Stop it; the log's lines in *lines (caller frees the returned buffer). */
 static char *receiver_stop(struct receiver *rc, char **lines, size_t max, size_t *n)
 {
-	FILE *f;
-	char *all = NULL;
-	size_t cap = 0, len = 0;
+	char *all;
 
 	kill(rc->pid, SIGTERM);
 	waitpid(rc->pid, NULL, 0);
-	f = fopen(rc->log, "r");
-	cr_assert(f);
-	all = malloc(cap = 1 << 20);
-	len = fread(all, 1, cap - 1, f);
-	all[len] = '\0';
-	fclose(f);
+	all = test_slurp(rc->log);
 	unlink(rc->log);
 	*n = 0;
 	for (char *s = all, *e; *s && *n < max; s = e + 1) {
@@ -734,7 +731,12 @@ static struct ingest_opts e2e_opts(const struct receiver *rc, FILE *log)
 	return o;
 }
 
-Test(ingest, e2e)
+/*
+ * Two tag sets a window, three windows, with a token, a tenant and a
+ * header, in each encoding: the same stacks arrive, as many series, with
+ * the same tags.
+ */
+static void e2e(enum ingest_protocol proto, enum ingest_format fmt)
 {
 	static const char *const hdrs[] = { "X-Custom: hello", NULL };
 	static const char *const tags[] = { "env=prod", NULL };
@@ -747,10 +749,14 @@ Test(ingest, e2e)
 
 	receiver_start(&rc, NULL);
 	o = e2e_opts(&rc, NULL);
+	o.protocol = proto;
+	o.format = fmt;
 	o.auth_token = "s3cr3t-token";
 	o.tenant_id = "team-a";
 	o.headers = hdrs;
 	o.tags = tags;
+	o.runtime_name = "cpython";
+	o.runtime_version = "3.11.2";
 	in = ingest_start(&o);
 	cr_assert(in);
 	for (int i = 0; i < 3; i++)
@@ -765,22 +771,47 @@ Test(ingest, e2e)
 		cr_assert_eq(field(l, "from"), t0 + (time_t)(i / 2) * INGEST_WINDOW, "%s", l);
 		cr_assert_eq(field(l, "until"), t0 + (time_t)(i / 2 + 1) * INGEST_WINDOW);
 		cr_assert_eq(field(l, "sampleRate"), 100);
-		cr_assert(strstr(l, "\"spyName\": \"pyrospy-python\""));
 		cr_assert(strstr(l, "\"auth\": \"Bearer\""));
 		cr_assert(strstr(l, "\"token\": \"s3cr3t-token\""));
 		cr_assert(strstr(l, "\"tenant\": \"team-a\""));
 		cr_assert(strstr(l, "\"x-custom\": \"hello\""));
-		cr_assert(strstr(l, "\"path\": \"/prefix/ingest\""));
+		if (proto == INGEST_PROTOCOL_PUSH) {
+			cr_assert(strstr(l, "\"path\": \"/prefix/push.v1.PusherService/Push\""), "%s", l);
+			cr_assert(strstr(l, "\"__name__\": \"process_cpu\""), "%s", l);
+			cr_assert(strstr(l, "\"service_name\": \"shop\""), "%s", l);
+			cr_assert(strstr(l, "\"runtime\": [\"cpython\", \"3.11.2\"]"), "%s", l);
+		} else {
+			cr_assert(strstr(l, "\"path\": \"/prefix/ingest\""));
+			cr_assert(strstr(l, "\"spyName\": \"pyrospy-python\""));
+		}
 		if (i % 2 == 0) {
-			cr_assert(strstr(l, "\"name\": \"shop.cpu{env=prod}\""), "%s", l);
+			if (fmt != INGEST_FORMAT_PPROF && proto != INGEST_PROTOCOL_PUSH)
+				cr_assert(strstr(l, "\"name\": \"shop.cpu{env=prod}\""), "%s", l);
+			cr_assert(strstr(l, "\"tags\": {\"env\": \"prod\"}"), "%s", l);
 			cr_assert_eq(field(l, "main;work"), 11 + (long long)i / 2);
 		} else {
-			cr_assert(strstr(l, "\"name\": \"shop.cpu{env=prod,k=v}\""), "%s", l);
+			if (fmt != INGEST_FORMAT_PPROF && proto != INGEST_PROTOCOL_PUSH)
+				cr_assert(strstr(l, "\"name\": \"shop.cpu{env=prod,k=v}\""), "%s", l);
 			cr_assert(strstr(l, "\"tags\": {\"env\": \"prod\", \"k\": \"v\"}"), "%s", l);
 			cr_assert_eq(field(l, "main;idle"), 1);
 		}
 	}
 	free(all);
+}
+
+Test(ingest, e2e)
+{
+	e2e(INGEST_PROTOCOL_INGEST, INGEST_FORMAT_FOLDED);
+}
+
+Test(ingest, e2e_push)
+{
+	e2e(INGEST_PROTOCOL_PUSH, INGEST_FORMAT_FOLDED);
+}
+
+Test(ingest, e2e_ingest_pprof)
+{
+	e2e(INGEST_PROTOCOL_INGEST, INGEST_FORMAT_PPROF);
 }
 
 /* Basic auth and the trie format. */
@@ -796,7 +827,7 @@ Test(ingest, e2e_trie_basic)
 	receiver_start(&rc, NULL);
 	o = e2e_opts(&rc, NULL);
 	o.basic_auth = "user:pa:ss";
-	o.trie_format = 1;
+	o.format = INGEST_FORMAT_TRIE;
 	o.spy_name = "pyrospy-ruby";
 	in = ingest_start(&o);
 	send_window(in, t0, 5);
@@ -814,7 +845,7 @@ Test(ingest, e2e_trie_basic)
 }
 
 /* 503 for 3 s: the same windows arrive later, in order, once each. */
-Test(ingest, e2e_fail_first)
+static void fail_first(enum ingest_protocol proto)
 {
 	static const char *const extra[] = { "--fail-first", "3", NULL };
 	struct receiver rc;
@@ -828,6 +859,7 @@ Test(ingest, e2e_fail_first)
 
 	receiver_start(&rc, extra);
 	o = e2e_opts(&rc, log);
+	o.protocol = proto;
 	in = ingest_start(&o);
 	for (int i = 0; i < 3; i++)
 		send_window(in, t0 + i * INGEST_WINDOW, 10 + (uint64_t)i);
@@ -835,7 +867,8 @@ Test(ingest, e2e_fail_first)
 	ingest_stats(in, &st);
 	cr_assert_eq(st.delivered, 0);
 	cr_assert_gt(st.failures, 0);
-	cr_assert_eq(st.pending, 6);
+	/* a request per tag set, or per window */
+	cr_assert_eq(st.pending, proto == INGEST_PROTOCOL_PUSH ? 3 : 6);
 	cr_assert_str_eq(st.last_error, "HTTP 503");
 	cr_assert_eq(ingest_stop(in), 0);
 	fclose(log);
@@ -851,8 +884,18 @@ Test(ingest, e2e_fail_first)
 	free(all);
 }
 
+Test(ingest, e2e_fail_first)
+{
+	fail_first(INGEST_PROTOCOL_INGEST);
+}
+
+Test(ingest, e2e_push_fail_first)
+{
+	fail_first(INGEST_PROTOCOL_PUSH);
+}
+
 /* Connections refused for 1 s: nothing lost. */
-Test(ingest, e2e_refuse_first)
+static void refuse_first(enum ingest_protocol proto)
 {
 	static const char *const extra[] = { "--refuse-first", "1", NULL };
 	struct receiver rc;
@@ -865,6 +908,7 @@ Test(ingest, e2e_refuse_first)
 
 	receiver_start(&rc, extra);
 	o = e2e_opts(&rc, log);
+	o.protocol = proto;
 	in = ingest_start(&o);
 	send_window(in, t0, 1);
 	send_window(in, t0 + INGEST_WINDOW, 2);
@@ -879,8 +923,18 @@ Test(ingest, e2e_refuse_first)
 	free(all);
 }
 
+Test(ingest, e2e_refuse_first)
+{
+	refuse_first(INGEST_PROTOCOL_INGEST);
+}
+
+Test(ingest, e2e_push_refuse_first)
+{
+	refuse_first(INGEST_PROTOCOL_PUSH);
+}
+
 /* A 400: that request is dropped and said, the rest goes on. */
-Test(ingest, e2e_refused)
+static void refused(enum ingest_protocol proto)
 {
 	static const char *const extra[] = { "--fail-count", "1", "--fail-status", "400", NULL };
 	struct receiver rc;
@@ -894,20 +948,68 @@ Test(ingest, e2e_refused)
 	receiver_start(&rc, extra);
 	o = e2e_opts(&rc, log);
 	o.auth_token = "s3cr3t-token";
+	o.protocol = proto;
 	in = ingest_start(&o);
 	for (int i = 0; i < 3; i++)
 		send_window(in, t0 + i * INGEST_WINDOW, 1);
 	cr_assert_eq(ingest_stop(in), -1);
 	fclose(log);
 	all = receiver_stop(&rc, lines, 16, &n);
-	cr_assert_eq(n, 5);
-	/* the first window lost its first tag set only */
-	cr_assert(strstr(lines[0], "shop.cpu{k=v}"), "%s", lines[0]);
-	cr_assert_eq(field(lines[0], "from"), t0);
-	cr_assert_eq(field(lines[1], "from"), t0 + INGEST_WINDOW);
+	if (proto == INGEST_PROTOCOL_PUSH) {
+		/* the first window's one request, both tag sets, lost */
+		cr_assert_eq(n, 4);
+		cr_assert_eq(field(lines[0], "from"), t0 + INGEST_WINDOW);
+		cr_assert(strstr(msgs, "refused the profile of 'shop.cpu and 1 more series'"), "%s", msgs);
+	} else {
+		cr_assert_eq(n, 5);
+		/* the first window lost its first tag set only */
+		cr_assert(strstr(lines[0], "shop.cpu{k=v}"), "%s", lines[0]);
+		cr_assert_eq(field(lines[0], "from"), t0);
+		cr_assert_eq(field(lines[1], "from"), t0 + INGEST_WINDOW);
+	}
 	cr_assert(strstr(msgs, "HTTP 400: receiver: injected failure 1 of 1"), "%s", msgs);
 	cr_assert(strstr(msgs, "1 of 3 profile windows not delivered"), "%s", msgs);
 	cr_assert_null(strstr(msgs, "s3cr3t"));
+	free(msgs);
+	free(all);
+}
+
+Test(ingest, e2e_refused)
+{
+	refused(INGEST_PROTOCOL_INGEST);
+}
+
+Test(ingest, e2e_push_refused)
+{
+	refused(INGEST_PROTOCOL_PUSH);
+}
+
+/* The older server has no push API: said once, with what to do, and lost. */
+Test(ingest, e2e_push_to_old_server)
+{
+	static const char *const extra[] = { "--old-server", NULL };
+	struct receiver rc;
+	struct ingest_opts o;
+	struct ingest *in;
+	char *lines[4], *all, *msgs = NULL;
+	size_t n, mlen;
+	FILE *log = open_memstream(&msgs, &mlen);
+	time_t t0 = ingest_align(time(NULL)) - 20;
+
+	receiver_start(&rc, extra);
+	o = e2e_opts(&rc, log);
+	o.protocol = INGEST_PROTOCOL_PUSH;
+	in = ingest_start(&o);
+	send_window(in, t0, 1);
+	send_window(in, t0 + INGEST_WINDOW, 1);
+	cr_assert_eq(ingest_stop(in), -1);
+	fclose(log);
+	all = receiver_stop(&rc, lines, 4, &n);
+	cr_assert_eq(n, 0);
+	cr_assert(strstr(msgs, "HTTP 404: 404 page not found; dropping it\nhint: the server has no "
+			 "push API (the older Pyroscope server?): use --protocol ingest\n"), "%s", msgs);
+	cr_assert_null(strstr(strstr(msgs, "hint:") + 1, "hint:"), "%s", msgs);
+	cr_assert(strstr(msgs, "2 of 2 profile windows not delivered"), "%s", msgs);
 	free(msgs);
 	free(all);
 }
@@ -930,7 +1032,7 @@ static char *odd_token(size_t len)
  * quote falls on a cut (the 200 bytes of a message, the 4 KiB kept of a
  * body).
  */
-static void echoed(size_t len, const char *repeat)
+static void echoed(size_t len, const char *repeat, enum ingest_protocol proto)
 {
 	const char *extra[] = { "--echo-auth", "5", "--echo-repeat", repeat, NULL };
 	struct receiver rc;
@@ -944,6 +1046,7 @@ static void echoed(size_t len, const char *repeat)
 	receiver_start(&rc, extra);
 	o = e2e_opts(&rc, log);
 	o.auth_token = tok;
+	o.protocol = proto;
 	in = ingest_start(&o);
 	cr_assert(in);
 	send_window(in, t0, 1);
@@ -963,7 +1066,8 @@ static void echoed(size_t len, const char *repeat)
 /* Quoted past the 200 bytes of a message. */
 Test(ingest, e2e_echoed_token)
 {
-	echoed(303, "1");
+	echoed(303, "1", INGEST_PROTOCOL_INGEST);
+	echoed(303, "1", INGEST_PROTOCOL_PUSH);
 }
 
 /*
@@ -975,7 +1079,7 @@ Test(ingest, e2e_echoed_token)
 Test(ingest, e2e_echoed_token_cut, .timeout = 60)
 {
 	for (size_t d = 1; d <= 12; d++)
-		echoed(4096 - 107 - d, "2");
+		echoed(4096 - 107 - d, "2", d % 2 ? INGEST_PROTOCOL_INGEST : INGEST_PROTOCOL_PUSH);
 }
 
 /* Nobody listening: the flush gives up in time and says what was lost. */
@@ -1018,4 +1122,100 @@ Test(ingest, unreachable)
 	cr_assert(strstr(msgs, "3 of 3 profile windows not delivered"), "%s", msgs);
 	cr_assert_null(strstr(msgs, "hunter2"));
 	free(msgs);
+}
+
+/*
+ * The receiver's push route refuses what Grafana Pyroscope refuses (a
+ * label set without __name__, bad or twice-given label names, more than
+ * 16000 samples, over 4 MiB, invalid UTF-8, a wrong content type...),
+ * with its status and Connect error: tests/receiver-check says which.
+ */
+Test(ingest, receiver_push_route_is_strict, .timeout = 60)
+{
+	int st;
+	char *out = test_run("/usr/bin/python3.11 " SRCDIR "/tests/receiver-check 2>/dev/null", &st);
+
+	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s", out);
+	cr_assert(strstr(out, "16001 samples: 400 "), "%s", out);
+	free(out);
+}
+
+/* Frames deep and wide, names long: a window in several pprofs. */
+static void add_deep(struct profile *p, int stacks, int depth, size_t namelen)
+{
+	uint32_t *ids = malloc((size_t)(depth + 2) * sizeof(*ids));
+	char *name = malloc(namelen + 32);
+
+	ids[0] = profile_frame(p, PROFILE_TAGS, "", "", 0);
+	ids[1] = profile_frame(p, PROFILE_THREAD, "t", "", 0);
+	for (int s = 0; s < stacks; s++) {
+		for (int d = 0; d < depth; d++) {
+			int n = snprintf(name, 32, "s%d_f%d_", s, d);
+
+			memset(name + n, 'n', namelen - (size_t)n);
+			name[namelen] = '\0';
+			ids[2 + d] = profile_frame(p, PROFILE_CODE, name, "deep.py", d + 1);
+		}
+		profile_add_path(p, ids, (uint32_t)depth + 2, 2);
+	}
+	free(name);
+	free(ids);
+}
+
+/*
+ * Pushed windows stay within Grafana's limits, nothing lost: 16 001
+ * stacks (two profiles), and 6 stacks of 1500 frames with names of 2000
+ * bytes (over 4 MiB in one profile: cut to 1000 frames and 1024-byte
+ * names, spread over profiles and requests); with basic auth.
+ */
+Test(ingest, e2e_push_limits, .timeout = 60)
+{
+	struct receiver rc;
+	struct ingest_opts o;
+	struct ingest *in;
+	struct ingest_req *r;
+	struct profile p;
+	char *lines[16], *all, stack[64];
+	size_t n;
+	long long total = 0;
+	int deep = 0, cut = 0;
+	time_t t0 = ingest_align(time(NULL)) - 20;
+
+	receiver_start(&rc, NULL);
+	o = e2e_opts(&rc, NULL);
+	o.protocol = INGEST_PROTOCOL_PUSH;
+	o.basic_auth = "user:pa:ss";
+	in = ingest_start(&o);
+	profile_init(&p);
+	for (int i = 0; i < 16001; i++) {
+		snprintf(stack, sizeof(stack), "main;f%05d", i);
+		add(&p, "", "t", stack, 1);
+	}
+	r = ingest_encode(&o, &p, t0, t0 + INGEST_WINDOW);
+	cr_assert_eq(count_reqs(r), 1);
+	cr_assert_null(r->query);
+	cr_assert_eq(r->stacks, 16001);
+	ingest_req_free(r);
+	ingest_window(in, &p, t0, t0 + INGEST_WINDOW);
+	profile_release(&p);
+	profile_init(&p);
+	add_deep(&p, 6, 1500, 2000);
+	r = ingest_encode(&o, &p, t0, t0 + INGEST_WINDOW);
+	cr_assert_geq(count_reqs(r), 2);
+	ingest_req_free(r);
+	ingest_window(in, &p, t0 + INGEST_WINDOW, t0 + 2 * INGEST_WINDOW);
+	profile_release(&p);
+	cr_assert_eq(ingest_stop(in), 0);
+	all = receiver_stop(&rc, lines, 16, &n);
+	cr_assert_geq(n, 4, "%zu series", n);
+	for (size_t i = 0; i < n; i++) {
+		total += field(lines[i], "samples");
+		cr_assert(strstr(lines[i], "\"password\": \"pa:ss\""), "%.300s", lines[i]);
+		deep += strstr(lines[i], "\"[truncated];s0_f501_nnn") != NULL;
+		cut += strstr(lines[i], "nnnnnn... (deep.py:502);") != NULL;
+	}
+	cr_assert_eq(total, 16001 + 12);
+	/* the deep stacks: 999 frames kept below a [truncated] mark, names cut */
+	cr_assert(deep && cut, "%.300s", lines[n - 1]);
+	free(all);
 }

@@ -6,11 +6,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#define ZLIB_CONST
+#include <zlib.h>
+
+#include "pb.h"
+#include "xalloc.h"
 
 /*
- * The encoder is static inside the writer, so this file includes the
- * writer itself to test it field by field; its ops table is renamed so
- * the library's own out_pprof stays the one out_find() returns.
+ * The protobuf writer (src/pb.c) field by field, and the writer itself,
+ * included here with its ops table renamed so that the library's own
+ * out_pprof stays the one out_find() returns.
  */
 #define out_pprof out_pprof_under_test
 #include "../src/out_pprof.c"

@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <criterion/criterion.h>
+#include <criterion/parameterized.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +11,7 @@
 #include <unistd.h>
 
 #include "helpers.h"
+#include "target.h"
 
 /*
  * Streaming to a Pyroscope server, end to end: pyrospy records a real
@@ -47,9 +49,12 @@ static void count_stacks(const char *json, struct window *w)
 		colon = strchr(end, ':');
 		n = strtoul(colon + 1, (char **)&p, 10);
 		w->samples += n;
-		if (memmem(key, (size_t)(end - key), ";foo (", 6))
+		/* "foo (" in Python, "Object#foo (" in Ruby */
+		if (memmem(key, (size_t)(end - key), ";foo (", 6) ||
+		    memmem(key, (size_t)(end - key), "#foo (", 6))
 			w->foo += n;
-		if (memmem(key, (size_t)(end - key), ";bar (", 6))
+		if (memmem(key, (size_t)(end - key), ";bar (", 6) ||
+		    memmem(key, (size_t)(end - key), "#bar (", 6))
 			w->bar += n;
 	}
 }
@@ -72,7 +77,8 @@ static void read_log(const char *log, struct upload *up)
 		p = strstr(line, "\"until\": ");
 		cr_assert_not_null(p, "%s", line);
 		w->until = strtol(p + 9, NULL, 10);
-		w->tagged = strstr(line, "\"name\": \"seed.cpu{env=ci}\"") != NULL;
+		/* the tag: in the name of /ingest, a label of the push series */
+		w->tagged = strstr(line, "\"tags\": {\"env\": \"ci\"}") != NULL;
 		count_stacks(line, w);
 		up->total += w->samples;
 		up->foo += w->foo;
@@ -96,15 +102,27 @@ static void check_windows(const struct upload *up)
 	}
 }
 
-/* Run pyrospy on seed.py for secs, streaming to port, folded copy in file. */
-static int record(const char *port, const char *secs, const char *file, const char *const *wrap,
-		  char **err)
+/*
+ * Run pyrospy on the seed workload of in (NULL: the host's Python) for
+ * secs, streaming to port over protocol ("ingest", "push", or "pprof"
+ * for /ingest with --ingest-format pprof), folded copy in file.
+ */
+static int record_with(const struct interp *in, const char *port, const char *secs,
+		       const char *file, const char *const *wrap, const char *protocol, char **err)
 {
-	const char *sargs[] = { test_target_path("seed.py"), NULL };
+	const char *sargs[] = { NULL, NULL };
 	char ready[64], pidbuf[32], url[64], *out;
+	/* "pprof": /ingest with --ingest-format pprof */
+	int pprof = !strcmp(protocol, "pprof");
 	const char *args[] = { "record", "--pid", pidbuf, "-d", secs, "-f", "folded", "-o", file,
-			       "--server", url, "--app-name", "seed", "--tag", "env=ci", NULL };
-	pid_t pid = test_start(&test_pythons[1], sargs, ready, sizeof(ready));
+			       "--server", url, "--app-name", "seed", "--tag", "env=ci",
+			       "--protocol", pprof ? "ingest" : protocol,
+			       pprof ? "--ingest-format" : NULL, "pprof", NULL };
+	pid_t pid;
+
+	in = in ? in : &test_pythons[1];
+	sargs[0] = test_target_for(in, in->lang == TARGET_RUBY ? "seed.rb" : "seed.py");
+	pid = test_start(in, sargs, ready, sizeof(ready));
 	int st;
 
 	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)pid);
@@ -113,6 +131,12 @@ static int record(const char *port, const char *secs, const char *file, const ch
 	test_stop(pid);
 	free(out);
 	return st;
+}
+
+static int record(const char *port, const char *secs, const char *file, const char *const *wrap,
+		  const char *protocol, char **err)
+{
+	return record_with(NULL, port, secs, file, wrap, protocol, err);
 }
 
 static unsigned long folded_total(const char *file)
@@ -145,7 +169,7 @@ static void paths(char *log, char *file, size_t cap)
  * order, none twice, totals equal to the samples taken, the 75/25 split
  * intact, the tag in the name; rx_opt makes the receiver misbehave first.
  */
-static void sixty_seconds(const char *rx_opt)
+static void sixty_seconds(const char *rx_opt, const char *protocol)
 {
 	char log[64], file[64], port[32], *err;
 	struct upload up;
@@ -154,7 +178,7 @@ static void sixty_seconds(const char *rx_opt)
 
 	paths(log, file, sizeof(log));
 	rx = test_receiver(log, rx_opt, port, sizeof(port));
-	st = record(port, "60", file, NULL, &err);
+	st = record(port, "60", file, NULL, protocol, &err);
 	test_stop(rx);
 	cr_assert_eq(st, 0, "exit %d: %s", st, err);
 	read_log(log, &up);
@@ -172,13 +196,23 @@ static void sixty_seconds(const char *rx_opt)
 
 Test(upload, sixty_seconds_six_windows, .timeout = 150)
 {
-	sixty_seconds(NULL);
+	sixty_seconds(NULL, "ingest");
+}
+
+Test(upload, push_sixty_seconds_six_windows, .timeout = 150)
+{
+	sixty_seconds(NULL, "push");
 }
 
 /* The server refuses connections for the first 30 s: nothing is lost. */
 Test(upload, refused_then_delivered_in_order, .timeout = 150)
 {
-	sixty_seconds("--refuse-first");
+	sixty_seconds("--refuse-first", "ingest");
+}
+
+Test(upload, push_refused_then_delivered_in_order, .timeout = 150)
+{
+	sixty_seconds("--refuse-first", "push");
 }
 
 /*
@@ -187,7 +221,7 @@ Test(upload, refused_then_delivered_in_order, .timeout = 150)
  * least), and pyrospy says why it stopped (say, if not NULL).
  */
 static void partial_window(const char *const *wrap, const char *secs, unsigned long least,
-			   const char *say)
+			   const char *say, const char *protocol)
 {
 	char log[64], file[64], port[32], *err;
 	struct upload up;
@@ -196,7 +230,7 @@ static void partial_window(const char *const *wrap, const char *secs, unsigned l
 
 	paths(log, file, sizeof(log));
 	rx = test_receiver(log, NULL, port, sizeof(port));
-	st = record(port, secs, file, wrap, &err);
+	st = record(port, secs, file, wrap, protocol, &err);
 	test_stop(rx);
 	cr_assert_eq(st, 0, "exit %d: %s", st, err);
 	if (say)
@@ -217,7 +251,21 @@ Test(upload, sigterm_sends_the_partial_window, .timeout = 60)
 {
 	const char *wrap[] = { "timeout", "--preserve-status", "-s", "TERM", "4", NULL };
 
-	partial_window(wrap, "100", 300, NULL);
+	partial_window(wrap, "100", 300, NULL, "ingest");
+}
+
+Test(upload, push_sigterm_sends_the_partial_window, .timeout = 60)
+{
+	const char *wrap[] = { "timeout", "--preserve-status", "-s", "TERM", "4", NULL };
+
+	partial_window(wrap, "100", 300, NULL, "push");
+}
+
+Test(upload, pprof_sigterm_sends_the_partial_window, .timeout = 60)
+{
+	const char *wrap[] = { "timeout", "--preserve-status", "-s", "TERM", "4", NULL };
+
+	partial_window(wrap, "100", 300, NULL, "pprof");
 }
 
 /* The target killed mid-window. */
@@ -226,7 +274,62 @@ Test(upload, target_killed_partial_window_sent, .timeout = 60)
 	/* "$@" is PYROSPY record --pid PID ...: $4 is the target */
 	const char *wrap[] = { "sh", "-c", "(sleep 3; kill -9 $4) & exec \"$@\"", "sh", NULL };
 
-	partial_window(wrap, "30", 200, "exited; writing what was sampled");
+	partial_window(wrap, "30", 200, "exited; writing what was sampled", "ingest");
+}
+
+Test(upload, push_target_killed_partial_window_sent, .timeout = 60)
+{
+	const char *wrap[] = { "sh", "-c", "(sleep 3; kill -9 $4) & exec \"$@\"", "sh", NULL };
+
+	partial_window(wrap, "30", 200, "exited; writing what was sampled", "push");
+}
+
+/*
+ * The push API from each language, on the host's and a chroot's
+ * interpreter: every sample arrives, in series labelled with the
+ * runtime the server would show, the 75/25 split intact.
+ */
+static const struct interp *push_interps[] = {
+	&test_pythons[1], &test_rubies[1], &test_pythons[2], &test_rubies[2],
+};
+
+ParameterizedTestParameters(upload, push_runtimes)
+{
+	size_t n = sizeof(push_interps) / sizeof(push_interps[0]);
+
+	return cr_make_param_array(size_t, (void *)test_indexes(n), n);
+}
+
+ParameterizedTest(size_t *i, upload, push_runtimes, .timeout = 60)
+{
+	const struct interp *in = push_interps[*i];
+	const char *wrap[] = { "timeout", "--preserve-status", "-s", "TERM", "6", NULL };
+	char log[64], file[64], port[32], want[96], *err, *all;
+	struct upload up;
+	pid_t rx;
+	int st;
+
+	paths(log, file, sizeof(log));
+	rx = test_receiver(log, NULL, port, sizeof(port));
+	st = record_with(in, port, "100", file, wrap, "push", &err);
+	test_stop(rx);
+	cr_assert_eq(st, 0, "%s: exit %d: %s", in->bin, st, err);
+	read_log(log, &up);
+	cr_assert(up.n >= 1 && up.n <= 2, "%s: %d windows: %s", in->bin, up.n, err);
+	check_windows(&up);
+	cr_assert_eq(up.total, folded_total(file), "%s: uploaded %lu samples, took %lu", in->bin,
+		     up.total, folded_total(file));
+	cr_assert_gt(up.total, 300, "%s: %lu samples", in->bin, up.total);
+	cr_assert(up.foo * 100 >= (up.foo + up.bar) * 65 && up.foo * 100 <= (up.foo + up.bar) * 85,
+		  "%s: foo %lu bar %lu", in->bin, up.foo, up.bar);
+	all = test_slurp(log);
+	snprintf(want, sizeof(want), "\"runtime\": [\"%s\", \"%u.%u.",
+		 in->lang == TARGET_RUBY ? "ruby" : "cpython", in->major, in->minor);
+	cr_assert(strstr(all, want), "%s: no %s in %s", in->bin, want, all);
+	free(all);
+	free(err);
+	unlink(log);
+	unlink(file);
 }
 
 /* A bad app name or tag key is refused at once, with exit status 2. */

@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef PYROSPY_PB_H
+#define PYROSPY_PB_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * The least of a protobuf writer that pprof and Pyroscope's push API
+ * need: varints, length-delimited fields, nested messages and packed
+ * repeated varints, appended to a growing buffer.  Zero scalars are left
+ * out, as proto3 reads an absent field as zero.
+ */
+enum pb_wire {
+	PB_VARINT = 0,
+	PB_LEN = 2,
+};
+
+struct pb {
+	unsigned char *buf;
+	size_t len, cap;
+};
+
+/* Room for n more bytes. */
+void pb_reserve(struct pb *b, size_t n);
+void pb_release(struct pb *b);
+
+void pb_varint(struct pb *b, uint64_t v);
+void pb_key(struct pb *b, uint32_t field, enum pb_wire wire);
+
+/* An int64 or uint64 field, left out when 0 (negatives take ten bytes). */
+void pb_int(struct pb *b, uint32_t field, int64_t v);
+
+/* A bytes or string field (written even when empty). */
+void pb_bytes(struct pb *b, uint32_t field, const void *data, size_t len);
+void pb_str(struct pb *b, uint32_t field, const char *s);
+
+/*
+ * A nested message or a packed list: pb_open() writes the key and returns
+ * where the body starts; pb_close() writes the body's length in front of
+ * it once known.
+ */
+size_t pb_open(struct pb *b, uint32_t field);
+void pb_close(struct pb *b, size_t start);
+
+/*
+ * The concatenation of n buffers deflated as one gzip member, appended to
+ * out.  0, or -1 when zlib fails.
+ */
+int pb_gzip(const struct pb *const *parts, size_t n, struct pb *out);
+
+#endif
