@@ -25,6 +25,7 @@
 #include "profile.h"
 #include "ptree.h"
 #include "reader.h"
+#include "report.h"
 #include "sampler.h"
 #include "tags.h"
 #include "target.h"
@@ -147,7 +148,8 @@ static const char usage_options[] =
 	"  -d, --duration SECS    stop after SECS seconds (default: until Ctrl-C or exit)\n"
 	"  -r, --rate HZ          samples per second, 1 to 10000 (default: 100)\n"
 	"  -f, --format FMT       flamegraph (default), folded (default for -o -),\n"
-	"                         speedscope, pprof, summary\n"
+	"                         speedscope, pprof, summary, raw (every sample; also\n"
+	"                         for -o FILE.raw; see pyrospy report)\n"
 	"  -o, --output FILE      write the profile to FILE, - for stdout\n"
 	"                         (default: pyrospy-PID-DATE.EXT in the current directory)\n"
 	"      --idle             keep threads that are not running\n"
@@ -183,6 +185,7 @@ static void usage(FILE *f)
 		   "  exec     run a command and profile it: pyrospy exec -- python3 app.py\n"
 		   "  dump     print every thread's stack once: pyrospy dump --pid PID\n"
 		   "  top      a live table of the hottest functions: pyrospy top --pid PID\n"
+		   "  report   a raw recording in any format, filtered: pyrospy report rec.raw\n"
 		   "  help     show help for a command: pyrospy help record\n"
 		   "%s\nSee pyrospy(1) for everything else.\n", usage_options);
 }
@@ -614,84 +617,184 @@ static void install_signals(void)
 	sigaction(SIGTERM, &sa, NULL);
 }
 
+/*
+ * Open the output: output as given, or STEM.EXT in the current directory.
+ * On failure say why and return the exit status, else EXIT_OK.
+ */
+int cli_output_open(struct outfile *of, const char *output, const char *stem, const char *ext)
+{
+	enum perr err = output ? outfile_open(of, output) : outfile_open_new(of, stem, ext);
+
+	if (err == PERR_UNSAFE) {
+		error("refused to %s '%s': it belongs to uid %u, in a directory others can write",
+		      S_ISLNK(of->bad_mode) ? "follow symlink" : "open", of->bad,
+		      (unsigned)of->bad_uid);
+		hint("another user's link or FIFO there may lead anywhere: give the real path, or "
+		     "write to a directory of your own");
+		return EXIT_FAIL;
+	}
+	if (err == PERR_PERM) {
+		error("cannot replace '%s': it belongs to uid %u, in a sticky directory", of->bad,
+		      (unsigned)of->bad_uid);
+		hint("only its owner may replace it: remove it first, or choose another --output");
+		return EXIT_FAIL;
+	}
+	if (err) {
+		error("cannot open '%s': %s", of->path, strerror(errno));
+		hint("check the directory exists and is writable, or use --output -");
+		return EXIT_FAIL;
+	}
+	return EXIT_OK;
+}
+
+/* A write to the output failed: say so and return the exit status. */
+int cli_output_failed(const struct outfile *of)
+{
+	error("cannot write '%s': %s", of->path, strerror(errno));
+	hint("check free space, or use --output -");
+	return EXIT_FAIL;
+}
+
+/*
+ * Finish the output (outfile_commit(), or outfile_place() when place is
+ * set: in place, but still open); say why it failed and return the exit
+ * status, else EXIT_OK.
+ */
+int cli_output_commit(struct outfile *of, int place)
+{
+	int chosen = of->exclusive;
+	enum perr err = place ? outfile_place(of) : outfile_commit(of);
+
+	if (err == PERR_PERM) {
+		error("cannot replace '%s': %s", of->path, strerror(errno));
+		hint("in a sticky directory only its owner may replace a file: remove it first, or "
+		     "choose another --output");
+		return EXIT_FAIL;
+	}
+	if (err && errno == EEXIST && chosen) {
+		error("cannot create '%s': it and the next %d names exist", of->path,
+		      OUTFILE_MAX_NAMES - 1);
+		hint("remove old profiles, or name the file with --output");
+		return EXIT_FAIL;
+	}
+	if (err)
+		return cli_output_failed(of);
+	return EXIT_OK;
+}
+
+/* The format asked for, by -f, by -o's extension, or by default. */
+static const struct out_ops *output_format(const struct cli_opts *o)
+{
+	const struct out_ops *ops = o->format ? out_find(o->format) :
+				    o->output ? out_by_ext(o->output) : NULL;
+
+	if (ops)
+		return ops;
+	return out_find(o->output && !strcmp(o->output, "-") ? "folded" : "flamegraph");
+}
+
+static void output_stem(char *name, size_t cap, pid_t pid)
+{
+	time_t now = time(NULL);
+	struct tm tm;
+
+	localtime_r(&now, &tm);
+	snprintf(name, cap, "pyrospy-%d-%04d%02d%02d-%02d%02d%02d", (int)pid,
+		 tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
+		 tm.tm_sec);
+}
+
 static int write_profile(const struct cli_opts *o, const struct profile *p,
 			 const struct sampler_result *res, pid_t pid)
 {
-	const struct out_ops *ops = out_find(o->format ? o->format :
-					     o->output && !strcmp(o->output, "-") ? "folded" :
-					     "flamegraph");
+	const struct out_ops *ops = output_format(o);
 	struct out_meta meta;
 	struct outfile of;
 	char title[64], name[96];
-	enum perr err;
-	int ret = EXIT_FAIL;
+	int ret;
 
 	snprintf(title, sizeof(title), "pid %d", (int)pid);
+	memset(&meta, 0, sizeof(meta));
 	meta.title = title;
 	meta.duration = res->elapsed;
 	meta.rate = o->rate;
 	meta.start = res->start;
 	meta.threads = o->threads;
 	meta.no_tags = o->no_tags;
-	if (o->output) {
-		err = outfile_open(&of, o->output);
-	} else {
-		time_t now = time(NULL);
-		struct tm tm;
-
-		localtime_r(&now, &tm);
-		snprintf(name, sizeof(name), "pyrospy-%d-%04d%02d%02d-%02d%02d%02d", (int)pid,
-			 tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
-			 tm.tm_sec);
-		err = outfile_open_new(&of, name, ops->ext);
-	}
-	if (err == PERR_UNSAFE) {
-		error("refused to %s '%s': it belongs to uid %u, in a directory others can write",
-		      S_ISLNK(of.bad_mode) ? "follow symlink" : "open", of.bad, (unsigned)of.bad_uid);
-		hint("another user's link or FIFO there may lead anywhere: give the real path, or "
-		     "write to a directory of your own");
+	output_stem(name, sizeof(name), pid);
+	ret = cli_output_open(&of, o->output, name, ops->ext);
+	if (ret != EXIT_OK)
 		goto out;
-	}
-	if (err == PERR_PERM) {
-		error("cannot replace '%s': it belongs to uid %u, in a sticky directory", of.bad,
-		      (unsigned)of.bad_uid);
-		hint("only its owner may replace it: remove it first, or choose another --output");
-		goto out;
-	}
-	if (err) {
-		error("cannot open '%s': %s", of.path, strerror(errno));
-		hint("check the directory exists and is writable, or use --output -");
-		goto out;
-	}
 	if (ops->write(of.f, p, &meta)) {
-		error("cannot write '%s': %s", of.path, strerror(errno));
-		hint("check free space, or use --output -");
+		ret = cli_output_failed(&of);
 		goto out;
 	}
-	err = outfile_commit(&of);
-	if (err == PERR_PERM) {
-		error("cannot replace '%s': %s", of.path, strerror(errno));
-		hint("in a sticky directory only its owner may replace a file: remove it first, or "
-		     "choose another --output");
-		goto out;
-	}
-	if (err && errno == EEXIST && !o->output) {
-		error("cannot create '%s': it and the next %d names exist", of.path,
-		      OUTFILE_MAX_NAMES - 1);
-		hint("remove old profiles, or name the file with --output");
-		goto out;
-	}
-	if (err) {
-		error("cannot write '%s': %s", of.path, strerror(errno));
-		hint("check free space, or use --output -");
-		goto out;
-	}
-	if (strcmp(of.path, "-"))
+	ret = cli_output_commit(&of, 0);
+	if (ret == EXIT_OK && strcmp(of.path, "-"))
 		note(o, "wrote %s profile to '%s' (%llu samples)", ops->name, of.path,
 		     (unsigned long long)p->total);
-	ret = EXIT_OK;
 out:
 	outfile_close(&of);
+	return ret;
+}
+
+/*
+ * A streaming format (raw): the file is opened, and put in place, before
+ * sampling starts, and every sample goes to it as it comes, so that what
+ * was flushed stays readable whatever happens to pyrospy.
+ */
+struct stream {
+	const struct out_ops *ops;
+	struct out_stream *s;
+	struct outfile of;
+};
+
+static void stream_sample(void *arg, int64_t when_ns, const char *tags, const struct stack *st)
+{
+	struct stream *sm = arg;
+
+	/* a failure sticks in the writer and is reported at the end */
+	sm->ops->sample(sm->s, when_ns, tags, st);
+}
+
+static int stream_open(const struct cli_opts *o, struct stream *sm, pid_t pid)
+{
+	struct out_meta meta;
+	struct timespec ts;
+	char title[64], name[96];
+	int ret;
+
+	snprintf(title, sizeof(title), "pid %d", (int)pid);
+	clock_gettime(CLOCK_REALTIME, &ts);
+	memset(&meta, 0, sizeof(meta));
+	meta.title = title;
+	meta.rate = o->rate;
+	meta.start = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	meta.idle = o->idle;
+	meta.gil = o->gil;
+	output_stem(name, sizeof(name), pid);
+	ret = cli_output_open(&sm->of, o->output, name, sm->ops->ext);
+	if (ret != EXIT_OK)
+		return ret;
+	sm->s = sm->ops->open(sm->of.f, &meta);
+	if (!sm->s)
+		return cli_output_failed(&sm->of);
+	return cli_output_commit(&sm->of, 1);
+}
+
+static int stream_close(const struct cli_opts *o, struct stream *sm, uint64_t samples)
+{
+	int ret = EXIT_OK;
+
+	if (sm->s && sm->ops->close(sm->s))
+		ret = cli_output_failed(&sm->of);
+	sm->s = NULL;
+	if (ret == EXIT_OK && sm->of.f)
+		ret = cli_output_commit(&sm->of, 0);
+	if (ret == EXIT_OK && strcmp(sm->of.path, "-"))
+		note(o, "wrote %s recording to '%s' (%llu samples)", sm->ops->name, sm->of.path,
+		     (unsigned long long)samples);
+	outfile_close(&sm->of);
 	return ret;
 }
 
@@ -779,6 +882,9 @@ static int profile_target(struct cli_opts *o, struct target *t, pid_t pid, pid_t
 		.no_lines = o->function,
 		.show_pid = o->subprocesses,
 	};
+	/* a file only when asked for while streaming to a server */
+	struct stream sm = { .ops = output_format(o) };
+	int streaming = sm.ops->open && (!o->up.server || o->output);
 	struct sampler_opts so = {
 		.rate = o->rate,
 		.duration = o->duration,
@@ -790,22 +896,34 @@ static int profile_target(struct cli_opts *o, struct target *t, pid_t pid, pid_t
 		.tags = o->tagset,
 		.add = o->up.server ? recording_add : NULL,
 		/* streaming for days: the whole run's profile only for a file */
-		.count_only = o->up.server && !o->output,
+		.count_only = (o->up.server && !o->output) || streaming,
 		.tick = rec.live || o->up.server ? recording_tick : NULL,
 		.arg = &rec,
+		.sample = streaming ? stream_sample : NULL,
+		.sample_arg = &sm,
 	};
 	struct sampler_result res;
 	struct profile p;
 	enum perr err;
 	int ret = EXIT_OK;
 
+	if (streaming) {
+		ret = stream_open(o, &sm, pid);
+		if (ret != EXIT_OK) {
+			outfile_close(&sm.of);
+			return ret;
+		}
+	}
 	if (o->up.server) {
 		o->up.spy_name = !t ? "pyrospy" : t->lang == TARGET_RUBY ? "pyrospy-ruby" :
 								     "pyrospy-python";
 		o->up.log = stderr;
 		rec.in = ingest_start(&o->up);
-		if (!rec.in)
+		if (!rec.in) {
+			if (streaming)
+				stream_close(o, &sm, 0);
 			return EXIT_FAIL;	/* it said why, and what to do */
+		}
 		window_reset(&rec);
 		rec.from = ingest_align(time(NULL));
 	}
@@ -836,6 +954,8 @@ static int profile_target(struct cli_opts *o, struct target *t, pid_t pid, pid_t
 			note(o, "uploaded every window to %s", o->up.server);
 	}
 	if (err) {
+		if (streaming)
+			stream_close(o, &sm, p.total);
 		profile_release(&p);
 		return t ? report_target(t, err) : EXIT_FAIL;
 	}
@@ -865,7 +985,12 @@ static int profile_target(struct cli_opts *o, struct target *t, pid_t pid, pid_t
 	if (!p.total)
 		note(o, "no samples collected%s", o->idle ? "" : " (every thread idle? try --idle)");
 	/* streaming: a file only when asked for */
-	if (!o->up.server || o->output) {
+	if (streaming) {
+		int wret = stream_close(o, &sm, p.total);
+
+		if (wret != EXIT_OK)
+			ret = wret;
+	} else if (!o->up.server || o->output) {
 		int wret = write_profile(o, &p, &res, pid);
 
 		if (wret != EXIT_OK)
@@ -1284,6 +1409,10 @@ int cli_main(int argc, char **argv)
 			usage(stdout);
 			return EXIT_OK;
 		}
+		if (!strcmp(argv[2], "report")) {
+			fputs(report_usage, stdout);
+			return EXIT_OK;
+		}
 		if (!strcmp(argv[2], "record") || !strcmp(argv[2], "exec") ||
 		    !strcmp(argv[2], "dump") || !strcmp(argv[2], "top")) {
 			print_usage(argv[2]);
@@ -1291,10 +1420,13 @@ int cli_main(int argc, char **argv)
 		}
 		return usage_error(NULL, "unknown command '%s'", argv[2]);
 	}
+	/* a command of its own, with its own options */
+	if (!strcmp(o.cmd, "report"))
+		return report_main(argc - 1, argv + 1);
 	if (strcmp(o.cmd, "record") && strcmp(o.cmd, "exec") && strcmp(o.cmd, "dump") &&
 	    strcmp(o.cmd, "top")) {
 		error("unknown command '%s'", o.cmd);
-		hint("commands are record, exec, dump and top; see 'pyrospy --help'");
+		hint("commands are record, exec, dump, top and report; see 'pyrospy --help'");
 		return EXIT_USAGE;
 	}
 	ret = parse_opts(&o, argc - 1, argv + 1);

@@ -7,6 +7,8 @@
 #include <stdio.h>
 
 struct profile;
+struct stack;
+struct out_stream;
 
 /* What a writer may say about the run, besides the samples. */
 struct out_meta {
@@ -16,6 +18,7 @@ struct out_meta {
 	double start;		/* Unix time of the first sample */
 	int threads;		/* keep each thread's stacks apart (--threads) */
 	int no_tags;		/* merge the tag sets (--no-tags) */
+	int idle, gil;		/* what sampling kept (--idle, --gil): raw says so */
 };
 
 /* What a writer that shows tags and, if asked, threads keeps of a profile. */
@@ -26,14 +29,30 @@ struct out_meta {
  * One output format.  write() emits the whole profile to f and returns 0,
  * or -1 with errno set when writing failed.  Adding a format is adding one
  * file with one of these and a line in out.c.
+ *
+ * A streaming format (raw) has no write(): it keeps every sample, so it is
+ * given them as they come.  open() starts the file on f (f stays the
+ * caller's) and returns the writer's state, or NULL with errno set;
+ * sample() takes one thread's stack of one tick, with the tick's Unix
+ * time in ns and the tags as profiled; close() writes what is left and
+ * frees the state, 0 or -1 with errno set (sample() too: an error sticks,
+ * and close() reports it again).
  */
 struct out_ops {
 	const char *name;	/* --format value */
 	const char *ext;	/* default file extension */
 	int (*write)(FILE *f, const struct profile *p, const struct out_meta *meta);
+	struct out_stream *(*open)(FILE *f, const struct out_meta *meta);
+	int (*sample)(struct out_stream *s, int64_t when_ns, const char *tags,
+		      const struct stack *st);
+	int (*close)(struct out_stream *s);
 };
 
 extern const struct out_ops out_folded, out_flamegraph, out_speedscope, out_pprof, out_summary;
+extern const struct out_ops out_raw;
+
+/* The format that ends path's name (".raw"), or NULL. */
+const struct out_ops *out_by_ext(const char *path);
 
 /*
  * The summary table's header and its first max_rows rows (for the live
