@@ -42,6 +42,7 @@ struct cli_opts {
 	unsigned int rate;
 	const char *format;
 	const char *output;
+	const char *raw;	/* --raw FILE: a raw recording besides the profile */
 	int idle, gil, threads, function, subprocesses, no_tags;
 	char *tagset;		/* --tag as one clean tag set */
 	/* streaming to a Pyroscope server */
@@ -152,6 +153,7 @@ static const char usage_options[] =
 	"                         for -o FILE.raw; see pyrospy report)\n"
 	"  -o, --output FILE      write the profile to FILE, - for stdout\n"
 	"                         (default: pyrospy-PID-DATE.EXT in the current directory)\n"
+	"      --raw FILE         also write every sample to FILE, a raw recording\n"
 	"      --idle             keep threads that are not running\n"
 	"      --gil              keep only the thread holding the GIL/GVL\n"
 	"      --threads          put a 'thread (TID)' frame at the root of each stack\n"
@@ -246,7 +248,7 @@ static int parse_seconds(const char *s, double *out)
 enum {
 	OPT_IDLE = 256, OPT_GIL, OPT_THREADS, OPT_NO_TAGS, OPT_FUNCTION, OPT_SUBPROCESSES, OPT_SERVER,
 	OPT_APP_NAME, OPT_TAG, OPT_AUTH_TOKEN, OPT_BASIC_AUTH, OPT_TENANT_ID, OPT_HEADER,
-	OPT_INSECURE, OPT_CACERT, OPT_INGEST_FORMAT, OPT_PID_OF,
+	OPT_INSECURE, OPT_CACERT, OPT_INGEST_FORMAT, OPT_PID_OF, OPT_RAW,
 };
 
 static const struct option long_opts[] = {
@@ -256,6 +258,7 @@ static const struct option long_opts[] = {
 	{ "rate", required_argument, NULL, 'r' },
 	{ "format", required_argument, NULL, 'f' },
 	{ "output", required_argument, NULL, 'o' },
+	{ "raw", required_argument, NULL, OPT_RAW },
 	{ "idle", no_argument, NULL, OPT_IDLE },
 	{ "gil", no_argument, NULL, OPT_GIL },
 	{ "threads", no_argument, NULL, OPT_THREADS },
@@ -406,6 +409,11 @@ static int parse_opts(struct cli_opts *o, int argc, char **argv)
 				return usage_error(o->cmd, "empty output file name");
 			o->output = optarg;
 			break;
+		case OPT_RAW:
+			if (!*optarg)
+				return usage_error(o->cmd, "empty file name for --raw");
+			o->raw = optarg;
+			break;
 		case OPT_IDLE:
 			o->idle = 1;
 			break;
@@ -485,6 +493,11 @@ static int parse_opts(struct cli_opts *o, int argc, char **argv)
 			return usage_error(o->cmd, "unknown option '%s'", argv[optind - 1]);
 		}
 	}
+	if (o->raw && (!strcmp(o->raw, o->output ? o->output : "") ||
+		       (o->format && out_find(o->format)->open) ||
+		       (!o->format && o->output && out_by_ext(o->output))))
+		return usage_error(o->cmd, "--raw FILE is a raw recording besides another output: "
+				   "give -o another file and format");
 	if (!strcmp(o->cmd, "exec")) {
 		if (optind >= argc)
 			return usage_error(o->cmd, "no command to run");
@@ -757,7 +770,7 @@ static void stream_sample(void *arg, int64_t when_ns, const char *tags, const st
 	sm->ops->sample(sm->s, when_ns, tags, st);
 }
 
-static int stream_open(const struct cli_opts *o, struct stream *sm, pid_t pid)
+static int stream_open(const struct cli_opts *o, struct stream *sm, const char *path, pid_t pid)
 {
 	struct out_meta meta;
 	struct timespec ts;
@@ -770,13 +783,12 @@ static int stream_open(const struct cli_opts *o, struct stream *sm, pid_t pid)
 	meta.title = title;
 	meta.rate = o->rate;
 	meta.start = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-	meta.idle = o->idle;
-	meta.gil = o->gil;
 	output_stem(name, sizeof(name), pid);
-	ret = cli_output_open(&sm->of, o->output, name, sm->ops->ext);
+	ret = cli_output_open(&sm->of, path, name, sm->ops->ext);
 	if (ret != EXIT_OK)
 		return ret;
-	sm->s = sm->ops->open(sm->of.f, &meta);
+	sm->s = sm->ops->open(sm->of.f, &meta, (o->idle ? OUT_KEPT_IDLE : 0u) |
+						 (o->gil ? OUT_KEPT_GIL : 0u));
 	if (!sm->s)
 		return cli_output_failed(&sm->of);
 	return cli_output_commit(&sm->of, 1);
@@ -882,9 +894,14 @@ static int profile_target(struct cli_opts *o, struct target *t, pid_t pid, pid_t
 		.no_lines = o->function,
 		.show_pid = o->subprocesses,
 	};
-	/* a file only when asked for while streaming to a server */
-	struct stream sm = { .ops = output_format(o) };
-	int streaming = sm.ops->open && (!o->up.server || o->output);
+	/*
+	 * Every sample to a raw recording: the output itself (-f raw; a file
+	 * only when asked for while streaming to a server), or --raw FILE
+	 * besides it.
+	 */
+	struct stream sm = { .ops = &out_raw };
+	int raw_out = output_format(o)->open && (!o->up.server || o->output);
+	int streaming = raw_out || o->raw;
 	struct sampler_opts so = {
 		.rate = o->rate,
 		.duration = o->duration,
@@ -896,7 +913,7 @@ static int profile_target(struct cli_opts *o, struct target *t, pid_t pid, pid_t
 		.tags = o->tagset,
 		.add = o->up.server ? recording_add : NULL,
 		/* streaming for days: the whole run's profile only for a file */
-		.count_only = (o->up.server && !o->output) || streaming,
+		.count_only = (o->up.server && !o->output) || raw_out,
 		.tick = rec.live || o->up.server ? recording_tick : NULL,
 		.arg = &rec,
 		.sample = streaming ? stream_sample : NULL,
@@ -908,7 +925,7 @@ static int profile_target(struct cli_opts *o, struct target *t, pid_t pid, pid_t
 	int ret = EXIT_OK;
 
 	if (streaming) {
-		ret = stream_open(o, &sm, pid);
+		ret = stream_open(o, &sm, raw_out ? o->output : o->raw, pid);
 		if (ret != EXIT_OK) {
 			outfile_close(&sm.of);
 			return ret;
@@ -984,13 +1001,14 @@ static int profile_target(struct cli_opts *o, struct target *t, pid_t pid, pid_t
 		note(o, "sampling stopped early: %s", perr_str(res.end));
 	if (!p.total)
 		note(o, "no samples collected%s", o->idle ? "" : " (every thread idle? try --idle)");
-	/* streaming: a file only when asked for */
 	if (streaming) {
 		int wret = stream_close(o, &sm, p.total);
 
 		if (wret != EXIT_OK)
 			ret = wret;
-	} else if (!o->up.server || o->output) {
+	}
+	/* streaming: a file only when asked for */
+	if (!raw_out && (!o->up.server || o->output)) {
 		int wret = write_profile(o, &p, &res, pid);
 
 		if (wret != EXIT_OK)
@@ -1077,7 +1095,8 @@ static int cmd_exec(struct cli_opts *o)
 		}
 		close(execfail[0]);
 		/* -o -: the profile has standard output to itself */
-		if (o->output && !strcmp(o->output, "-") && dup2(STDERR_FILENO, STDOUT_FILENO) < 0)
+		if (((o->output && !strcmp(o->output, "-")) || (o->raw && !strcmp(o->raw, "-"))) &&
+		    dup2(STDERR_FILENO, STDOUT_FILENO) < 0)
 			_exit(126);
 		/* the profiled program gets no key of pyrospy's server */
 		ingest_env_unset_secrets();

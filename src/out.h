@@ -18,8 +18,11 @@ struct out_meta {
 	double start;		/* Unix time of the first sample */
 	int threads;		/* keep each thread's stacks apart (--threads) */
 	int no_tags;		/* merge the tag sets (--no-tags) */
-	int idle, gil;		/* what sampling kept (--idle, --gil): raw says so */
 };
+
+/* What sampling kept, for a streaming writer to say (out_ops.open) */
+#define OUT_KEPT_IDLE	1u	/* idle threads (--idle) */
+#define OUT_KEPT_GIL	2u	/* only the GIL/GVL holder (--gil) */
 
 /* What a writer that shows tags and, if asked, threads keeps of a profile. */
 #define OUT_KEEP(meta) (((meta)->threads ? PROFILE_KEEP_THREADS : 0u) | \
@@ -32,7 +35,7 @@ struct out_meta {
  *
  * A streaming format (raw) has no write(): it keeps every sample, so it is
  * given them as they come.  open() starts the file on f (f stays the
- * caller's) and returns the writer's state, or NULL with errno set;
+ * caller's; kept: OUT_KEPT_*) and returns the writer's state, or NULL with errno set;
  * sample() takes one thread's stack of one tick, with the tick's Unix
  * time in ns and the tags as profiled; close() writes what is left and
  * frees the state, 0 or -1 with errno set (sample() too: an error sticks,
@@ -42,7 +45,7 @@ struct out_ops {
 	const char *name;	/* --format value */
 	const char *ext;	/* default file extension */
 	int (*write)(FILE *f, const struct profile *p, const struct out_meta *meta);
-	struct out_stream *(*open)(FILE *f, const struct out_meta *meta);
+	struct out_stream *(*open)(FILE *f, const struct out_meta *meta, unsigned int kept);
 	int (*sample)(struct out_stream *s, int64_t when_ns, const char *tags,
 		      const struct stack *st);
 	int (*close)(struct out_stream *s);

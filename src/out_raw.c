@@ -247,13 +247,15 @@ static int raw_sample(struct out_stream *s, int64_t when_ns, const char *tags,
 	return 0;
 }
 
-static struct out_stream *raw_open(FILE *f, const struct out_meta *meta)
+static struct out_stream *raw_open(FILE *f, const struct out_meta *meta, unsigned int kept)
 {
 	struct out_stream *s = xcalloc(1, sizeof(*s));
-	unsigned int flags = (meta->idle ? RAW_META_IDLE : 0u) | (meta->gil ? RAW_META_GIL : 0u);
+	unsigned int flags = (kept & OUT_KEPT_IDLE ? RAW_META_IDLE : 0u) |
+			     (kept & OUT_KEPT_GIL ? RAW_META_GIL : 0u);
 
 	s->f = f;
 	profile_init(&s->dict);
+	s->nnode = 1;		/* the root, node 0: the empty stack, never defined */
 	s->start_us = s->last_us = (int64_t)(meta->start * 1e6);
 	if (fwrite(RAW_MAGIC, RAW_MAGIC_LEN, 1, f) != 1 || putc(RAW_VERSION, f) == EOF) {
 		s->err = errno ? errno : EIO;

@@ -180,17 +180,17 @@ static void report_meta(const struct report *rp, struct out_meta *meta)
 	meta->duration = end > o->from ? end - o->from : 0;
 	meta->threads = o->threads;
 	meta->no_tags = o->no_tags;
-	meta->idle = o->idle && (r->flags & RAW_META_IDLE);
-	meta->gil = o->gil || (r->flags & RAW_META_GIL);
 }
 
 /* A streaming writer starts when the recording's header is known. */
 static int stream_start(struct report *rp)
 {
 	struct out_meta meta;
+	unsigned int kept = (rp->o->idle && (rp->r->flags & RAW_META_IDLE) ? OUT_KEPT_IDLE : 0u) |
+			    (rp->o->gil || (rp->r->flags & RAW_META_GIL) ? OUT_KEPT_GIL : 0u);
 
 	report_meta(rp, &meta);
-	rp->stream = rp->ops->open(rp->of->f, &meta);
+	rp->stream = rp->ops->open(rp->of->f, &meta, kept);
 	rp->failed = !rp->stream;
 	return rp->failed ? -1 : 0;
 }
