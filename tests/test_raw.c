@@ -1,0 +1,259 @@
+/* SPDX-License-Identifier: MIT */
+#include "config.h"
+
+#include <criterion/criterion.h>
+#include <criterion/parameterized.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "helpers.h"
+#include "target.h"
+
+/*
+ * The raw recording, end to end on every interpreter of the matrix:
+ * record --raw writes every sample besides the folded profile of the same
+ * run, and pyrospy report of the recording gives that profile back
+ * byte for byte; its filters keep what they say; a recorder killed with
+ * SIGKILL leaves a file report reads, with a warning.
+ */
+
+struct files {
+	char dir[64], folded[96], raw[96];
+};
+
+static void files_make(struct files *f)
+{
+	snprintf(f->dir, sizeof(f->dir), "/tmp/pyrospy-raw-XXXXXX");
+	cr_assert_not_null(mkdtemp(f->dir));
+	snprintf(f->folded, sizeof(f->folded), "%s/direct.txt", f->dir);
+	snprintf(f->raw, sizeof(f->raw), "%s/rec.raw", f->dir);
+}
+
+static void files_remove(const struct files *f)
+{
+	unlink(f->folded);
+	unlink(f->raw);
+	rmdir(f->dir);
+}
+
+/* pyrospy report RAW extra... -f folded -o -: its output; fails the test if it fails. */
+static char *report(const char *raw, const char *const *extra, char **err_out)
+{
+	const char *args[24] = { "report", raw, "-f", "folded", "-o", "-" };
+	char *out, *err;
+	int n = 6, st;
+
+	for (int i = 0; extra && extra[i] && n < 22; i++)
+		args[n++] = extra[i];
+	args[n] = NULL;
+	st = test_pyrospy(args, &out, &err);
+	cr_assert_eq(st, 0, "report %s failed (%d): %s", raw, st, err);
+	if (err_out)
+		*err_out = err;
+	else
+		free(err);
+	return out;
+}
+
+static unsigned long total(const char *folded)
+{
+	return test_folded_count(folded, "");
+}
+
+/* Every line of folded holds needle (or, with none set, none holds it). */
+static void every_line(const char *folded, const char *needle, int holds, const char *what)
+{
+	for (const char *line = folded; line && *line;) {
+		const char *end = strchr(line, '\n');
+		size_t len = end ? (size_t)(end - line) : strlen(line);
+
+		cr_assert_eq(memmem(line, len, needle, strlen(needle)) != NULL, holds,
+			     "%s: '%s' %s in: %.*s", what, needle, holds ? "missing" : "found",
+			     (int)len, line);
+		line = end ? end + 1 : NULL;
+	}
+}
+
+static void roundtrip(const struct interp *in, const char *script, int rideshare)
+{
+	struct files f;
+	char *err, *direct, *out;
+	const char *extra[] = { "-d", "3", "-r", "100", "-f", "folded", "--tag", "env=ci",
+				"--raw", NULL, NULL };
+	unsigned long all;
+	int st;
+
+	files_make(&f);
+	extra[9] = f.raw;
+	if (rideshare)
+		test_use_helpers(in);
+	st = test_record_to(in, script, extra, f.folded, &err);
+	cr_assert_eq(st, 0, "%s: record failed (%d): %s", in->bin, st, err);
+	cr_assert(strstr(err, "wrote raw recording"), "%s: %s", in->bin, err);
+	free(err);
+	direct = test_slurp(f.folded);
+	all = total(direct);
+	cr_assert_gt(all, 200, "%s: %lu samples in 3 s", in->bin, all);
+
+	/* the same samples, the same profile */
+	out = report(f.raw, NULL, NULL);
+	cr_assert_str_eq(out, direct, "%s: the report of the recording differs from the profile "
+			 "of the same run", in->bin);
+	free(out);
+
+	/* one second of a one-thread program: about 100 samples */
+	{
+		const char *window[] = { "--from", "1", "--until", "2", NULL };
+		unsigned long n;
+
+		out = report(f.raw, window, NULL);
+		n = total(out);
+		cr_assert(n >= 50 && n <= 150, "%s: %lu samples from 1 s to 2 s", in->bin, n);
+		free(out);
+	}
+	if (rideshare) {
+		const char *car[] = { "--tag", "vehicle=car", NULL };
+		const char *notcar[] = { "--tag", "vehicle!=car", "--tag", "env=ci", NULL };
+		const char *nobody[] = { "--tag", "vehicle=car", "--tag", "vehicle=bike", NULL };
+		unsigned long ncar, nnot;
+
+		out = report(f.raw, car, NULL);
+		ncar = total(out);
+		cr_assert_eq(ncar, test_folded_count(direct, "vehicle=car}"), "%s", in->bin);
+		cr_assert_gt(ncar, all / 3, "%s: %lu of %lu samples are car's", in->bin, ncar, all);
+		every_line(out, "vehicle=car}", 1, in->bin);
+		every_line(out, test_func(in, "order_bike"), 0, in->bin);
+		every_line(out, test_func(in, "order_scooter"), 0, in->bin);
+		/* a switch of tags between two reads may be seen: rarely */
+		cr_assert_geq(test_folded_count(out, test_func(in, "order_car")) * 100, ncar * 95,
+			      "%s: %.3000s", in->bin, out);
+		free(out);
+
+		out = report(f.raw, notcar, NULL);
+		nnot = total(out);
+		cr_assert_eq(ncar + nnot, all, "%s: car %lu + not car %lu != %lu", in->bin, ncar,
+			     nnot, all);
+		every_line(out, "vehicle=car}", 0, in->bin);
+		free(out);
+
+		out = report(f.raw, nobody, NULL);
+		cr_assert_str_eq(out, "", "%s", in->bin);
+		free(out);
+	}
+	free(direct);
+	files_remove(&f);
+}
+
+ParameterizedTestParameters(raw, roundtrip_python)
+{
+	return cr_make_param_array(size_t, (void *)test_indexes(test_npythons), test_npythons);
+}
+
+ParameterizedTest(size_t *i, raw, roundtrip_python, .timeout = 90)
+{
+	roundtrip(&test_pythons[*i], "seed.py", 0);
+	roundtrip(&test_pythons[*i], "rideshare.py", 1);
+}
+
+ParameterizedTestParameters(raw, roundtrip_ruby)
+{
+	return cr_make_param_array(size_t, (void *)test_indexes(test_nrubies), test_nrubies);
+}
+
+ParameterizedTest(size_t *i, raw, roundtrip_ruby, .timeout = 90)
+{
+	roundtrip(&test_rubies[*i], "seed.rb", 0);
+	roundtrip(&test_rubies[*i], "rideshare.rb", 1);
+}
+
+static const char *pyrospy_bin(void)
+{
+	const char *bin = getenv("PYROSPY");
+
+	return bin ? bin : BUILDDIR "/pyrospy";
+}
+
+/*
+ * SIGKILL after 2.5 s: no end record, maybe half a block; report reads
+ * the whole blocks, about a second per block, and warns.
+ */
+static void killed(const struct interp *in, const char *script)
+{
+	const char *sargs[] = { test_target_for(in, script), NULL };
+	struct timespec ts = { 2, 500 * 1000 * 1000 };
+	char ready[64], pidbuf[32], *out, *err;
+	struct files f;
+	pid_t target, rec;
+	int st;
+
+	files_make(&f);
+	target = test_start(in, sargs, ready, sizeof(ready));
+	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)target);
+	rec = fork();
+	cr_assert_geq(rec, 0);
+	if (rec == 0) {
+		execl(pyrospy_bin(), "pyrospy", "record", "-q", "--pid", pidbuf, "-o", f.raw,
+		      (char *)NULL);
+		_exit(127);
+	}
+	nanosleep(&ts, NULL);
+	kill(rec, SIGKILL);
+	waitpid(rec, &st, 0);
+	test_stop(target);
+	cr_assert(WIFSIGNALED(st), "%s: pyrospy ended before it was killed", in->bin);
+	out = report(f.raw, NULL, &err);
+	cr_assert(strstr(err, "warning: ") && strstr(err, "cut short"), "%s: %s", in->bin, err);
+	cr_assert_geq(total(out), 100, "%s: %lu samples after 2.5 s: %s", in->bin, total(out),
+		      err);
+	free(out);
+	free(err);
+	files_remove(&f);
+}
+
+Test(raw, killed_recorder_python, .timeout = 30)
+{
+	killed(&test_pythons[1], "seed.py");
+}
+
+Test(raw, killed_recorder_ruby, .timeout = 30)
+{
+	killed(&test_rubies[1], "seed.rb");
+}
+
+/* Not a recording, a damaged one, none at all: one line, a hint, a status. */
+Test(raw, report_refuses_what_is_no_recording)
+{
+	const char *junk = "/tmp/pyrospy-raw-junk.raw";
+	const char *args[] = { "report", junk, NULL };
+	const char *none[] = { "report", "/nonexistent/rec.raw", NULL };
+	const char *bad[] = { "report", SRCDIR "/tests/fixtures/rideshare-py311.raw",
+			      "--until", "0", NULL };
+	FILE *f = fopen(junk, "wb");
+	char *out, *err;
+	int st;
+
+	cr_assert_not_null(f);
+	fputs("PYSPYRAW\001\377\377\377\377garbage and more garbage", f);
+	fclose(f);
+	st = test_pyrospy(args, &out, &err);
+	cr_assert_eq(st, 7, "exit %d: %s", st, err);
+	cr_assert(strstr(err, "error: cannot read") && strstr(err, "\nhint: "), "%s", err);
+	cr_assert_str_eq(out, "");
+	free(out);
+	free(err);
+	unlink(junk);
+	st = test_pyrospy(none, &out, &err);
+	cr_assert_eq(st, 1, "exit %d: %s", st, err);
+	cr_assert(strstr(err, "error: cannot open") && strstr(err, "\nhint: "), "%s", err);
+	free(out);
+	free(err);
+	st = test_pyrospy(bad, &out, &err);
+	cr_assert_eq(st, 2, "exit %d: %s", st, err);
+	free(out);
+	free(err);
+}
