@@ -53,6 +53,8 @@ struct out_ops {
 
 extern const struct out_ops out_folded, out_flamegraph, out_speedscope, out_pprof, out_summary;
 extern const struct out_ops out_raw;
+/* speedscope in time order, a streaming writer for report (not in out_find()) */
+extern const struct out_ops out_timeline;
 
 /* The format that ends path's name (".raw"), or NULL. */
 const struct out_ops *out_by_ext(const char *path);

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -203,6 +204,15 @@ static int report_sample(void *arg, int64_t when_ns, const char *tags, const str
 		return 0;
 	if (rp->ops->open && !rp->stream && stream_start(rp))
 		return 1;
+	if (rp->stream && rp->o->function) {
+		/* --function: the streaming writers keep lines, so take them off here */
+		static struct stack copy;
+
+		memcpy(&copy, st, offsetof(struct stack, frame) + st->depth * sizeof(st->frame[0]));
+		for (unsigned int i = 0; i < copy.depth; i++)
+			copy.frame[i].line = 0;
+		st = &copy;
+	}
 	if (!rp->kept)
 		rp->first_ns = when_ns;
 	rp->last_ns = when_ns;
@@ -392,6 +402,9 @@ int report_main(int argc, char **argv)
 	rp.ops = o.format ? out_find(o.format) : out_by_ext(o.output);
 	if (!rp.ops)
 		rp.ops = out_find(!strcmp(o.output, "-") ? "folded" : "flamegraph");
+	/* what has a time order is written in it */
+	if (rp.ops == &out_speedscope)
+		rp.ops = &out_timeline;
 	rp.r = &r;
 	rp.p.no_lines = o.function;
 	in = fopen(o.in, "rb");

@@ -18,7 +18,8 @@
  * The raw recording, end to end on every interpreter of the matrix:
  * record --raw writes every sample besides the folded profile of the same
  * run, and pyrospy report of the recording gives that profile back
- * byte for byte; its filters keep what they say; a recorder killed with
+ * byte for byte; its filters keep what they say; its speedscope is in
+ * time order (tests/consumers); a recorder killed with
  * SIGKILL leaves a file report reads, with a warning.
  */
 
@@ -77,6 +78,62 @@ static void every_line(const char *folded, const char *needle, int holds, const 
 			     (int)len, line);
 		line = end ? end + 1 : NULL;
 	}
+}
+
+/*
+ * report -f speedscope of the rideshare recording: valid for speedscope's
+ * schema, one profile per thread whose samples are in time order, which
+ * the vehicles show: car, bike, scooter, car, ... in the order the program
+ * takes them (a profile by stack would give each tag set once).
+ */
+static void timeline(const struct interp *in, const struct files *f, unsigned long all)
+{
+	char json[128], cmd[512], *out, *p;
+	const char *args[] = { "report", f->raw, "-f", "speedscope", "-o", json, NULL };
+	static const char *const cycle[] = { "car", "bike", "scooter" };
+	unsigned int switches = 0, in_order = 0;
+	int prev = -1, st;
+	char *err;
+
+	snprintf(json, sizeof(json), "%s/timeline.speedscope.json", f->dir);
+	st = test_pyrospy(args, &out, &err);
+	cr_assert_eq(st, 0, "%s: %s", in->bin, err);
+	free(out);
+	free(err);
+	snprintf(cmd, sizeof(cmd), "cd %s && node validate-speedscope.js %s", TEST_CONSUMERS, json);
+	out = test_run(cmd, &st);
+	cr_assert_eq(st, 0, "%s: not valid: %s", in->bin, out);
+	cr_assert(strstr(out, "\"valid\":true") && strstr(out, "\"profiles\":[\"thread ("), "%s", out);
+	free(out);
+	snprintf(cmd, sizeof(cmd), "cd %s && node speedscope-order.js %s", TEST_CONSUMERS, json);
+	out = test_run(cmd, &st);
+	cr_assert_eq(st, 0, "%s: %s", in->bin, out);
+	/* one thread: its weights are every sample's period */
+	snprintf(cmd, sizeof(cmd), "\"weights\":%lu0000000,", all);
+	cr_assert(strstr(out, cmd), "%s: %lu samples: %.500s", in->bin, all, out);
+	for (p = out; (p = strstr(p, "vehicle=")); p += 8) {
+		int v = -1;
+
+		for (int i = 0; i < 3; i++)
+			if (!strncmp(p + 8, cycle[i], strlen(cycle[i])) && p[8 + strlen(cycle[i])] == '}')
+				v = i;
+		cr_assert_geq(v, 0, "%s: %.40s", in->bin, p);
+		if (prev >= 0) {
+			switches++;
+			in_order += v == (prev + 1) % 3;
+		}
+		prev = v;
+	}
+	/*
+	 * 3 s of rounds of a few tenths of a second or less: many changes,
+	 * mostly to the next vehicle (a phase shorter than a tick may be
+	 * missed, and a change seen late).
+	 */
+	cr_assert_geq(switches, 6, "%s: %u changes of vehicle: %s", in->bin, switches, out);
+	cr_assert_geq(in_order * 10, switches * 6, "%s: %u of %u changes in order: %s", in->bin,
+		      in_order, switches, out);
+	free(out);
+	unlink(json);
 }
 
 static void roundtrip(const struct interp *in, const char *script, int rideshare)
@@ -144,6 +201,7 @@ static void roundtrip(const struct interp *in, const char *script, int rideshare
 		out = report(f.raw, nobody, NULL);
 		cr_assert_str_eq(out, "", "%s", in->bin);
 		free(out);
+		timeline(in, &f, all);
 	}
 	free(direct);
 	files_remove(&f);
