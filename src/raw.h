@@ -45,7 +45,13 @@ enum raw_record {
 /* Limits a reader holds a file to (a writer stays well within). */
 #define RAW_MAX_BLOCK	(1u << 20)	/* bytes of records in a block */
 #define RAW_MAX_STRING	65536u		/* bytes of one string */
-#define RAW_MAX_STRBYTES (256u << 20)	/* bytes of all strings */
-#define RAW_MAX_ITEMS	(1u << 24)	/* strings, frames, nodes or threads */
+#define RAW_MAX_STRBYTES (128u << 20)	/* bytes of all strings */
+/*
+ * Strings, frames or stack nodes; threads.  A record of a few bytes
+ * deflates to almost nothing, so these bound what a small hostile file
+ * makes a reader allocate (a few hundred MB at worst).
+ */
+#define RAW_MAX_ITEMS	(1u << 22)
+#define RAW_MAX_THREADS	(1u << 20)
 
 #endif

@@ -183,8 +183,8 @@ static enum perr rec_thread(struct rawread *r, struct cur *c)
 		return bad(r, PERR_CORRUPT, "thread %u is malformed", q->nthread);
 	t.pid = (int32_t)pid;
 	t.tid = (int32_t)tid;
-	if (q->nthread >= RAW_MAX_ITEMS)
-		return bad(r, PERR_TOOBIG, "more than %u threads", RAW_MAX_ITEMS);
+	if (q->nthread >= RAW_MAX_THREADS)
+		return bad(r, PERR_TOOBIG, "more than %u threads", RAW_MAX_THREADS);
 	GROW(q->thread, q->nthread, q->athread);
 	q->thread[q->nthread++] = t;
 	return PERR_OK;

@@ -163,6 +163,33 @@ static void roundtrip(const struct interp *in, const char *script, int rideshare
 			 "of the same run", in->bin);
 	free(out);
 
+	/* a one-thread program: its thread (the main one: its tid is the pid) is all */
+	{
+		const char *threads[] = { "--threads", NULL };
+		char tid[32], *one;
+		const char *by_tid[] = { "--thread", tid, NULL };
+		const char *by_pid[] = { "--pid", tid, NULL };
+		const char *other[] = { "--thread", "1", NULL };
+		const char *other_pid[] = { "--pid", "1", NULL };
+
+		out = report(f.raw, threads, NULL);
+		cr_assert(strstr(out, "thread ("), "%s: %.300s", in->bin, out);
+		snprintf(tid, sizeof(tid), "%ld", strtol(strstr(out, "thread (") + 8, NULL, 10));
+		free(out);
+		one = report(f.raw, by_tid, NULL);
+		cr_assert_str_eq(one, direct, "%s: --thread %s", in->bin, tid);
+		free(one);
+		one = report(f.raw, by_pid, NULL);
+		cr_assert_str_eq(one, direct, "%s: --pid %s", in->bin, tid);
+		free(one);
+		one = report(f.raw, other, NULL);
+		cr_assert_str_eq(one, "", "%s: --thread 1", in->bin);
+		free(one);
+		one = report(f.raw, other_pid, NULL);
+		cr_assert_str_eq(one, "", "%s: --pid 1", in->bin);
+		free(one);
+	}
+
 	/* one second of a one-thread program: about 100 samples */
 	{
 		const char *window[] = { "--from", "1", "--until", "2", NULL };
