@@ -150,7 +150,8 @@ static const char usage_options[] =
 	"  -r, --rate HZ          samples per second, 1 to 10000 (default: 100)\n"
 	"  -f, --format FMT       flamegraph (default), folded (default for -o -),\n"
 	"                         speedscope, pprof, summary, raw (every sample; also\n"
-	"                         for -o FILE.raw; see pyrospy report)\n"
+	"                         for -o FILE.raw; see pyrospy report), chrome (a\n"
+	"                         trace of every thread's stack over time)\n"
 	"  -o, --output FILE      write the profile to FILE, - for stdout\n"
 	"                         (default: pyrospy-PID-DATE.EXT in the current directory)\n"
 	"      --raw FILE         also write every sample to FILE, a raw recording\n"
@@ -804,7 +805,8 @@ static int stream_close(const struct cli_opts *o, struct stream *sm, uint64_t sa
 	if (ret == EXIT_OK && sm->of.f)
 		ret = cli_output_commit(&sm->of, 0);
 	if (ret == EXIT_OK && strcmp(sm->of.path, "-"))
-		note(o, "wrote %s recording to '%s' (%llu samples)", sm->ops->name, sm->of.path,
+		note(o, "wrote %s %s to '%s' (%llu samples)", sm->ops->name,
+		     sm->ops == &out_raw ? "recording" : "trace", sm->of.path,
 		     (unsigned long long)samples);
 	outfile_close(&sm->of);
 	return ret;
@@ -899,7 +901,7 @@ static int profile_target(struct cli_opts *o, struct target *t, pid_t pid, pid_t
 	 * only when asked for while streaming to a server), or --raw FILE
 	 * besides it.
 	 */
-	struct stream sm = { .ops = &out_raw };
+	struct stream sm = { .ops = output_format(o)->open ? output_format(o) : &out_raw };
 	int raw_out = output_format(o)->open && (!o->up.server || o->output);
 	int streaming = raw_out || o->raw;
 	struct sampler_opts so = {

@@ -31,7 +31,7 @@ const char report_usage[] =
 	"options:\n"
 	"  -f, --format FMT       folded (default for -o -), flamegraph (default for\n"
 	"                         files), speedscope (in time order), pprof, summary,\n"
-	"                         raw\n"
+	"                         raw, chrome (trace events: each thread over time)\n"
 	"  -o, --output FILE      write to FILE, - for stdout (default: -)\n"
 	"      --from SECS        only samples SECS seconds or more into the recording\n"
 	"      --until SECS       only samples less than SECS seconds into it\n"

@@ -81,6 +81,75 @@ static void every_line(const char *folded, const char *needle, int holds, const 
 }
 
 /*
+ * The vehicles of rideshare's tag sets, in the order out names them:
+ * car, bike, scooter, car, ... as the program takes them (a profile by
+ * stack would name each tag set once).
+ */
+static void vehicles_in_time_order(const struct interp *in, const char *out)
+{
+	static const char *const cycle[] = { "car", "bike", "scooter" };
+	unsigned int switches = 0, in_order = 0;
+	int prev = -1;
+
+	for (const char *p = out; (p = strstr(p, "vehicle=")); p += 8) {
+		int v = -1;
+
+		for (int i = 0; i < 3; i++)
+			if (!strncmp(p + 8, cycle[i], strlen(cycle[i])) && p[8 + strlen(cycle[i])] == '}')
+				v = i;
+		cr_assert_geq(v, 0, "%s: %.40s", in->bin, p);
+		if (prev >= 0 && v != prev) {
+			switches++;
+			in_order += v == (prev + 1) % 3;
+		}
+		prev = v;
+	}
+	/*
+	 * 3 s of rounds of a few tenths of a second or less: many changes,
+	 * mostly to the next vehicle (a phase shorter than a tick may be
+	 * missed, and a change seen late).
+	 */
+	cr_assert_geq(switches, 6, "%s: %u changes of vehicle: %s", in->bin, switches, out);
+	cr_assert_geq(in_order * 10, switches * 6, "%s: %u of %u changes in order: %s", in->bin,
+		      in_order, switches, out);
+}
+
+/*
+ * report -f chrome of the rideshare recording: every thread's frames nest
+ * with times that never go back (tests/consumers/check-trace.js), in time
+ * order, and Chrome DevTools' trace engine loads it: one thread, a span
+ * for every frame begun.
+ */
+static void trace(const struct interp *in, const struct files *f)
+{
+	char json[128], cmd[512], want[64], *out, *err, *frames;
+	const char *args[] = { "report", f->raw, "-f", "chrome", "-o", json, NULL };
+	int st;
+
+	snprintf(json, sizeof(json), "%s/rec.trace.json", f->dir);
+	st = test_pyrospy(args, &out, &err);
+	cr_assert_eq(st, 0, "%s: %s", in->bin, err);
+	free(out);
+	free(err);
+	snprintf(cmd, sizeof(cmd), "cd %s && node check-trace.js %s", TEST_CONSUMERS, json);
+	out = test_run(cmd, &st);
+	cr_assert_eq(st, 0, "%s: %.2000s", in->bin, out);
+	cr_assert(strstr(out, "\"valid\":true"), "%s", out);
+	vehicles_in_time_order(in, out);
+	frames = strstr(out, "\"frames\":");
+	cr_assert_not_null(frames, "%s", out);
+	snprintf(want, sizeof(want), "\"entries\":%ld,", strtol(frames + 9, NULL, 10));
+	free(out);
+	snprintf(cmd, sizeof(cmd), "cd %s && node load-trace.mjs %s", TEST_CONSUMERS, json);
+	out = test_run(cmd, &st);
+	cr_assert_eq(st, 0, "%s: %.2000s", in->bin, out);
+	cr_assert(strstr(out, "\"name\":\"thread (") && strstr(out, want) && !strstr(out, "},{"),
+		  "%s: want one thread, %s: %s", in->bin, want, out);
+	free(out);
+	unlink(json);
+}
+
+/*
  * report -f speedscope of the rideshare recording: valid for speedscope's
  * schema, one profile per thread whose samples are in time order, which
  * the vehicles show: car, bike, scooter, car, ... in the order the program
@@ -88,11 +157,9 @@ static void every_line(const char *folded, const char *needle, int holds, const 
  */
 static void timeline(const struct interp *in, const struct files *f, unsigned long all)
 {
-	char json[128], cmd[512], *out, *p;
+	char json[128], cmd[512], *out;
 	const char *args[] = { "report", f->raw, "-f", "speedscope", "-o", json, NULL };
-	static const char *const cycle[] = { "car", "bike", "scooter" };
-	unsigned int switches = 0, in_order = 0;
-	int prev = -1, st;
+	int st;
 	char *err;
 
 	snprintf(json, sizeof(json), "%s/timeline.speedscope.json", f->dir);
@@ -111,27 +178,7 @@ static void timeline(const struct interp *in, const struct files *f, unsigned lo
 	/* one thread: its weights are every sample's period */
 	snprintf(cmd, sizeof(cmd), "\"weights\":%lu0000000,", all);
 	cr_assert(strstr(out, cmd), "%s: %lu samples: %.500s", in->bin, all, out);
-	for (p = out; (p = strstr(p, "vehicle=")); p += 8) {
-		int v = -1;
-
-		for (int i = 0; i < 3; i++)
-			if (!strncmp(p + 8, cycle[i], strlen(cycle[i])) && p[8 + strlen(cycle[i])] == '}')
-				v = i;
-		cr_assert_geq(v, 0, "%s: %.40s", in->bin, p);
-		if (prev >= 0) {
-			switches++;
-			in_order += v == (prev + 1) % 3;
-		}
-		prev = v;
-	}
-	/*
-	 * 3 s of rounds of a few tenths of a second or less: many changes,
-	 * mostly to the next vehicle (a phase shorter than a tick may be
-	 * missed, and a change seen late).
-	 */
-	cr_assert_geq(switches, 6, "%s: %u changes of vehicle: %s", in->bin, switches, out);
-	cr_assert_geq(in_order * 10, switches * 6, "%s: %u of %u changes in order: %s", in->bin,
-		      in_order, switches, out);
+	vehicles_in_time_order(in, out);
 	free(out);
 	unlink(json);
 }
@@ -229,6 +276,7 @@ static void roundtrip(const struct interp *in, const char *script, int rideshare
 		cr_assert_str_eq(out, "", "%s", in->bin);
 		free(out);
 		timeline(in, &f, all);
+		trace(in, &f);
 	}
 	free(direct);
 	files_remove(&f);
@@ -308,6 +356,58 @@ Test(raw, killed_recorder_python, .timeout = 30)
 Test(raw, killed_recorder_ruby, .timeout = 30)
 {
 	killed(&test_rubies[1], "seed.rb");
+}
+
+/*
+ * record -f chrome, written as it samples, of threads taking turns at the
+ * GIL/GVL: every thread's frames nest, and Chrome's trace engine loads it
+ * without a complaint, with the busy threads and their frames.
+ */
+static void live_trace(const struct interp *in, const char *script)
+{
+	char file[96], cmd[512], *out, *err;
+	const char *extra[] = { "-d", "2", "-f", "chrome", NULL };
+	int st;
+
+	snprintf(file, sizeof(file), "/tmp/pyrospy-raw-%d.trace.json", (int)getpid());
+	st = test_record_to(in, script, extra, file, &err);
+	cr_assert_eq(st, 0, "%s: %s", in->bin, err);
+	cr_assert(strstr(err, "wrote chrome trace"), "%s: %s", in->bin, err);
+	free(err);
+	snprintf(cmd, sizeof(cmd), "cd %s && node check-trace.js %s", TEST_CONSUMERS, file);
+	out = test_run(cmd, &st);
+	cr_assert_eq(st, 0, "%s: %.2000s", in->bin, out);
+	free(out);
+	snprintf(cmd, sizeof(cmd), "cd %s && node load-trace.mjs %s", TEST_CONSUMERS, file);
+	out = test_run(cmd, &st);
+	cr_assert_eq(st, 0, "%s: %.2000s", in->bin, out);
+	{
+		unsigned int threads = 0;
+
+		for (const char *p = out; (p = strstr(p, "\"tid\":")); p++)
+			threads++;
+		cr_assert_geq(threads, 4, "%s: %s", in->bin, out);
+	}
+	free(out);
+	out = test_slurp(file);
+	for (int i = 0; i < 4; i++) {
+		char busy[16];
+
+		snprintf(busy, sizeof(busy), "busy%d", i);
+		cr_assert(strstr(out, busy), "%s: no %s in the trace", in->bin, busy);
+	}
+	free(out);
+	unlink(file);
+}
+
+Test(raw, live_chrome_trace_python, .timeout = 60)
+{
+	live_trace(&test_pythons[1], "threads.py");
+}
+
+Test(raw, live_chrome_trace_ruby, .timeout = 60)
+{
+	live_trace(&test_rubies[1], "threads.rb");
 }
 
 /* Not a recording, a damaged one, none at all: one line, a hint, a status. */
