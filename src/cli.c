@@ -753,7 +753,7 @@ out:
 }
 
 /*
- * A streaming format (raw): the file is opened, and put in place, before
+ * A streaming format (raw, chrome): the file is opened, and put in place, before
  * sampling starts, and every sample goes to it as it comes, so that what
  * was flushed stays readable whatever happens to pyrospy.
  */
@@ -792,7 +792,12 @@ static int stream_open(const struct cli_opts *o, struct stream *sm, const char *
 						 (o->gil ? OUT_KEPT_GIL : 0u));
 	if (!sm->s)
 		return cli_output_failed(&sm->of);
-	return cli_output_commit(&sm->of, 1);
+	ret = cli_output_commit(&sm->of, 1);
+	if (ret != EXIT_OK) {
+		sm->ops->close(sm->s);
+		sm->s = NULL;
+	}
+	return ret;
 }
 
 static int stream_close(const struct cli_opts *o, struct stream *sm, uint64_t samples)
@@ -897,9 +902,9 @@ static int profile_target(struct cli_opts *o, struct target *t, pid_t pid, pid_t
 		.show_pid = o->subprocesses,
 	};
 	/*
-	 * Every sample to a raw recording: the output itself (-f raw; a file
-	 * only when asked for while streaming to a server), or --raw FILE
-	 * besides it.
+	 * Every sample to a streaming writer: the output itself (-f raw or
+	 * chrome; a file only when asked for while streaming to a server), or
+	 * a raw recording besides it (--raw FILE).
 	 */
 	struct stream sm = { .ops = output_format(o)->open ? output_format(o) : &out_raw };
 	int raw_out = output_format(o)->open && (!o->up.server || o->output);
