@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "foldedread.h"
 #include "out.h"
 #include "outfile.h"
 #include "profile.h"
@@ -26,7 +27,8 @@ const char report_usage[] =
 	"usage: pyrospy report RECORDING [options]\n"
 	"\n"
 	"Write a raw recording (pyrospy record -f raw) in any format, keeping only\n"
-	"the samples the filters select.\n"
+	"the samples the filters select.  A folded profile is read too, with the\n"
+	"filters its lines can answer (--pid, --thread, --tag).\n"
 	"\n"
 	"options:\n"
 	"  -f, --format FMT       folded (default for -o -), flamegraph (default for\n"
@@ -73,8 +75,9 @@ struct report {
 	struct profile p;		/* the others' profile */
 	struct outfile *of;
 	int failed;			/* the streaming writer could not start */
-	uint64_t kept;
+	uint64_t kept, total;		/* samples kept, read */
 	int64_t first_ns, last_ns;	/* of the samples kept */
+	uint32_t *ids;			/* a folded line's path */
 };
 
 static void __attribute__((format(printf, 1, 2))) error(const char *fmt, ...)
@@ -130,31 +133,21 @@ static const char *tag_value(const char *tags, const char *key, size_t klen, siz
 	return NULL;
 }
 
-static int thread_matches(const struct report_opts *o, const struct stack *st)
+/* --pid, --thread and --tag */
+static int keep_where(const struct report_opts *o, pid_t pid, pid_t tid, const char *name,
+		      const char *tags)
 {
-	if (!o->nthread)
-		return 1;
-	for (unsigned int i = 0; i < o->nthread; i++) {
-		char tid[16];
+	int any = !o->nthread;
 
-		snprintf(tid, sizeof(tid), "%d", (int)st->tid);
-		if (!strcmp(o->thread[i], tid) ||
-		    (st->thread_name && !strcmp(o->thread[i], st->thread_name)))
-			return 1;
+	if (o->pid && pid != o->pid)
+		return 0;
+	for (unsigned int i = 0; i < o->nthread && !any; i++) {
+		char id[16];
+
+		snprintf(id, sizeof(id), "%d", (int)tid);
+		any = !strcmp(o->thread[i], id) || (name && !strcmp(o->thread[i], name));
 	}
-	return 0;
-}
-
-static int keep(const struct report *rp, int64_t when_ns, const char *tags, const struct stack *st)
-{
-	const struct report_opts *o = rp->o;
-	double at = (double)when_ns / 1e9 - rp->r->start;
-
-	if (at < o->from || (o->until >= 0 && at >= o->until))
-		return 0;
-	if ((o->pid && st->pid != o->pid) || !thread_matches(o, st))
-		return 0;
-	if ((o->gil && st->holds_gil != 1) || (!o->idle && st->idle == 1))
+	if (!any)
 		return 0;
 	for (unsigned int i = 0; i < o->ntag; i++) {
 		const struct tag_filter *t = &o->tag[i];
@@ -166,6 +159,45 @@ static int keep(const struct report *rp, int64_t when_ns, const char *tags, cons
 			return 0;
 	}
 	return 1;
+}
+
+static int keep(const struct report *rp, int64_t when_ns, const char *tags, const struct stack *st)
+{
+	const struct report_opts *o = rp->o;
+	double at = (double)when_ns / 1e9 - rp->r->start;
+
+	if (at < o->from || (o->until >= 0 && at >= o->until))
+		return 0;
+	if ((o->gil && st->holds_gil != 1) || (!o->idle && st->idle == 1))
+		return 0;
+	return keep_where(o, st->pid, st->tid, st->thread_name, tags);
+}
+
+/*
+ * A line of a folded profile: a path of the profile as profile_add()
+ * makes them (tag set, thread, frames), "all threads" when the file
+ * keeps no threads apart.
+ */
+static int report_folded(void *arg, const struct folded_line *l)
+{
+	struct report *rp = arg;
+	uint32_t *ids = rp->ids, n = 0;
+
+	if (!keep_where(rp->o, l->pid, l->tid, l->thread_name, l->tags))
+		return 0;
+	ids[n++] = profile_frame(&rp->p, PROFILE_TAGS, l->tags ? l->tags : "", "", 0);
+	ids[n++] = profile_frame(&rp->p, PROFILE_THREAD, l->thread ? l->thread : "all threads",
+				 "", 0);
+	for (uint32_t i = 0; i < l->depth; i++) {
+		const struct folded_frame *f = &l->frame[i];
+
+		ids[n++] = profile_frame(&rp->p, *f->file ? PROFILE_CODE : PROFILE_MARK, f->name,
+					 f->file, rp->o->function ? 0 : f->line);
+	}
+	profile_add_path(&rp->p, ids, n, l->count);
+	rp->kept += l->count;
+	rp->total += l->count;
+	return 0;
 }
 
 /* What the writers are told of the recording, once its header is read. */
@@ -365,13 +397,34 @@ static int parse_opts(struct report_opts *o, int argc, char **argv)
 	return -1;
 }
 
+/*
+ * 1 when the file in is not a raw recording (then a folded profile), 0
+ * when it is, -1 with errno set when it cannot be read; it is read again
+ * from its start.
+ */
+static int is_folded(FILE *in)
+{
+	char magic[RAW_MAGIC_LEN];
+	size_t n = fread(magic, 1, sizeof(magic), in);
+
+	if (ferror(in) || fseek(in, 0, SEEK_SET))
+		return -1;
+	return n < sizeof(magic) || memcmp(magic, RAW_MAGIC, RAW_MAGIC_LEN);
+}
+
 /* The input could not be read as a recording: say why; the exit status. */
-static int bad_input(const struct report_opts *o, const struct rawread *r, enum perr err)
+static int bad_input(const struct report_opts *o, const struct rawread *r, enum perr err,
+		     int folded)
 {
 	if (err == PERR_IO) {
 		error("cannot read '%s': %s", o->in, r->why);
 		hint("check the file is there and readable");
 		return EXIT_FAIL;
+	}
+	if (folded) {
+		error("cannot read '%s' as a folded profile: %s", o->in, r->why);
+		hint("give a raw recording (pyrospy record -f raw) or a folded profile (-f folded)");
+		return EXIT_BADFILE;
 	}
 	error("cannot read '%s' as a recording: %s", o->in, r->why);
 	if (strstr(r->why, "version"))
@@ -391,7 +444,7 @@ int report_main(int argc, char **argv)
 	struct outfile of;
 	FILE *in = NULL;
 	enum perr err;
-	int ret;
+	int ret, folded;
 
 	memset(&of, 0, sizeof(of));
 	of.dirfd = -1;
@@ -403,9 +456,6 @@ int report_main(int argc, char **argv)
 	rp.ops = o.format ? out_find(o.format) : out_by_ext(o.output);
 	if (!rp.ops)
 		rp.ops = out_find(!strcmp(o.output, "-") ? "folded" : "flamegraph");
-	/* what has a time order is written in it */
-	if (rp.ops == &out_speedscope)
-		rp.ops = &out_timeline;
 	rp.r = &r;
 	rp.p.no_lines = o.function;
 	in = fopen(o.in, "rb");
@@ -415,14 +465,47 @@ int report_main(int argc, char **argv)
 		ret = EXIT_FAIL;
 		goto out;
 	}
+	folded = is_folded(in);
+	if (folded < 0) {
+		error("cannot read '%s': %s", o.in, strerror(errno));
+		hint("give a file: a recording is read from its start twice");
+		ret = EXIT_FAIL;
+		goto out;
+	}
+	if (folded && (o.from > 0 || o.until >= 0 || o.idle || o.gil)) {
+		ret = usage_error("--from, --until, --idle and --gil need a raw recording: '%s' is no "
+				  "raw recording", o.in);
+		goto out;
+	}
+	if (folded && rp.ops->open) {
+		ret = usage_error("-f %s needs a raw recording: '%s' is no raw recording",
+				  rp.ops->name, o.in);
+		goto out;
+	}
+	/* what has a time order is written in it */
+	if (!folded && rp.ops == &out_speedscope)
+		rp.ops = &out_timeline;
 	ret = cli_output_open(&of, o.output, "report", rp.ops->ext);
 	if (ret != EXIT_OK)
 		goto out;
 	rp.of = &of;
-	err = rawread_run(&r, in, report_sample, &rp);
-	if (err) {
-		ret = bad_input(&o, &r, err);
-		goto out;
+	if (folded) {
+		char why[160];
+
+		rp.ids = xmalloc((FOLDEDREAD_MAX_DEPTH + 2) * sizeof(*rp.ids));
+		err = foldedread_run(in, report_folded, &rp, why, sizeof(why));
+		if (err) {
+			snprintf(r.why, sizeof(r.why), "%s", why);
+			ret = bad_input(&o, &r, err, 1);
+			goto out;
+		}
+		r.samples = rp.total;
+	} else {
+		err = rawread_run(&r, in, report_sample, &rp);
+		if (err) {
+			ret = bad_input(&o, &r, err, 0);
+			goto out;
+		}
 	}
 	if (r.torn)
 		fprintf(stderr, "pyrospy: warning: '%s' was cut short: %s\n", o.in, r.why);
@@ -459,6 +542,7 @@ out:
 		fclose(in);
 	rawread_release(&r);
 	profile_release(&rp.p);
+	free(rp.ids);
 	outfile_close(&of);
 	return ret;
 }

@@ -210,6 +210,18 @@ static void roundtrip(const struct interp *in, const char *script, int rideshare
 			 "of the same run", in->bin);
 	free(out);
 
+	/* the folded profile read back by report is itself again */
+	{
+		const char *args[] = { "report", f.folded, "-f", "folded", "-o", "-", NULL };
+		char *again, *e;
+
+		st = test_pyrospy(args, &again, &e);
+		cr_assert_eq(st, 0, "%s: %s", in->bin, e);
+		cr_assert_str_eq(again, direct, "%s: report of the folded profile", in->bin);
+		free(again);
+		free(e);
+	}
+
 	/* a one-thread program: its thread (the main one: its tid is the pid) is all */
 	{
 		const char *threads[] = { "--threads", NULL };
@@ -264,6 +276,17 @@ static void roundtrip(const struct interp *in, const char *script, int rideshare
 		cr_assert_geq(test_folded_count(out, test_func(in, "order_car")) * 100, ncar * 95,
 			      "%s: %.3000s", in->bin, out);
 		free(out);
+
+		/* the same filter on the folded profile of the same run */
+		{
+			char *from_folded = report(f.folded, car, NULL);
+
+			out = report(f.raw, car, NULL);
+			cr_assert_str_eq(from_folded, out, "%s: --tag vehicle=car, folded vs raw",
+					 in->bin);
+			free(from_folded);
+			free(out);
+		}
 
 		out = report(f.raw, notcar, NULL);
 		nnot = total(out);
