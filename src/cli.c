@@ -29,6 +29,7 @@
 #include "pyvm.h"
 #include "rubyvm.h"
 #include "reader.h"
+#include "report.h"
 #include "sampler.h"
 #include "tags.h"
 #include "target.h"
@@ -45,6 +46,7 @@ struct cli_opts {
 	unsigned int rate;
 	const char *format;
 	const char *output;
+	const char *raw;	/* --raw FILE: a raw recording besides the profile */
 	int idle, gil, threads, function, subprocesses, no_tags;
 	char *tagset;		/* --tag as one clean tag set */
 	/* streaming to a Pyroscope server */
@@ -139,9 +141,12 @@ static const char usage_options[] =
 	"  -d, --duration SECS    stop after SECS seconds (default: until Ctrl-C or exit)\n"
 	"  -r, --rate HZ          samples per second, 1 to 10000 (default: 100)\n"
 	"  -f, --format FMT       flamegraph (default), folded (default for -o -),\n"
-	"                         speedscope, pprof, summary\n"
+	"                         speedscope, pprof, summary, raw (every sample; also\n"
+	"                         for -o FILE.raw; see pyrospy report), chrome (a\n"
+	"                         trace of every thread's stack over time)\n"
 	"  -o, --output FILE      write the profile to FILE, - for stdout\n"
 	"                         (default: pyrospy-PID-DATE.EXT in the current directory)\n"
+	"      --raw FILE         also write every sample to FILE, a raw recording\n"
 	"      --idle             keep threads that are not running\n"
 	"      --gil              keep only the thread holding the GIL/GVL\n"
 	"      --threads          put a 'thread (TID)' frame at the root of each stack\n"
@@ -179,7 +184,9 @@ static const struct completion_cmd commands[] = {
 	{ "exec", "run a command and profile it: pyrospy exec -- python3 app.py", NULL },
 	{ "dump", "print every thread's stack once: pyrospy dump --pid PID", NULL },
 	{ "top", "a live table of the hottest functions: pyrospy top --pid PID", NULL },
-	{ "help", "show help for a command: pyrospy help record", "record exec dump top completion" },
+	{ "report", "a raw recording in any format, filtered: pyrospy report rec.raw", NULL },
+	{ "help", "show help for a command: pyrospy help record",
+	  "record exec dump top report completion" },
 	{ "completion", "a shell's completion script: pyrospy completion bash (or zsh)",
 	  "bash zsh" },
 };
@@ -259,7 +266,7 @@ static int parse_seconds(const char *s, double *out)
 enum {
 	OPT_IDLE = 256, OPT_GIL, OPT_THREADS, OPT_NO_TAGS, OPT_FUNCTION, OPT_SUBPROCESSES, OPT_SERVER,
 	OPT_APP_NAME, OPT_TAG, OPT_AUTH_TOKEN, OPT_BASIC_AUTH, OPT_TENANT_ID, OPT_HEADER,
-	OPT_INSECURE, OPT_CACERT, OPT_INGEST_FORMAT, OPT_PID_OF, OPT_PROTOCOL,
+	OPT_INSECURE, OPT_CACERT, OPT_INGEST_FORMAT, OPT_PID_OF, OPT_PROTOCOL, OPT_RAW,
 };
 
 static const struct option long_opts[] = {
@@ -269,6 +276,7 @@ static const struct option long_opts[] = {
 	{ "rate", required_argument, NULL, 'r' },
 	{ "format", required_argument, NULL, 'f' },
 	{ "output", required_argument, NULL, 'o' },
+	{ "raw", required_argument, NULL, OPT_RAW },
 	{ "idle", no_argument, NULL, OPT_IDLE },
 	{ "gil", no_argument, NULL, OPT_GIL },
 	{ "threads", no_argument, NULL, OPT_THREADS },
@@ -421,6 +429,11 @@ static int parse_opts(struct cli_opts *o, int argc, char **argv)
 				return usage_error(o->cmd, "empty output file name");
 			o->output = optarg;
 			break;
+		case OPT_RAW:
+			if (!*optarg)
+				return usage_error(o->cmd, "empty file name for --raw");
+			o->raw = optarg;
+			break;
 		case OPT_IDLE:
 			o->idle = 1;
 			break;
@@ -514,6 +527,11 @@ static int parse_opts(struct cli_opts *o, int argc, char **argv)
 			return usage_error(o->cmd, "unknown option '%s'", argv[optind - 1]);
 		}
 	}
+	if (o->raw && (!strcmp(o->raw, o->output ? o->output : "") ||
+		       (o->format && out_find(o->format)->open) ||
+		       (!o->format && o->output && out_by_ext(o->output))))
+		return usage_error(o->cmd, "--raw FILE is a raw recording besides another output: "
+				   "give -o another file and format");
 	if (!strcmp(o->cmd, "exec")) {
 		if (optind >= argc)
 			return usage_error(o->cmd, "no command to run");
@@ -646,84 +664,189 @@ static void install_signals(void)
 	sigaction(SIGTERM, &sa, NULL);
 }
 
+/*
+ * Open the output: output as given, or STEM.EXT in the current directory.
+ * On failure say why and return the exit status, else EXIT_OK.
+ */
+int cli_output_open(struct outfile *of, const char *output, const char *stem, const char *ext)
+{
+	enum perr err = output ? outfile_open(of, output) : outfile_open_new(of, stem, ext);
+
+	if (err == PERR_UNSAFE) {
+		error("refused to %s '%s': it belongs to uid %u, in a directory others can write",
+		      S_ISLNK(of->bad_mode) ? "follow symlink" : "open", of->bad,
+		      (unsigned)of->bad_uid);
+		hint("another user's link or FIFO there may lead anywhere: give the real path, or "
+		     "write to a directory of your own");
+		return EXIT_FAIL;
+	}
+	if (err == PERR_PERM) {
+		error("cannot replace '%s': it belongs to uid %u, in a sticky directory", of->bad,
+		      (unsigned)of->bad_uid);
+		hint("only its owner may replace it: remove it first, or choose another --output");
+		return EXIT_FAIL;
+	}
+	if (err) {
+		error("cannot open '%s': %s", of->path, strerror(errno));
+		hint("check the directory exists and is writable, or use --output -");
+		return EXIT_FAIL;
+	}
+	return EXIT_OK;
+}
+
+/* A write to the output failed: say so and return the exit status. */
+int cli_output_failed(const struct outfile *of)
+{
+	error("cannot write '%s': %s", of->path, strerror(errno));
+	hint("check free space, or use --output -");
+	return EXIT_FAIL;
+}
+
+/*
+ * Finish the output (outfile_commit(), or outfile_place() when place is
+ * set: in place, but still open); say why it failed and return the exit
+ * status, else EXIT_OK.
+ */
+int cli_output_commit(struct outfile *of, int place)
+{
+	int chosen = of->exclusive;
+	enum perr err = place ? outfile_place(of) : outfile_commit(of);
+
+	if (err == PERR_PERM) {
+		error("cannot replace '%s': %s", of->path, strerror(errno));
+		hint("in a sticky directory only its owner may replace a file: remove it first, or "
+		     "choose another --output");
+		return EXIT_FAIL;
+	}
+	if (err && errno == EEXIST && chosen) {
+		error("cannot create '%s': it and the next %d names exist", of->path,
+		      OUTFILE_MAX_NAMES - 1);
+		hint("remove old profiles, or name the file with --output");
+		return EXIT_FAIL;
+	}
+	if (err)
+		return cli_output_failed(of);
+	return EXIT_OK;
+}
+
+/* The format asked for, by -f, by -o's extension, or by default. */
+static const struct out_ops *output_format(const struct cli_opts *o)
+{
+	const struct out_ops *ops = o->format ? out_find(o->format) :
+				    o->output ? out_by_ext(o->output) : NULL;
+
+	if (ops)
+		return ops;
+	return out_find(o->output && !strcmp(o->output, "-") ? "folded" : "flamegraph");
+}
+
+static void output_stem(char *name, size_t cap, pid_t pid)
+{
+	time_t now = time(NULL);
+	struct tm tm;
+
+	localtime_r(&now, &tm);
+	snprintf(name, cap, "pyrospy-%d-%04d%02d%02d-%02d%02d%02d", (int)pid,
+		 tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
+		 tm.tm_sec);
+}
+
 static int write_profile(const struct cli_opts *o, const struct profile *p,
 			 const struct sampler_result *res, pid_t pid)
 {
-	const struct out_ops *ops = out_find(o->format ? o->format :
-					     o->output && !strcmp(o->output, "-") ? "folded" :
-					     "flamegraph");
+	const struct out_ops *ops = output_format(o);
 	struct out_meta meta;
 	struct outfile of;
 	char title[64], name[96];
-	enum perr err;
-	int ret = EXIT_FAIL;
+	int ret;
 
 	snprintf(title, sizeof(title), "pid %d", (int)pid);
+	memset(&meta, 0, sizeof(meta));
 	meta.title = title;
 	meta.duration = res->elapsed;
 	meta.rate = o->rate;
 	meta.start = res->start;
 	meta.threads = o->threads;
 	meta.no_tags = o->no_tags;
-	if (o->output) {
-		err = outfile_open(&of, o->output);
-	} else {
-		time_t now = time(NULL);
-		struct tm tm;
-
-		localtime_r(&now, &tm);
-		snprintf(name, sizeof(name), "pyrospy-%d-%04d%02d%02d-%02d%02d%02d", (int)pid,
-			 tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
-			 tm.tm_sec);
-		err = outfile_open_new(&of, name, ops->ext);
-	}
-	if (err == PERR_UNSAFE) {
-		error("refused to %s '%s': it belongs to uid %u, in a directory others can write",
-		      S_ISLNK(of.bad_mode) ? "follow symlink" : "open", of.bad, (unsigned)of.bad_uid);
-		hint("another user's link or FIFO there may lead anywhere: give the real path, or "
-		     "write to a directory of your own");
+	output_stem(name, sizeof(name), pid);
+	ret = cli_output_open(&of, o->output, name, ops->ext);
+	if (ret != EXIT_OK)
 		goto out;
-	}
-	if (err == PERR_PERM) {
-		error("cannot replace '%s': it belongs to uid %u, in a sticky directory", of.bad,
-		      (unsigned)of.bad_uid);
-		hint("only its owner may replace it: remove it first, or choose another --output");
-		goto out;
-	}
-	if (err) {
-		error("cannot open '%s': %s", of.path, strerror(errno));
-		hint("check the directory exists and is writable, or use --output -");
-		goto out;
-	}
 	if (ops->write(of.f, p, &meta)) {
-		error("cannot write '%s': %s", of.path, strerror(errno));
-		hint("check free space, or use --output -");
+		ret = cli_output_failed(&of);
 		goto out;
 	}
-	err = outfile_commit(&of);
-	if (err == PERR_PERM) {
-		error("cannot replace '%s': %s", of.path, strerror(errno));
-		hint("in a sticky directory only its owner may replace a file: remove it first, or "
-		     "choose another --output");
-		goto out;
-	}
-	if (err && errno == EEXIST && !o->output) {
-		error("cannot create '%s': it and the next %d names exist", of.path,
-		      OUTFILE_MAX_NAMES - 1);
-		hint("remove old profiles, or name the file with --output");
-		goto out;
-	}
-	if (err) {
-		error("cannot write '%s': %s", of.path, strerror(errno));
-		hint("check free space, or use --output -");
-		goto out;
-	}
-	if (strcmp(of.path, "-"))
+	ret = cli_output_commit(&of, 0);
+	if (ret == EXIT_OK && strcmp(of.path, "-"))
 		note(o, "wrote %s profile to '%s' (%llu samples)", ops->name, of.path,
 		     (unsigned long long)p->total);
-	ret = EXIT_OK;
 out:
 	outfile_close(&of);
+	return ret;
+}
+
+/*
+ * A streaming format (raw, chrome): the file is opened, and put in place, before
+ * sampling starts, and every sample goes to it as it comes, so that what
+ * was flushed stays readable whatever happens to pyrospy.
+ */
+struct stream {
+	const struct out_ops *ops;
+	struct out_stream *s;
+	struct outfile of;
+};
+
+static void stream_sample(void *arg, int64_t when_ns, const char *tags, const struct stack *st)
+{
+	struct stream *sm = arg;
+
+	/* a failure sticks in the writer and is reported at the end */
+	sm->ops->sample(sm->s, when_ns, tags, st);
+}
+
+static int stream_open(const struct cli_opts *o, struct stream *sm, const char *path, pid_t pid)
+{
+	struct out_meta meta;
+	struct timespec ts;
+	char title[64], name[96];
+	int ret;
+
+	snprintf(title, sizeof(title), "pid %d", (int)pid);
+	clock_gettime(CLOCK_REALTIME, &ts);
+	memset(&meta, 0, sizeof(meta));
+	meta.title = title;
+	meta.rate = o->rate;
+	meta.start = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	output_stem(name, sizeof(name), pid);
+	ret = cli_output_open(&sm->of, path, name, sm->ops->ext);
+	if (ret != EXIT_OK)
+		return ret;
+	sm->s = sm->ops->open(sm->of.f, &meta, (o->idle ? OUT_KEPT_IDLE : 0u) |
+						 (o->gil ? OUT_KEPT_GIL : 0u));
+	if (!sm->s)
+		return cli_output_failed(&sm->of);
+	ret = cli_output_commit(&sm->of, 1);
+	if (ret != EXIT_OK) {
+		sm->ops->close(sm->s);
+		sm->s = NULL;
+	}
+	return ret;
+}
+
+static int stream_close(const struct cli_opts *o, struct stream *sm, uint64_t samples)
+{
+	int ret = EXIT_OK;
+
+	if (sm->s && sm->ops->close(sm->s))
+		ret = cli_output_failed(&sm->of);
+	sm->s = NULL;
+	if (ret == EXIT_OK && sm->of.f)
+		ret = cli_output_commit(&sm->of, 0);
+	if (ret == EXIT_OK && strcmp(sm->of.path, "-"))
+		note(o, "wrote %s %s to '%s' (%llu samples)", sm->ops->name,
+		     sm->ops == &out_raw ? "recording" : "trace", sm->of.path,
+		     (unsigned long long)samples);
+	outfile_close(&sm->of);
 	return ret;
 }
 
@@ -811,6 +934,14 @@ static int profile_target(struct cli_opts *o, struct target *t, pid_t pid, pid_t
 		.no_lines = o->function,
 		.show_pid = o->subprocesses,
 	};
+	/*
+	 * Every sample to a streaming writer: the output itself (-f raw or
+	 * chrome; a file only when asked for while streaming to a server), or
+	 * a raw recording besides it (--raw FILE).
+	 */
+	struct stream sm = { .ops = output_format(o)->open ? output_format(o) : &out_raw };
+	int raw_out = output_format(o)->open && (!o->up.server || o->output);
+	int streaming = raw_out || o->raw;
 	struct sampler_opts so = {
 		.rate = o->rate,
 		.duration = o->duration,
@@ -822,15 +953,24 @@ static int profile_target(struct cli_opts *o, struct target *t, pid_t pid, pid_t
 		.tags = o->tagset,
 		.add = o->up.server ? recording_add : NULL,
 		/* streaming for days: the whole run's profile only for a file */
-		.count_only = o->up.server && !o->output,
+		.count_only = (o->up.server && !o->output) || raw_out,
 		.tick = rec.live || o->up.server ? recording_tick : NULL,
 		.arg = &rec,
+		.sample = streaming ? stream_sample : NULL,
+		.sample_arg = &sm,
 	};
 	struct sampler_result res;
 	struct profile p;
 	enum perr err;
 	int ret = EXIT_OK;
 
+	if (streaming) {
+		ret = stream_open(o, &sm, raw_out ? o->output : o->raw, pid);
+		if (ret != EXIT_OK) {
+			outfile_close(&sm.of);
+			return ret;
+		}
+	}
 	if (o->up.server) {
 		o->up.spy_name = !t ? "pyrospy" : t->lang == TARGET_RUBY ? "pyrospy-ruby" :
 								     "pyrospy-python";
@@ -839,8 +979,11 @@ static int profile_target(struct cli_opts *o, struct target *t, pid_t pid, pid_t
 		o->up.runtime_version = t ? t->version : NULL;
 		o->up.log = stderr;
 		rec.in = ingest_start(&o->up);
-		if (!rec.in)
+		if (!rec.in) {
+			if (streaming)
+				stream_close(o, &sm, 0);
 			return EXIT_FAIL;	/* it said why, and what to do */
+		}
 		window_reset(&rec);
 		rec.from = ingest_align(time(NULL));
 	}
@@ -871,6 +1014,8 @@ static int profile_target(struct cli_opts *o, struct target *t, pid_t pid, pid_t
 			note(o, "uploaded every window to %s", o->up.server);
 	}
 	if (err) {
+		if (streaming)
+			stream_close(o, &sm, p.total);
 		profile_release(&p);
 		return t ? report_target(t, err) : EXIT_FAIL;
 	}
@@ -900,8 +1045,14 @@ static int profile_target(struct cli_opts *o, struct target *t, pid_t pid, pid_t
 		note(o, "sampling stopped early: %s", perr_str(res.end));
 	if (!p.total)
 		note(o, "no samples collected%s", o->idle ? "" : " (every thread idle? try --idle)");
+	if (streaming) {
+		int wret = stream_close(o, &sm, p.total);
+
+		if (wret != EXIT_OK)
+			ret = wret;
+	}
 	/* streaming: a file only when asked for */
-	if (!o->up.server || o->output) {
+	if (!raw_out && (!o->up.server || o->output)) {
 		int wret = write_profile(o, &p, &res, pid);
 
 		if (wret != EXIT_OK)
@@ -987,7 +1138,8 @@ static int exec_command(struct cli_opts *o, const char *dir)
 		}
 		close(execfail[0]);
 		/* -o -: the profile has standard output to itself */
-		if (o->output && !strcmp(o->output, "-") && dup2(STDERR_FILENO, STDOUT_FILENO) < 0)
+		if (((o->output && !strcmp(o->output, "-")) || (o->raw && !strcmp(o->raw, "-"))) &&
+		    dup2(STDERR_FILENO, STDOUT_FILENO) < 0)
 			_exit(126);
 		/* the profiled program gets no key of pyrospy's server */
 		ingest_env_unset_secrets();
@@ -1359,14 +1511,17 @@ static int cmd_completion(int argc, char **argv)
 		co->arg = lo->has_arg == no_argument ? COMPLETION_NONE : COMPLETION_TEXT;
 		if (lo->val == 'p') {
 			co->arg = COMPLETION_PID;
-		} else if (lo->val == 'o' || lo->val == OPT_CACERT) {
+		} else if (lo->val == 'o' || lo->val == OPT_CACERT || lo->val == OPT_RAW) {
 			co->arg = COMPLETION_FILE;
 		} else if (lo->val == 'f') {
 			co->arg = COMPLETION_WORDS;
 			co->words = formats;
 		} else if (lo->val == OPT_INGEST_FORMAT) {
 			co->arg = COMPLETION_WORDS;
-			co->words = "folded trie";
+			co->words = "folded trie pprof";
+		} else if (lo->val == OPT_PROTOCOL) {
+			co->arg = COMPLETION_WORDS;
+			co->words = "ingest push";
 		}
 		c.nopts++;
 	}
@@ -1406,6 +1561,10 @@ int cli_main(int argc, char **argv)
 			usage(stdout);
 			return EXIT_OK;
 		}
+		if (!strcmp(argv[2], "report")) {
+			fputs(report_usage, stdout);
+			return EXIT_OK;
+		}
 		if (!strcmp(argv[2], "record") || !strcmp(argv[2], "exec") ||
 		    !strcmp(argv[2], "dump") || !strcmp(argv[2], "top") ||
 		    !strcmp(argv[2], "completion")) {
@@ -1416,10 +1575,13 @@ int cli_main(int argc, char **argv)
 	}
 	if (!strcmp(o.cmd, "completion"))
 		return cmd_completion(argc - 2, argv + 2);
+	/* a command of its own, with its own options */
+	if (!strcmp(o.cmd, "report"))
+		return report_main(argc - 1, argv + 1);
 	if (strcmp(o.cmd, "record") && strcmp(o.cmd, "exec") && strcmp(o.cmd, "dump") &&
 	    strcmp(o.cmd, "top")) {
 		error("unknown command '%s'", o.cmd);
-		hint("commands are record, exec, dump and top; see 'pyrospy --help'");
+		hint("commands are record, exec, dump, top, report and completion; see 'pyrospy --help'");
 		return EXIT_USAGE;
 	}
 	ret = parse_opts(&o, argc - 1, argv + 1);

@@ -14,9 +14,21 @@ enum cli_exit {
 	EXIT_PERM = 4,		/* not allowed to read the process */
 	EXIT_NOTINTERP = 5,	/* not a Ruby or Python process */
 	EXIT_UNSUPPORTED = 6,	/* interpreter version not supported */
+	EXIT_BADFILE = 7,	/* report: the input is no recording, or is damaged */
 };
 
 /* The whole program: parse argv, run a subcommand, return the exit status. */
 int cli_main(int argc, char **argv);
+
+/*
+ * Opening, failing to write and finishing an output file (outfile.h), each
+ * saying on stderr what went wrong and returning the exit status (EXIT_OK
+ * when nothing did): for the commands in files of their own (report.c).
+ * output NULL: STEM.EXT in the current directory.  place: outfile_place().
+ */
+struct outfile;
+int cli_output_open(struct outfile *of, const char *output, const char *stem, const char *ext);
+int cli_output_failed(const struct outfile *of);
+int cli_output_commit(struct outfile *of, int place);
 
 #endif

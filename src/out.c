@@ -8,7 +8,8 @@
 #include "xalloc.h"
 
 static const struct out_ops *const formats[] = {
-	&out_flamegraph, &out_folded, &out_speedscope, &out_pprof, &out_summary,
+	&out_flamegraph, &out_folded, &out_speedscope, &out_pprof, &out_summary, &out_raw,
+	&out_chrome,
 };
 
 const struct out_ops *out_find(const char *name)
@@ -21,7 +22,20 @@ const struct out_ops *out_find(const char *name)
 
 const char *out_names(void)
 {
-	return "flamegraph, folded, speedscope, pprof, summary";
+	return "flamegraph, folded, speedscope, pprof, summary, raw, chrome";
+}
+
+/*
+ * Only where the extension is the format's alone: ".txt" or ".json" say
+ * nothing, ".raw" says a recording.
+ */
+const struct out_ops *out_by_ext(const char *path)
+{
+	size_t n = strlen(path);
+
+	if (n > 4 && !strcmp(path + n - 4, ".raw"))
+		return &out_raw;
+	return NULL;
 }
 
 int out_put_sanitized(FILE *f, const char *s)

@@ -7,6 +7,8 @@
 #include <stdio.h>
 
 struct profile;
+struct stack;
+struct out_stream;
 
 /* What a writer may say about the run, besides the samples. */
 struct out_meta {
@@ -18,6 +20,10 @@ struct out_meta {
 	int no_tags;		/* merge the tag sets (--no-tags) */
 };
 
+/* What sampling kept, for a streaming writer to say (out_ops.open) */
+#define OUT_KEPT_IDLE	1u	/* idle threads (--idle) */
+#define OUT_KEPT_GIL	2u	/* only the GIL/GVL holder (--gil) */
+
 /* What a writer that shows tags and, if asked, threads keeps of a profile. */
 #define OUT_KEEP(meta) (((meta)->threads ? PROFILE_KEEP_THREADS : 0u) | \
 			((meta)->no_tags ? 0u : PROFILE_KEEP_TAGS))
@@ -26,14 +32,32 @@ struct out_meta {
  * One output format.  write() emits the whole profile to f and returns 0,
  * or -1 with errno set when writing failed.  Adding a format is adding one
  * file with one of these and a line in out.c.
+ *
+ * A streaming format (raw) has no write(): it keeps every sample, so it is
+ * given them as they come.  open() starts the file on f (f stays the
+ * caller's; kept: OUT_KEPT_*) and returns the writer's state, or NULL with errno set;
+ * sample() takes one thread's stack of one tick, with the tick's Unix
+ * time in ns and the tags as profiled; close() writes what is left and
+ * frees the state, 0 or -1 with errno set (sample() too: an error sticks,
+ * and close() reports it again).
  */
 struct out_ops {
 	const char *name;	/* --format value */
 	const char *ext;	/* default file extension */
 	int (*write)(FILE *f, const struct profile *p, const struct out_meta *meta);
+	struct out_stream *(*open)(FILE *f, const struct out_meta *meta, unsigned int kept);
+	int (*sample)(struct out_stream *s, int64_t when_ns, const char *tags,
+		      const struct stack *st);
+	int (*close)(struct out_stream *s);
 };
 
 extern const struct out_ops out_folded, out_flamegraph, out_speedscope, out_pprof, out_summary;
+extern const struct out_ops out_raw, out_chrome;
+/* speedscope in time order, a streaming writer for report (not in out_find()) */
+extern const struct out_ops out_timeline;
+
+/* The format that ends path's name (".raw"), or NULL. */
+const struct out_ops *out_by_ext(const char *path);
 
 /*
  * The summary table's header and its first max_rows rows (for the live

@@ -422,36 +422,26 @@ static int place_new(struct outfile *of, const char *name)
 	return 0;
 }
 
-enum perr outfile_commit(struct outfile *of)
+/* Flush f, and with a temporary file get it on disk; -1 with errno set. */
+static int flush_file(struct outfile *of)
 {
-	FILE *f = of->f;
-	int failed, e = 0;
-
-	if (!f) {
-		errno = EBADF;
-		return PERR_IO;
-	}
-	if (f == stdout)
-		return fflush(stdout) == EOF || ferror(stdout) ? PERR_IO : PERR_OK;
-	failed = fflush(f) == EOF;
-	if (!failed && ferror(f)) {
+	if (fflush(of->f) == EOF)
+		return -1;
+	if (ferror(of->f)) {
 		errno = EIO;
-		failed = 1;
+		return -1;
 	}
 	/* on disk before it replaces anything: a crash leaves the old file or the new */
-	if (!failed && of->tmp && fsync(fileno(f)) && errno != EINVAL)
-		failed = 1;
-	if (failed)
-		e = errno;
-	of->f = NULL;
-	if (fclose(f) == EOF && !failed) {
-		e = errno;
-		failed = 1;
-	}
-	if (failed) {
-		errno = e;
-		return PERR_IO;
-	}
+	if (of->tmp && fsync(fileno(of->f)) && errno != EINVAL)
+		return -1;
+	return 0;
+}
+
+/* Move the temporary file, complete or open, into place. */
+static enum perr place(struct outfile *of)
+{
+	int e;
+
 	if (!of->tmp)
 		return PERR_OK;
 	if (of->exclusive) {
@@ -480,6 +470,45 @@ enum perr outfile_commit(struct outfile *of)
 		return errno == EPERM || errno == EACCES ? PERR_PERM : PERR_IO;
 	FREE_AND_NULL(of->tmp);
 	return PERR_OK;
+}
+
+enum perr outfile_commit(struct outfile *of)
+{
+	FILE *f = of->f;
+	int failed, e = 0;
+
+	if (!f) {
+		errno = EBADF;
+		return PERR_IO;
+	}
+	if (f == stdout)
+		return fflush(stdout) == EOF || ferror(stdout) ? PERR_IO : PERR_OK;
+	failed = flush_file(of) != 0;
+	if (failed)
+		e = errno;
+	of->f = NULL;
+	if (fclose(f) == EOF && !failed) {
+		e = errno;
+		failed = 1;
+	}
+	if (failed) {
+		errno = e;
+		return PERR_IO;
+	}
+	return place(of);
+}
+
+enum perr outfile_place(struct outfile *of)
+{
+	if (!of->f) {
+		errno = EBADF;
+		return PERR_IO;
+	}
+	if (of->f == stdout || !of->tmp)
+		return fflush(of->f) == EOF || ferror(of->f) ? PERR_IO : PERR_OK;
+	if (flush_file(of))
+		return PERR_IO;
+	return place(of);
 }
 
 void outfile_close(struct outfile *of)

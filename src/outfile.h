@@ -73,6 +73,15 @@ enum perr outfile_open_new(struct outfile *of, const char *stem, const char *ext
 enum perr outfile_commit(struct outfile *of);
 
 /*
+ * For a file written as it goes (a raw recording): flush what is written
+ * and move the temporary file into place as outfile_commit() does, but
+ * keep it open: what follows is written to it in place, and
+ * outfile_commit() then only flushes and closes it.  Returns as
+ * outfile_commit() does.
+ */
+enum perr outfile_place(struct outfile *of);
+
+/*
  * Close what is open and free everything; a temporary file not yet
  * committed is removed.  Safe after a failed open, and to call twice.
  */

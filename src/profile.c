@@ -120,6 +120,11 @@ static uint64_t mix(uint64_t x)
 	return x ^ (x >> 31);
 }
 
+uint32_t profile_str_id(struct profile *p, const char *s)
+{
+	return intern_str(p, s);
+}
+
 static uint64_t frame_key(const struct profile_frame *f)
 {
 	return mix(((uint64_t)f->name << 32 | f->file) ^ mix((uint64_t)(uint32_t)f->line << 8 | f->kind));

@@ -95,6 +95,9 @@ uint32_t profile_frame(struct profile *p, enum profile_kind kind, const char *na
 
 const char *profile_str(const struct profile *p, uint32_t id);
 
+/* Intern a string: its id, the same for equal strings, made if new. */
+uint32_t profile_str_id(struct profile *p, const char *s);
+
 #define PROFILE_KEEP_TAGS	1u
 #define PROFILE_KEEP_THREADS	2u
 

@@ -51,6 +51,7 @@ struct adder {
 	struct profile *p;
 	const struct sampler_opts *opts;
 	char *last, *merged;	/* the program's last tag set, and it with --tag */
+	int64_t when;		/* the tick's Unix time in ns, for opts->sample */
 };
 
 /* The stack's tags under the command line's (the program's win). */
@@ -80,6 +81,8 @@ static void add_stack(void *arg, const struct stack *st)
 		profile_add(a->p, tags, st, 1);
 	if (a->opts->add)
 		a->opts->add(a->opts->arg, tags, st);
+	if (a->opts->sample)
+		a->opts->sample(a->opts->sample_arg, a->when, tags, st);
 }
 
 /*
@@ -369,9 +372,10 @@ enum perr sampler_run(struct target *t, struct profile *p, const struct sampler_
 		      struct sampler_result *res, volatile sig_atomic_t *stop)
 {
 	int64_t period = NSEC / opts->rate, next, end = 0, second;
-	struct adder adder = { p, opts, NULL, NULL };
+	struct adder adder = { p, opts, NULL, NULL, 0 };
 	struct run run = { .opts = opts, .res = res };
 	uint64_t rng;
+	int64_t wall0;
 	enum perr err = PERR_OK;
 
 	memset(res, 0, sizeof(*res));
@@ -381,6 +385,7 @@ enum perr sampler_run(struct target *t, struct profile *p, const struct sampler_
 	run.start = next = second = now_ns();
 	rng = (uint64_t)run.start * 0x9E3779B97F4A7C15ull ^ (uint64_t)getpid() ^ 1;
 	res->start = wall_seconds();
+	wall0 = (int64_t)(res->start * 1e9);
 	if (opts->duration > 0)
 		end = run.start + (int64_t)(opts->duration * NSEC);
 	if (opts->root)
@@ -390,6 +395,8 @@ enum perr sampler_run(struct target *t, struct profile *p, const struct sampler_
 		int64_t now;
 		int live = 0, ready = 0;
 
+		if (opts->sample)
+			adder.when = wall0 + (now_ns() - run.start);
 		for (size_t i = 0; i < run.nslot; i++) {
 			if (!run.slot[i]->done)
 				sample_slot(&run, run.slot[i], &adder);

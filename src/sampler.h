@@ -26,6 +26,14 @@ struct sampler_opts {
 	void (*add)(void *arg, const char *tags, const struct stack *st);
 	int count_only;		/* only count stacks in the profile: add() has them */
 	/*
+	 * optional: every stack kept, as it comes, with the time of its tick
+	 * (Unix nanoseconds: the wall clock at the start, then the monotonic
+	 * clock) and its tags as profiled: for a writer that keeps every
+	 * sample (out.h, out_raw.c).  Its own argument, sample_arg.
+	 */
+	void (*sample)(void *arg, int64_t when_ns, const char *tags, const struct stack *st);
+	void *sample_arg;
+	/*
 	 * optional: called about once a second with the profile and the
 	 * counts so far; a non-zero return stops sampling.
 	 */

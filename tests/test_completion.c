@@ -222,12 +222,32 @@ Test(completion, options_per_command, .timeout = 120)
 	unlink(zsh);
 }
 
+/* The values of "...: want a, b or c" that pyrospy's error for args lists. */
+static void values_of(const char *const *args, struct words *want)
+{
+	char *err, *out = pyrospy_out(args, &err);
+	const char *p = strstr(err, "want ");
+
+	cr_assert_not_null(p, "%s", err);
+	for (p += 5; *p && *p != '\n';) {
+		size_t len = strcspn(p, ", \n");
+
+		if (len != 2 || strncmp(p, "or", 2))
+			words_add(want, p, len);
+		p += len;
+		p += strspn(p, ", ");
+	}
+	free(out);
+	free(err);
+}
+
 /* The commands of --help, and the values pyrospy's own errors list. */
 Test(completion, commands_and_values, .timeout = 60)
 {
 	const char *help[] = { "--help", NULL };
 	const char *badfmt[] = { "record", "-p", "1", "-f", "bogus", NULL };
 	const char *badingest[] = { "record", "-p", "1", "--ingest-format", "bogus", NULL };
+	const char *badprotocol[] = { "record", "-p", "1", "--protocol", "bogus", NULL };
 	struct words want = { 0 }, got = { 0 }, zgot = { 0 }, zwant = { 0 };
 	char bash[128], zsh[128], *out, *err, *p;
 
@@ -268,22 +288,16 @@ Test(completion, commands_and_values, .timeout = 60)
 	words_free(&want);
 	words_free(&got);
 
-	/* "unknown ingest format 'bogus': want folded or trie" */
-	out = pyrospy_out(badingest, &err);
-	p = strstr(err, "want ");
-	cr_assert_not_null(p, "%s", err);
-	for (p += 5; *p && *p != '\n';) {
-		size_t len = strcspn(p, " \n");
-
-		if (len != 2 || strncmp(p, "or", 2))
-			words_add(&want, p, len);
-		p += len;
-		p += strspn(p, " ");
-	}
-	free(out);
-	free(err);
+	/* "unknown ingest format 'bogus': want folded, trie or pprof" */
+	values_of(badingest, &want);
 	bash_offers(bash, "record --ingest-format \"\"", &got);
 	same_words("bash, --ingest-format", &got, &want);
+	words_free(&want);
+	words_free(&got);
+	/* "unknown protocol 'bogus': want ingest or push" */
+	values_of(badprotocol, &want);
+	bash_offers(bash, "record --protocol \"\"", &got);
+	same_words("bash, --protocol", &got, &want);
 	words_free(&want);
 	words_free(&got);
 	words_free(&zgot);

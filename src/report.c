@@ -1,0 +1,548 @@
+/* SPDX-License-Identifier: MIT */
+#include "config.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stddef.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "foldedread.h"
+#include "out.h"
+#include "outfile.h"
+#include "profile.h"
+#include "raw.h"
+#include "rawread.h"
+#include "report.h"
+#include "stack.h"
+#include "xalloc.h"
+
+#define REPORT_MAX_TAGS 32
+
+const char report_usage[] =
+	"usage: pyrospy report RECORDING [options]\n"
+	"\n"
+	"Write a raw recording (pyrospy record -f raw) in any format, keeping only\n"
+	"the samples the filters select.  A folded profile is read too, with the\n"
+	"filters its lines can answer (--pid, --thread, --tag).\n"
+	"\n"
+	"options:\n"
+	"  -f, --format FMT       folded (default for -o -), flamegraph (default for\n"
+	"                         files), speedscope (in time order), pprof, summary,\n"
+	"                         raw, chrome (trace events: each thread over time)\n"
+	"  -o, --output FILE      write to FILE, - for stdout (default: -)\n"
+	"      --from SECS        only samples SECS seconds or more into the recording\n"
+	"      --until SECS       only samples less than SECS seconds into it\n"
+	"      --pid PID          only the samples of process PID\n"
+	"      --thread TID|NAME  only the samples of this thread (repeatable: any of them)\n"
+	"      --tag KEY=VALUE    only samples tagged so (repeatable: all of them);\n"
+	"                         KEY!=VALUE: only samples not tagged so\n"
+	"      --idle             keep the samples of idle threads (if recorded with --idle)\n"
+	"      --gil              keep only samples of the thread holding the GIL/GVL\n"
+	"      --threads          put a 'thread (TID)' frame at the root of each stack\n"
+	"      --no-tags          merge the tag sets: no {k=v} frame at the root\n"
+	"      --function         aggregate by function, dropping line numbers\n"
+	"  -q, --quiet            print nothing but errors and warnings\n"
+	"  -h, --help             show this help\n";
+
+struct tag_filter {
+	const char *key;
+	size_t klen;
+	const char *value;
+	int negate;		/* KEY!=VALUE */
+};
+
+struct report_opts {
+	const char *in, *format, *output;
+	double from, until;	/* seconds into the recording; until < 0: none */
+	pid_t pid;		/* 0: all */
+	const char *thread[16];
+	unsigned int nthread;
+	struct tag_filter tag[REPORT_MAX_TAGS];
+	unsigned int ntag;
+	int idle, gil, threads, no_tags, function, quiet;
+};
+
+struct report {
+	const struct report_opts *o;
+	const struct rawread *r;
+	const struct out_ops *ops;
+	struct out_stream *stream;	/* a streaming format's writer */
+	struct profile p;		/* the others' profile */
+	struct outfile *of;
+	int failed;			/* the streaming writer could not start */
+	uint64_t kept, total;		/* samples kept, read */
+	int64_t first_ns, last_ns;	/* of the samples kept */
+	uint32_t *ids;			/* a folded line's path */
+};
+
+static void __attribute__((format(printf, 1, 2))) error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("pyrospy: error: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+static void __attribute__((format(printf, 1, 2))) hint(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("hint: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("pyrospy: error: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	hint("see 'pyrospy help report'");
+	return EXIT_USAGE;
+}
+
+/* The value of key in the tag set tags ("k=v,k=v"), and its length; NULL if none. */
+static const char *tag_value(const char *tags, const char *key, size_t klen, size_t *vlen)
+{
+	for (const char *p = tags; p && *p;) {
+		const char *end = strchr(p, ',');
+
+		if (!end)
+			end = p + strlen(p);
+		if ((size_t)(end - p) > klen && !strncmp(p, key, klen) && p[klen] == '=') {
+			*vlen = (size_t)(end - p) - klen - 1;
+			return p + klen + 1;
+		}
+		p = *end ? end + 1 : end;
+	}
+	return NULL;
+}
+
+/* --pid, --thread and --tag */
+static int keep_where(const struct report_opts *o, pid_t pid, pid_t tid, const char *name,
+		      const char *tags)
+{
+	int any = !o->nthread;
+
+	if (o->pid && pid != o->pid)
+		return 0;
+	for (unsigned int i = 0; i < o->nthread && !any; i++) {
+		char id[16];
+
+		snprintf(id, sizeof(id), "%d", (int)tid);
+		any = !strcmp(o->thread[i], id) || (name && !strcmp(o->thread[i], name));
+	}
+	if (!any)
+		return 0;
+	for (unsigned int i = 0; i < o->ntag; i++) {
+		const struct tag_filter *t = &o->tag[i];
+		size_t vlen = 0;
+		const char *v = tag_value(tags, t->key, t->klen, &vlen);
+		int is = v && vlen == strlen(t->value) && !strncmp(v, t->value, vlen);
+
+		if (is == t->negate)
+			return 0;
+	}
+	return 1;
+}
+
+static int keep(const struct report *rp, int64_t when_ns, const char *tags, const struct stack *st)
+{
+	const struct report_opts *o = rp->o;
+	double at = (double)when_ns / 1e9 - rp->r->start;
+
+	if (at < o->from || (o->until >= 0 && at >= o->until))
+		return 0;
+	if ((o->gil && st->holds_gil != 1) || (!o->idle && st->idle == 1))
+		return 0;
+	return keep_where(o, st->pid, st->tid, st->thread_name, tags);
+}
+
+/*
+ * A line of a folded profile: a path of the profile as profile_add()
+ * makes them (tag set, thread, frames), "all threads" when the file
+ * keeps no threads apart.
+ */
+static int report_folded(void *arg, const struct folded_line *l)
+{
+	struct report *rp = arg;
+	uint32_t *ids = rp->ids, n = 0;
+
+	if (!keep_where(rp->o, l->pid, l->tid, l->thread_name, l->tags))
+		return 0;
+	ids[n++] = profile_frame(&rp->p, PROFILE_TAGS, l->tags ? l->tags : "", "", 0);
+	ids[n++] = profile_frame(&rp->p, PROFILE_THREAD, l->thread ? l->thread : "all threads",
+				 "", 0);
+	for (uint32_t i = 0; i < l->depth; i++) {
+		const struct folded_frame *f = &l->frame[i];
+
+		ids[n++] = profile_frame(&rp->p, *f->file ? PROFILE_CODE : PROFILE_MARK, f->name,
+					 f->file, rp->o->function ? 0 : f->line);
+	}
+	profile_add_path(&rp->p, ids, n, l->count);
+	rp->kept += l->count;
+	rp->total += l->count;
+	return 0;
+}
+
+/* What the writers are told of the recording, once its header is read. */
+static void report_meta(const struct report *rp, struct out_meta *meta)
+{
+	const struct report_opts *o = rp->o;
+	const struct rawread *r = rp->r;
+	double end = o->until >= 0 && o->until < r->duration ? o->until : r->duration;
+
+	memset(meta, 0, sizeof(*meta));
+	meta->title = r->title;
+	meta->rate = r->rate;
+	meta->start = r->start + o->from;
+	meta->duration = end > o->from ? end - o->from : 0;
+	meta->threads = o->threads;
+	meta->no_tags = o->no_tags;
+}
+
+/* A streaming writer starts when the recording's header is known. */
+static int stream_start(struct report *rp)
+{
+	struct out_meta meta;
+	unsigned int kept = (rp->o->idle && (rp->r->flags & RAW_META_IDLE) ? OUT_KEPT_IDLE : 0u) |
+			    (rp->o->gil || (rp->r->flags & RAW_META_GIL) ? OUT_KEPT_GIL : 0u);
+
+	report_meta(rp, &meta);
+	rp->stream = rp->ops->open(rp->of->f, &meta, kept);
+	rp->failed = !rp->stream;
+	return rp->failed ? -1 : 0;
+}
+
+static int report_sample(void *arg, int64_t when_ns, const char *tags, const struct stack *st)
+{
+	struct report *rp = arg;
+
+	if (!keep(rp, when_ns, tags, st))
+		return 0;
+	if (rp->ops->open && !rp->stream && stream_start(rp))
+		return 1;
+	if (rp->stream && rp->o->function) {
+		/* --function: the streaming writers keep lines, so take them off here */
+		static struct stack copy;
+
+		memcpy(&copy, st, offsetof(struct stack, frame) + st->depth * sizeof(st->frame[0]));
+		for (unsigned int i = 0; i < copy.depth; i++)
+			copy.frame[i].line = 0;
+		st = &copy;
+	}
+	if (!rp->kept)
+		rp->first_ns = when_ns;
+	rp->last_ns = when_ns;
+	rp->kept++;
+	if (rp->stream)
+		rp->ops->sample(rp->stream, when_ns, tags, st);
+	else
+		profile_add(&rp->p, tags, st, 1);
+	return 0;
+}
+
+static int parse_seconds(const char *s, double *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || *end || end == s || !(v >= 0) || v > 1e9)
+		return 0;
+	*out = v;
+	return 1;
+}
+
+static int parse_tag(struct report_opts *o, const char *arg)
+{
+	const char *eq = strchr(arg, '=');
+	struct tag_filter *t;
+
+	if (o->ntag == REPORT_MAX_TAGS)
+		return usage_error("more than %d --tag filters", REPORT_MAX_TAGS);
+	if (!eq || eq == arg || (eq == arg + 1 && *arg == '!'))
+		return usage_error("invalid tag filter '%s': want KEY=VALUE or KEY!=VALUE", arg);
+	t = &o->tag[o->ntag++];
+	t->key = arg;
+	t->negate = eq[-1] == '!';
+	t->klen = (size_t)(eq - arg) - (size_t)t->negate;
+	t->value = eq + 1;
+	return -1;
+}
+
+enum {
+	OPT_FROM = 256, OPT_UNTIL, OPT_PID, OPT_THREAD, OPT_TAG, OPT_IDLE, OPT_GIL, OPT_THREADS,
+	OPT_NO_TAGS, OPT_FUNCTION,
+};
+
+static const struct option long_opts[] = {
+	{ "format", required_argument, NULL, 'f' },
+	{ "output", required_argument, NULL, 'o' },
+	{ "from", required_argument, NULL, OPT_FROM },
+	{ "until", required_argument, NULL, OPT_UNTIL },
+	{ "pid", required_argument, NULL, OPT_PID },
+	{ "thread", required_argument, NULL, OPT_THREAD },
+	{ "tag", required_argument, NULL, OPT_TAG },
+	{ "idle", no_argument, NULL, OPT_IDLE },
+	{ "gil", no_argument, NULL, OPT_GIL },
+	{ "threads", no_argument, NULL, OPT_THREADS },
+	{ "no-tags", no_argument, NULL, OPT_NO_TAGS },
+	{ "function", no_argument, NULL, OPT_FUNCTION },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* Returns -1 to go on, or an exit status. */
+static int parse_opts(struct report_opts *o, int argc, char **argv)
+{
+	int c, ret;
+
+	optind = 1;
+	opterr = 0;
+	/* options may follow the recording's name */
+	while ((c = getopt_long(argc, argv, ":f:o:qh", long_opts, NULL)) != -1) {
+		char *end;
+		long v;
+
+		switch (c) {
+		case 'f':
+			if (!out_find(optarg))
+				return usage_error("unknown format '%s': want one of %s", optarg,
+						   out_names());
+			o->format = optarg;
+			break;
+		case 'o':
+			if (!*optarg)
+				return usage_error("empty output file name");
+			o->output = optarg;
+			break;
+		case OPT_FROM:
+		case OPT_UNTIL:
+			if (!parse_seconds(optarg, c == OPT_FROM ? &o->from : &o->until))
+				return usage_error("invalid %s '%s': want seconds into the recording",
+						   c == OPT_FROM ? "--from" : "--until", optarg);
+			break;
+		case OPT_PID:
+			errno = 0;
+			v = strtol(optarg, &end, 10);
+			if (errno || *end || end == optarg || v <= 0 || v > INT_MAX)
+				return usage_error("invalid pid '%s'", optarg);
+			o->pid = (pid_t)v;
+			break;
+		case OPT_THREAD:
+			if (o->nthread == ARRAY_SIZE(o->thread))
+				return usage_error("more than %zu --thread filters",
+						   ARRAY_SIZE(o->thread));
+			o->thread[o->nthread++] = optarg;
+			break;
+		case OPT_TAG:
+			ret = parse_tag(o, optarg);
+			if (ret >= 0)
+				return ret;
+			break;
+		case OPT_IDLE:
+			o->idle = 1;
+			break;
+		case OPT_GIL:
+			o->gil = 1;
+			break;
+		case OPT_THREADS:
+			o->threads = 1;
+			break;
+		case OPT_NO_TAGS:
+			o->no_tags = 1;
+			break;
+		case OPT_FUNCTION:
+			o->function = 1;
+			break;
+		case 'q':
+			o->quiet = 1;
+			break;
+		case 'h':
+			fputs(report_usage, stdout);
+			return EXIT_OK;
+		case ':':
+			return usage_error("option '%s' needs a value", argv[optind - 1]);
+		default:
+			if (optopt)
+				return usage_error("unknown option '-%c'", optopt);
+			return usage_error("unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind >= argc)
+		return usage_error("report needs a recording: pyrospy report FILE.raw");
+	if (optind + 1 < argc)
+		return usage_error("unexpected argument '%s'", argv[optind + 1]);
+	o->in = argv[optind];
+	if (o->until >= 0 && o->until <= o->from)
+		return usage_error("--until %g is not after --from %g", o->until, o->from);
+	return -1;
+}
+
+/*
+ * 1 when the file in is not a raw recording (then a folded profile), 0
+ * when it is, -1 with errno set when it cannot be read; it is read again
+ * from its start.
+ */
+static int is_folded(FILE *in)
+{
+	char magic[RAW_MAGIC_LEN];
+	size_t n = fread(magic, 1, sizeof(magic), in);
+
+	if (ferror(in) || fseek(in, 0, SEEK_SET))
+		return -1;
+	return n < sizeof(magic) || memcmp(magic, RAW_MAGIC, RAW_MAGIC_LEN);
+}
+
+/* The input could not be read as a recording: say why; the exit status. */
+static int bad_input(const struct report_opts *o, const struct rawread *r, enum perr err,
+		     int folded)
+{
+	if (err == PERR_IO) {
+		error("cannot read '%s': %s", o->in, r->why);
+		hint("check the file is there and readable");
+		return EXIT_FAIL;
+	}
+	if (folded) {
+		error("cannot read '%s' as a folded profile: %s", o->in, r->why);
+		hint("give a raw recording (pyrospy record -f raw) or a folded profile (-f folded)");
+		return EXIT_BADFILE;
+	}
+	error("cannot read '%s' as a recording: %s", o->in, r->why);
+	if (strstr(r->why, "version"))
+		hint("read it with the pyrospy that wrote it");
+	else
+		hint("give a file written by pyrospy record -f raw; this one is damaged or is "
+		     "something else");
+	return EXIT_BADFILE;
+}
+
+int report_main(int argc, char **argv)
+{
+	struct report_opts o = { .output = "-", .until = -1 };
+	struct report rp = { .o = &o };
+	struct rawread r;
+	struct out_meta meta;
+	struct outfile of;
+	FILE *in = NULL;
+	enum perr err;
+	int ret, folded;
+
+	memset(&of, 0, sizeof(of));
+	of.dirfd = -1;
+	memset(&r, 0, sizeof(r));
+	profile_init(&rp.p);
+	ret = parse_opts(&o, argc, argv);
+	if (ret >= 0)
+		goto out;
+	rp.ops = o.format ? out_find(o.format) : out_by_ext(o.output);
+	if (!rp.ops)
+		rp.ops = out_find(!strcmp(o.output, "-") ? "folded" : "flamegraph");
+	rp.r = &r;
+	rp.p.no_lines = o.function;
+	in = fopen(o.in, "rb");
+	if (!in) {
+		error("cannot open '%s': %s", o.in, strerror(errno));
+		hint("give the path of a recording written by pyrospy record -f raw");
+		ret = EXIT_FAIL;
+		goto out;
+	}
+	folded = is_folded(in);
+	if (folded < 0) {
+		error("cannot read '%s': %s", o.in, strerror(errno));
+		hint("give a file: a recording is read from its start twice");
+		ret = EXIT_FAIL;
+		goto out;
+	}
+	if (folded && (o.from > 0 || o.until >= 0 || o.idle || o.gil)) {
+		ret = usage_error("--from, --until, --idle and --gil need a raw recording: '%s' is no "
+				  "raw recording", o.in);
+		goto out;
+	}
+	if (folded && rp.ops->open) {
+		ret = usage_error("-f %s needs a raw recording: '%s' is no raw recording",
+				  rp.ops->name, o.in);
+		goto out;
+	}
+	/* what has a time order is written in it */
+	if (!folded && rp.ops == &out_speedscope)
+		rp.ops = &out_timeline;
+	ret = cli_output_open(&of, o.output, "report", rp.ops->ext);
+	if (ret != EXIT_OK)
+		goto out;
+	rp.of = &of;
+	if (folded) {
+		char why[160];
+
+		rp.ids = xmalloc((FOLDEDREAD_MAX_DEPTH + 2) * sizeof(*rp.ids));
+		err = foldedread_run(in, report_folded, &rp, why, sizeof(why));
+		if (err) {
+			snprintf(r.why, sizeof(r.why), "%s", why);
+			ret = bad_input(&o, &r, err, 1);
+			goto out;
+		}
+		r.samples = rp.total;
+	} else {
+		err = rawread_run(&r, in, report_sample, &rp);
+		if (err) {
+			ret = bad_input(&o, &r, err, 0);
+			goto out;
+		}
+	}
+	if (r.torn)
+		fprintf(stderr, "pyrospy: warning: '%s' was cut short: %s\n", o.in, r.why);
+	if (rp.ops->open) {
+		if ((!rp.stream && !rp.failed && stream_start(&rp)) || rp.failed) {
+			ret = cli_output_failed(&of);
+			goto out;
+		}
+		ret = rp.ops->close(rp.stream);
+		rp.stream = NULL;
+		if (ret) {
+			ret = cli_output_failed(&of);
+			goto out;
+		}
+	} else {
+		report_meta(&rp, &meta);
+		if (rp.ops->write(of.f, &rp.p, &meta)) {
+			ret = cli_output_failed(&of);
+			goto out;
+		}
+	}
+	ret = cli_output_commit(&of, 0);
+	if (ret == EXIT_OK && !o.quiet && strcmp(of.path, "-"))
+		fprintf(stderr, "pyrospy: wrote %s profile to '%s' (%llu of %llu samples)\n",
+			rp.ops->name, of.path, (unsigned long long)rp.kept,
+			(unsigned long long)r.samples);
+	if (ret == EXIT_OK && !o.quiet && !rp.kept)
+		fprintf(stderr, "pyrospy: no sample of the %llu in '%s' passed the filters\n",
+			(unsigned long long)r.samples, o.in);
+out:
+	if (rp.stream)
+		rp.ops->close(rp.stream);
+	if (in)
+		fclose(in);
+	rawread_release(&r);
+	profile_release(&rp.p);
+	free(rp.ids);
+	outfile_close(&of);
+	return ret;
+}
