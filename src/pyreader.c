@@ -7,6 +7,7 @@
 
 #include "pyline.h"
 #include "pyreader.h"
+#include "pythread.h"
 #include "pyvm.h"
 #include "rmem.h"
 #include "target.h"
@@ -117,6 +118,7 @@ struct pyreader {
 	unsigned char *nbuf;		/* and of their names */
 	struct procmem_iov *viov;	/* verify()'s scatter read */
 	size_t vcap;			/* frames the four buffers above hold */
+	struct pythread names;		/* threads' names (pythread.h) */
 	char describe[160];
 	char strbuf[STR_MAX * 4 + 1];
 	char tagbuf[TAGS_MAX_SET * 4 + 1];
@@ -756,6 +758,7 @@ static enum perr pyreader_setup(struct target *t, const struct reader_opts *opts
 	pr->cache = xcalloc(CODE_CACHE, sizeof(*pr->cache));
 	taskstat_init(&pr->ts, t->pid);
 	rmem_init(&pr->mem, t);
+	pythread_init(&pr->names, &pr->mem, &pr->lay, t);
 	if (runtime) {
 		pr->runtime = *runtime;
 	} else if (target_symbol(t, "_PyRuntime", &pr->runtime, &tls) &&
@@ -830,6 +833,7 @@ void pyreader_free(struct pyreader *pr)
 	free(pr->draw);
 	for (size_t i = 0; i < ARRAY_SIZE(pr->merged); i++)
 		free(pr->merged[i].tags);
+	pythread_release(&pr->names);
 	rmem_release(&pr->mem);
 	taskstat_release(&pr->ts);
 	free(pr);
@@ -1248,6 +1252,8 @@ enum perr pyreader_sample(struct pyreader *pr, reader_cb cb, void *arg)
 					tags_load(pr, interp);
 					st.tags = tags_of(pr, st.thread_id);
 				}
+				st.thread_name = pythread_name(&pr->names, interp, st.thread_id,
+							       st.tid, pr->stats.samples);
 				cb(arg, &st);
 			}
 			tstate = tnext;
