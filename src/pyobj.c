@@ -130,7 +130,7 @@ enum perr pyobj_str(struct pyobj *o, uint64_t addr, size_t max, char *out, size_
 	nbytes = len * kind;
 	raw = xmalloc(nbytes ? (size_t)nbytes : 1);
 	err = rd(o, data, raw, (size_t)nbytes);
-	if (!err && utf8_from_ucs_lenient(out, cap, raw, (size_t)len, kind, ascii) < 0)
+	if (!err && utf8_from_ucs(out, cap, raw, (size_t)len, kind, ascii) < 0)
 		err = PERR_CORRUPT;
 	free(raw);
 	return err;

@@ -62,7 +62,8 @@ enum perr pyobj_type(struct pyobj *o, uint64_t obj, uint64_t *type, int *kind);
 
 /*
  * The str at addr as sanitized UTF-8 (utf8.h) in out, cap bytes (at
- * least 4 * max + 1).  A longer str is cut at max code points and *cut
+ * least 4 * max + 1); PERR_CORRUPT for one no real str holds (a lone
+ * surrogate).  A longer str is cut at max code points and *cut
  * set (cut may be NULL: then a longer str is PERR_TOOBIG).
  */
 enum perr pyobj_str(struct pyobj *o, uint64_t addr, size_t max, char *out, size_t cap, int *cut);
