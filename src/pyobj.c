@@ -56,6 +56,7 @@ void pyobj_init(struct pyobj *o, struct rmem *mem, const struct pyvm_layout *lay
 		[PYOBJ_TUPLE] = "PyTuple_Type", [PYOBJ_DICT] = "PyDict_Type",
 		[PYOBJ_SET] = "PySet_Type", [PYOBJ_FROZENSET] = "PyFrozenSet_Type",
 		[PYOBJ_NONETYPE] = "_PyNone_Type", [PYOBJ_MODULE] = "PyModule_Type",
+		[PYOBJ_TYPE] = "PyType_Type",
 	};
 	int tls;
 
@@ -90,6 +91,17 @@ enum perr pyobj_type(struct pyobj *o, uint64_t obj, uint64_t *type, int *kind)
 	for (int k = 0; k < PYOBJ_NKINDS; k++)
 		if (o->type[k] && o->type[k] == *type)
 			*kind = k;
+	if (*kind < 0 && o->type[PYOBJ_TYPE]) {
+		/* a type, or an instance of a metaclass (ABCMeta, EnumType) */
+		uint64_t meta = *type;
+
+		for (int up = 0; up < 2 && meta != o->type[PYOBJ_TYPE]; up++)
+			if ((err = rmem_u64(o->mem, meta + o->lay->ob_type, &meta)) ||
+			    !meta || (meta & 7))
+				return err ? err : PERR_CORRUPT;
+		if (meta != o->type[PYOBJ_TYPE])
+			return PERR_CORRUPT;
+	}
 	return PERR_OK;
 }
 

@@ -41,6 +41,7 @@ enum pyobj_kind {
 	PYOBJ_FROZENSET,
 	PYOBJ_NONETYPE,
 	PYOBJ_MODULE,
+	PYOBJ_TYPE,
 	PYOBJ_NKINDS
 };
 
@@ -57,7 +58,11 @@ struct pyobj {
 void pyobj_init(struct pyobj *o, struct rmem *mem, const struct pyvm_layout *lay,
 		struct target *t);
 
-/* The object's type (ob_type), and which known one it is (-1: none of them). */
+/*
+ * The object's type (ob_type), and which known one it is (-1: none of
+ * them).  A type none of the known ones must itself be a type: its type is
+ * `type', or a metaclass whose type is (else PERR_CORRUPT).
+ */
 enum perr pyobj_type(struct pyobj *o, uint64_t obj, uint64_t *type, int *kind);
 
 /*

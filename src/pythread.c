@@ -146,6 +146,23 @@ static int python_name(struct pythread *tn, uint64_t interp, uint64_t ident, uin
 }
 
 /*
+ * Bytes of s (n) without a last character cut short: 3.14 sets the OS name
+ * to the first 15 bytes of the Python name's UTF-8, even in mid-character.
+ */
+static size_t whole_chars(const char *s, size_t n)
+{
+	size_t i = n, need;
+
+	while (i > 0 && n - i < 4 && ((unsigned char)s[i - 1] & 0xc0) == 0x80)
+		i--;
+	if (!i || !((unsigned char)s[i - 1] & 0x80))
+		return n;
+	need = ((unsigned char)s[i - 1] & 0xe0) == 0xc0 ? 2 :
+	       ((unsigned char)s[i - 1] & 0xf0) == 0xe0 ? 3 : 4;
+	return n - (i - 1) < need ? i - 1 : n;
+}
+
+/*
  * Read the thread's names now: Python's, and the kernel's when it is
  * neither the start of Python's nor the process's name.
  */
@@ -153,14 +170,16 @@ static char *name_read(struct pythread *tn, uint64_t interp, uint64_t ident, pid
 		       uint64_t sample)
 {
 	char py[PYTHREAD_NAME_MAX * 4 + 1 + sizeof(STACK_CUT_MARK)], comm[COMM_MAX], proc[COMM_MAX];
-	char clean[COMM_MAX * 3 + 1];
+	char clean[COMM_MAX * 3 + 1], head[COMM_MAX * 3 + 1];
 	int has_py = python_name(tn, interp, ident, sample, py, sizeof(py));
 	size_t nc = tid > 0 ? comm_read(tn->pid, tid, comm) : 0, np;
 
 	if (nc) {
 		np = comm_read(tn->pid, 0, proc);
+		/* compared as shown: sanitized, a last character cut short dropped */
+		utf8_sanitize(head, sizeof(head), comm, whole_chars(comm, nc));
 		if ((np == nc && !memcmp(proc, comm, nc)) ||
-		    (has_py && !strncmp(py, comm, nc) && memchr(comm, 0, nc) == NULL))
+		    (has_py && !strncmp(py, head, strlen(head))))
 			nc = 0;		/* inherited, or set from the Python name */
 	}
 	if (nc)

@@ -9,16 +9,19 @@
 #include <unistd.h>
 
 #include "helpers.h"
+#include "utf8.h"
 
 /*
  * Python threads' names (threading.Thread.name, and the kernel's name when
  * it says something else) in dump, in --threads root frames, in speedscope
  * profile names and pprof thread labels, against what the program itself
- * sees: tests/targets/threadnames.py reports each thread's native id, name
- * and /proc comm.
+ * sees: tests/targets/threadnames.py reports each thread's native id and
+ * name, the kernel its comm.  Names are shown sanitized (utf8.h, tested on
+ * its own in test_utf8.c): the escape and the bidi override of the
+ * "evil" thread become '?'.
  */
 
-#define NTHREADS 5
+#define NTHREADS 7
 
 struct named {
 	char tid[16];
@@ -57,14 +60,31 @@ static void comm_of(pid_t pid, const char *tid, char *out, size_t cap)
 	cr_assert_gt(strlen(out), 0, "%s", path);
 }
 
+/* n bytes of s without a last UTF-8 character cut short (3.14's OS names). */
+static size_t whole(const char *s, size_t n)
+{
+	size_t i = n;
+
+	while (i > 0 && ((unsigned char)s[i - 1] & 0xc0) == 0x80)
+		i--;
+	if (i > 0 && ((unsigned char)s[i - 1] & 0xc0) == 0xc0) {
+		unsigned char lead = (unsigned char)s[i - 1];
+		size_t len = lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : 2;
+
+		if (n - (i - 1) < len)
+			return i - 1;
+	}
+	return n;
+}
+
 /*
  * The names pyrospy should show, from the ready line and the kernel: the
  * Python name, and " [comm]" when the kernel's name is neither the
- * process's nor the start of the Python name.
+ * process's nor the start of the Python name (both as shown: sanitized).
  */
 static void parse_ready(pid_t pid, const char *ready, struct named *t)
 {
-	char proc[64], name[256], comm[64];
+	char proc[64], raw[256], name[256], comm[64], head[64], shown[64];
 	const char *p = strchr(ready, '\t'), *q;
 	int n = 0;
 
@@ -76,12 +96,15 @@ static void parse_ready(pid_t pid, const char *ready, struct named *t)
 		cr_assert(n < NTHREADS && c1, "ready line: %s", ready);
 		q = c1 + strcspn(c1, "\t\n");
 		snprintf(t[n].tid, sizeof(t[n].tid), "%.*s", (int)(c1 - p), p);
-		unhex(c1 + 1, (size_t)(q - c1 - 1), name, sizeof(name));
+		unhex(c1 + 1, (size_t)(q - c1 - 1), raw, sizeof(raw));
+		utf8_sanitize(name, sizeof(name), raw, strlen(raw));
 		comm_of(pid, t[n].tid, comm, sizeof(comm));
-		if (!strcmp(comm, proc) || !strncmp(name, comm, strlen(comm)))
+		utf8_sanitize(head, sizeof(head), comm, whole(comm, strlen(comm)));
+		utf8_sanitize(shown, sizeof(shown), comm, strlen(comm));
+		if (!strcmp(comm, proc) || !strncmp(name, head, strlen(head)))
 			snprintf(t[n].want, sizeof(t[n].want), "%s", name);
 		else
-			snprintf(t[n].want, sizeof(t[n].want), "%s [%s]", name, comm);
+			snprintf(t[n].want, sizeof(t[n].want), "%s [%s]", name, shown);
 		p = *q == '\t' ? q + 1 : q;
 	}
 	cr_assert_eq(n, NTHREADS, "ready line: %s", ready);

@@ -8,7 +8,7 @@ import ctypes
 import threading
 import time
 
-started = threading.Barrier(5)
+started = threading.Barrier(7)
 
 
 def idle_named():
@@ -30,6 +30,10 @@ threads = [
     threading.Thread(target=idle_named, name="a b w\u00f6rker \u2603", daemon=True),
     threading.Thread(target=idle_named, name="renamed-from", daemon=True),
     threading.Thread(target=idle_os_named, name="pyname-x", daemon=True),
+    # 3.14+ cut the OS name at 15 bytes, here in mid-character
+    threading.Thread(target=idle_named, name="\u00e4" * 10, daemon=True),
+    # what must not reach a terminal: an escape sequence, a bidi override
+    threading.Thread(target=idle_named, name="evil\x1b[31m\u202ex", daemon=True),
 ]
 for t in threads:
     t.start()
