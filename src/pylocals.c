@@ -377,6 +377,8 @@ void pylocals_repr(struct pylocals *pl, uint64_t addr, char *out, size_t cap, ch
 
 	snprintf(out, cap, "<?>");
 	snprintf(type, tcap, "?");
+	if (cap < PYLOCALS_REPR_MAX)
+		return;
 	if (o->none && addr == o->none) {
 		snprintf(out, cap, "None");
 		snprintf(type, tcap, "NoneType");
@@ -440,7 +442,7 @@ const char *pylocals_frame(struct pylocals *pl, uint64_t frame, uint64_t code)
 	const struct pyvm_layout *L = pl->obj.lay;
 	unsigned char co[112], kinds[PYLOCALS_MAX];
 	uint64_t names, n, count, slots[PYLOCALS_MAX], items[PYLOCALS_MAX], t;
-	char *text = NULL, name[NAME_MAX_CP * 4 + 1], repr[PYLOCALS_STR_MAX * 10 + 16];
+	char *text = NULL, name[NAME_MAX_CP * 4 + 1], repr[PYLOCALS_REPR_MAX];
 	char type[256];
 	size_t len = 0, cap = 0;
 	int kind, cut;

@@ -32,6 +32,8 @@ struct pyvm_layout;
 #define PYLOCALS_MAX		256	/* locals of one frame shown */
 #define PYLOCALS_STR_MAX	64	/* characters of a str or bytes shown */
 #define PYLOCALS_INT_DIGITS	100	/* decimal digits of an int shown */
+/* bytes of the longest repr: every character escaped as \UXXXXXXXX, b'', ... */
+#define PYLOCALS_REPR_MAX	(PYLOCALS_STR_MAX * 10 + 16)
 
 struct pylocals {
 	struct pyobj obj;
@@ -55,8 +57,9 @@ void pylocals_begin(struct pylocals *pl);
 const char *pylocals_frame(struct pylocals *pl, uint64_t frame, uint64_t code);
 
 /*
- * The repr of the object at addr, into out (cap bytes, at least 512), and
- * its type's name into type (tcap bytes); "<?>" when unreadable.
+ * The repr of the object at addr, into out (cap bytes, at least
+ * PYLOCALS_REPR_MAX), and its type's name into type (tcap bytes); "<?>"
+ * when unreadable.
  */
 void pylocals_repr(struct pylocals *pl, uint64_t addr, char *out, size_t cap, char *type,
 		   size_t tcap);
