@@ -192,3 +192,40 @@ ParameterizedTest(size_t *i, pythread, names, .timeout = 90)
 	free(ss);
 	free(pb);
 }
+
+ParameterizedTestParameters(pythread, renamed)
+{
+	return cr_make_param_array(size_t, (void *)test_indexes(test_npythons), test_npythons);
+}
+
+/*
+ * A thread renamed one second into a three-second record: its samples are
+ * under its old name, then under its new one (names are read again every
+ * 100 samples).
+ */
+ParameterizedTest(size_t *i, pythread, renamed, .timeout = 60)
+{
+	const struct interp *in = &test_pythons[*i];
+	const char *sargs[] = { test_target_for(in, "rename.py"), NULL };
+	char ready[64], pidbuf[32], before[64], after[64], *out, *err;
+	const char *args[] = { "record", "--pid", pidbuf, "--threads", "--idle", "-r", "100",
+			       "-d", "3", "-f", "folded", "-o", "-", NULL };
+	pid_t pid = test_start(in, sargs, ready, sizeof(ready));
+	int st, tid = atoi(ready + 6);
+
+	cr_assert_gt(tid, 0, "ready line: %s", ready);
+	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)pid);
+	st = test_pyrospy(args, &out, &err);
+	test_stop(pid);
+	cr_assert_eq(st, 0, "%s: exit %d: %s", in->bin, st, err);
+	snprintf(before, sizeof(before), "thread (%d): before-rename;", tid);
+	/* 3.14+ set the OS name when the thread started: it stays, in brackets */
+	snprintf(after, sizeof(after), "thread (%d): after-rename%s", tid,
+		 in->minor >= 14 ? " [before-rename];" : ";");
+	cr_assert_gt(test_folded_count(out, before), 0, "%s: no '%s' in:\n%s", in->bin, before,
+		     out);
+	cr_assert_gt(test_folded_count(out, after), 0, "%s: no '%s' in:\n%s", in->bin, after,
+		     out);
+	free(out);
+	free(err);
+}
