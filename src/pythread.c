@@ -131,7 +131,7 @@ static int python_name(struct pythread *tn, uint64_t interp, uint64_t ident, uin
 	if (!tn->active)
 		return 0;
 	err = pyobj_dict_get_hash(&tn->obj, tn->active, ident, &thread);
-	if (err == PERR_CORRUPT) {
+	if (err && err != PERR_NOTFOUND) {
 		tn->active = 0;		/* replaced (threading reloaded?) or torn: look again */
 		tn->seen[0] = tn->seen[1] = 0;
 		tn->search_at = 0;
