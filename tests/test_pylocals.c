@@ -40,7 +40,8 @@ ParameterizedTest(size_t *i, pylocals, dump, .timeout = 60)
 {
 	const struct interp *in = &test_pythons[*i];
 	const char *sargs[] = { test_target_for(in, "locals.py"), NULL };
-	char ready[16384], pidbuf[32], type[128], repr[512], want[1024], *out, *err, *hold, *end;
+	char ready[16384], pidbuf[32], name[128], type[128], repr[512], want[1024], *out, *err;
+	char *hold, *end;
 	const char *args[] = { "dump", "--pid", pidbuf, "--locals", NULL };
 	pid_t pid = test_start(in, sargs, ready, sizeof(ready));
 	const char *p;
@@ -63,10 +64,11 @@ ParameterizedTest(size_t *i, pylocals, dump, .timeout = 60)
 
 		cr_assert(c1 && c2, "ready line: %s", ready);
 		q = c2 + strcspn(c2, "\t\n");
+		unhex(p, (size_t)(c1 - p), name, sizeof(name));
 		unhex(c1 + 1, (size_t)(c2 - c1 - 1), type, sizeof(type));
 		unhex(c2 + 1, (size_t)(q - c2 - 1), repr, sizeof(repr));
-		cr_assert(snprintf(want, sizeof(want), "\n        %.*s: %s = %s\n",
-				   (int)(c1 - p), p, type, repr) < (int)sizeof(want));
+		cr_assert(snprintf(want, sizeof(want), "\n        %s: %s = %s\n", name, type,
+				   repr) < (int)sizeof(want));
 		cr_assert_not_null(strstr(hold, want), "%s: no '%s' under hold() in:\n%s", in->bin,
 				   want + 1, hold);
 		p = *q == '\t' ? q + 1 : q;

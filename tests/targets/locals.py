@@ -1,6 +1,6 @@
 # A frame that sleeps holding known locals.  The ready line says what the
 # program itself makes of each, as dump --locals should show it:
-#   ready<TAB>name:type-hex:repr-hex<TAB>...
+#   ready<TAB>name-hex:type-hex:repr-hex<TAB>...
 # repr() of the value, with the bounds pyrospy(1) documents: str and bytes
 # cut at 64 characters (then "..."), ints past 100 digits as their number
 # of digits, containers as their length, other objects as <Type object>.
@@ -12,8 +12,12 @@ class Widget:
     pass
 
 
+class Name(str):
+    pass
+
+
 def shown(v):
-    if isinstance(v, (str, bytes)):
+    if type(v) in (str, bytes):
         return repr(v[:64]) + ("..." if len(v) > 64 else "")
     if type(v) is int:
         digits = len(str(abs(v)))
@@ -51,11 +55,16 @@ def hold(arg_one, arg_two="default"):
     uniq = {1, 2, 3, 4}
     frozen = frozenset([1])
     obj = Widget()
+    # what must reach a terminal escaped: an escape, a bidi override, a
+    # lone surrogate, a C1 control
+    hostile = "\x1b[31m\u202e\ud800\x85end"
+    subclass = Name("not shown as a str")
+    ünïcöde = 1.5
     fields = ["ready"]
     for name, value in list(locals().items()):
         if name == "fields":
             continue
-        fields.append("%s:%s:%s" % (name, type(value).__name__.encode().hex(),
+        fields.append("%s:%s:%s" % (name.encode().hex(), type(value).__name__.encode().hex(),
                                     shown(value).encode().hex()))
     print("\t".join(fields), flush=True)
     while True:
