@@ -197,9 +197,10 @@ const char *pythread_name(struct pythread *tn, uint64_t interp, uint64_t ident, 
 			  uint64_t sample)
 {
 	struct pythread_ent *e = ent_slot(tn, ident, tid);
+	uint64_t every = PYTHREAD_REFRESH + (uint64_t)(e - tn->ent) % (PYTHREAD_REFRESH / 2);
 	char *name;
 
-	if (e->read_at && sample - e->read_at < PYTHREAD_REFRESH && sample >= e->read_at)
+	if (e->read_at && sample - e->read_at < every && sample >= e->read_at)
 		return e->name;
 	if (!e->read_at) {
 		if (tn->nent >= PYTHREAD_SLOTS / 2) {

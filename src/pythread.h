@@ -21,11 +21,13 @@ struct pyvm_layout;
  * of the Python name (3.14+ sets it from Thread.name, cut at 15 bytes) or
  * the process's own (what every thread inherits, and the main thread's).
  *
- * Names are cached per thread (ident and tid) and read again every
- * PYTHREAD_REFRESH samples, so a renamed thread shows its new name within
- * that many samples; a failed read keeps the name last read.
+ * Names are cached per thread (ident and tid) and read again after
+ * PYTHREAD_REFRESH samples and up to half as many more (by thread, so
+ * that the threads of a large process do not all read theirs in the same
+ * sample), so a renamed thread shows its new name within that many
+ * samples; a failed read keeps the name last read.
  */
-#define PYTHREAD_REFRESH	100	/* samples between two reads of a thread's name */
+#define PYTHREAD_REFRESH	100	/* samples between two reads of a thread's name, at least */
 #define PYTHREAD_NAME_MAX	128	/* code points of a Python name kept */
 
 struct pythread_ent {

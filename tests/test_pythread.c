@@ -199,9 +199,9 @@ ParameterizedTestParameters(pythread, renamed)
 }
 
 /*
- * A thread renamed one second into a three-second record: its samples are
+ * A thread renamed one second into a four-second record: its samples are
  * under its old name, then under its new one (names are read again every
- * 100 samples).
+ * 100 to 150 samples).
  */
 ParameterizedTest(size_t *i, pythread, renamed, .timeout = 60)
 {
@@ -209,7 +209,7 @@ ParameterizedTest(size_t *i, pythread, renamed, .timeout = 60)
 	const char *sargs[] = { test_target_for(in, "rename.py"), NULL };
 	char ready[64], pidbuf[32], before[64], after[64], *out, *err;
 	const char *args[] = { "record", "--pid", pidbuf, "--threads", "--idle", "-r", "100",
-			       "-d", "3", "-f", "folded", "-o", "-", NULL };
+			       "-d", "4", "-f", "folded", "-o", "-", NULL };
 	pid_t pid = test_start(in, sargs, ready, sizeof(ready));
 	int st, tid = atoi(ready + 6);
 
