@@ -48,6 +48,7 @@ struct cli_opts {
 	const char *output;
 	const char *raw;	/* --raw FILE: a raw recording besides the profile */
 	int idle, gil, threads, function, subprocesses, no_tags;
+	int locals;		/* dump --locals */
 	char *tagset;		/* --tag as one clean tag set */
 	/* streaming to a Pyroscope server */
 	struct ingest_opts up;
@@ -129,10 +130,13 @@ static const char usage_top[] =
 	"A live table of the functions taking the most samples, by self and total,\n"
 	"refreshed every second; q or Ctrl-C quits.\n";
 static const char usage_dump[] =
-	"usage: pyrospy dump --pid PID|--pid-of PATTERN [--subprocesses] [-q] [-v]\n"
+	"usage: pyrospy dump --pid PID|--pid-of PATTERN [--subprocesses] [--locals] [-q] [-v]\n"
 	"\n"
 	"Print every thread's stack once, innermost frame first, with its thread id,\n"
-	"name, whether it holds the GIL/GVL and whether it is running or idle.\n";
+	"name, whether it holds the GIL/GVL and whether it is running or idle.\n"
+	"\n"
+	"      --locals           under each Python frame, its local variables:\n"
+	"                         name: type = short repr\n";
 static const char usage_options[] =
 	"\n"
 	"options:\n"
@@ -155,6 +159,7 @@ static const char usage_options[] =
 	"      --no-tags          merge the tag sets: no {k=v} frame at the root\n"
 	"      --function         aggregate by function, dropping line numbers\n"
 	"      --subprocesses     also profile the Ruby and Python processes it starts\n"
+	"      --locals           dump: each Python frame's local variables\n"
 
 	"  -q, --quiet            print nothing but errors\n"
 	"  -v, --verbose          say more (repeat for more)\n"
@@ -266,7 +271,7 @@ static int parse_seconds(const char *s, double *out)
 enum {
 	OPT_IDLE = 256, OPT_GIL, OPT_THREADS, OPT_NO_TAGS, OPT_FUNCTION, OPT_SUBPROCESSES, OPT_SERVER,
 	OPT_APP_NAME, OPT_TAG, OPT_AUTH_TOKEN, OPT_BASIC_AUTH, OPT_TENANT_ID, OPT_HEADER,
-	OPT_INSECURE, OPT_CACERT, OPT_INGEST_FORMAT, OPT_PID_OF, OPT_PROTOCOL, OPT_RAW,
+	OPT_INSECURE, OPT_CACERT, OPT_INGEST_FORMAT, OPT_PID_OF, OPT_PROTOCOL, OPT_RAW, OPT_LOCALS,
 };
 
 static const struct option long_opts[] = {
@@ -283,6 +288,7 @@ static const struct option long_opts[] = {
 	{ "no-tags", no_argument, NULL, OPT_NO_TAGS },
 	{ "function", no_argument, NULL, OPT_FUNCTION },
 	{ "subprocesses", no_argument, NULL, OPT_SUBPROCESSES },
+	{ "locals", no_argument, NULL, OPT_LOCALS },
 	{ "server", required_argument, NULL, OPT_SERVER },
 	{ "app-name", required_argument, NULL, OPT_APP_NAME },
 	{ "tag", required_argument, NULL, OPT_TAG },
@@ -327,6 +333,8 @@ static unsigned int opt_cmds(int c)
 		return CMD_RECORD | CMD_EXEC | CMD_TOP;
 	case OPT_SUBPROCESSES:
 		return CMD_RECORD | CMD_EXEC | CMD_DUMP;
+	case OPT_LOCALS:
+		return CMD_DUMP;
 	case 'q': case 'v': case 'h': case 'V':
 		return CMD_ALL;
 	default:	/* what shapes a profile file or an upload */
@@ -483,6 +491,9 @@ static int parse_opts(struct cli_opts *o, int argc, char **argv)
 			break;
 		case OPT_INSECURE:
 			o->up.insecure = 1;
+			break;
+		case OPT_LOCALS:
+			o->locals = 1;
 			break;
 		case OPT_CACERT:
 			o->up.cacert = optarg;
@@ -1237,6 +1248,17 @@ struct dump {
 	FILE *f;		/* the threads, printed after the header */
 };
 
+/* A frame's locals (pylocals.h: lines of "name: type = repr"), indented under it. */
+static void dump_locals(FILE *f, const char *text)
+{
+	while (*text) {
+		size_t n = strcspn(text, "\n");
+
+		fprintf(f, "        %.*s\n", (int)n, text);
+		text += n + (text[n] == '\n');
+	}
+}
+
 static void dump_thread(void *arg, const struct stack *st)
 {
 	struct dump *d = arg;
@@ -1259,6 +1281,8 @@ static void dump_thread(void *arg, const struct stack *st)
 			fprintf(d->f, "    %s (%s:%d)\n", f->name, f->file, f->line);
 		else
 			fprintf(d->f, "    %s (%s)\n", f->name, f->file);
+		if (st->locals && st->locals[i])
+			dump_locals(d->f, st->locals[i]);
 	}
 }
 
@@ -1273,7 +1297,7 @@ static void dump_thread(void *arg, const struct stack *st)
  */
 static int dump_one(struct cli_opts *o, pid_t pid, int *any, int *dumped)
 {
-	struct reader_opts ro = { .idle = 1 };
+	struct reader_opts ro = { .idle = 1, .locals = o->locals };
 	struct dump d = { 0 };
 	struct reader *r = NULL;
 	struct target t;

@@ -284,10 +284,17 @@ void profile_add(struct profile *p, const char *tags, const struct stack *st, ui
 
 	ids[n++] = profile_frame(p, PROFILE_TAGS, tags ? tags : "", "", 0);
 	off = p->show_pid ? (size_t)snprintf(buf, sizeof(buf), "pid %d: ", (int)st->pid) : 0;
-	if (st->thread_name)
-		snprintf(buf + off, sizeof(buf) - off, "thread (%d): %.60s", (int)st->tid,
+	if (st->thread_name) {
+		/* at most 60 bytes of the name, never half a character */
+		size_t len = strlen(st->thread_name);
+
+		if (len > 60)
+			for (len = 60; len && ((unsigned char)st->thread_name[len] & 0xc0) == 0x80;
+			     len--)
+				;
+		snprintf(buf + off, sizeof(buf) - off, "thread (%d): %.*s", (int)st->tid, (int)len,
 			 st->thread_name);
-	else
+	} else
 		snprintf(buf + off, sizeof(buf) - off, "thread (%d)", (int)st->tid);
 	ids[n++] = profile_frame(p, PROFILE_THREAD, buf, "", 0);
 	if (st->truncated)

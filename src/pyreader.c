@@ -6,7 +6,9 @@
 #include <string.h>
 
 #include "pyline.h"
+#include "pylocals.h"
 #include "pyreader.h"
+#include "pythread.h"
 #include "pyvm.h"
 #include "rmem.h"
 #include "target.h"
@@ -117,6 +119,9 @@ struct pyreader {
 	unsigned char *nbuf;		/* and of their names */
 	struct procmem_iov *viov;	/* verify()'s scatter read */
 	size_t vcap;			/* frames the four buffers above hold */
+	struct pythread names;		/* threads' names (pythread.h) */
+	struct pylocals locals;		/* frames' locals, with opts.locals */
+	const char **flocals;		/* and per frame of a stack, STACK_MAX_DEPTH */
 	char describe[160];
 	char strbuf[STR_MAX * 4 + 1];
 	char tagbuf[TAGS_MAX_SET * 4 + 1];
@@ -739,6 +744,23 @@ static int thread_state(struct pyreader *pr, uint64_t head, struct stack *st)
 	return 0;
 }
 
+/*
+ * dump --locals: each shown frame's locals, from the frames the walk
+ * visited (a shim has no code and no frame of st).
+ */
+static void locals_fill(struct pyreader *pr, struct stack *st)
+{
+	unsigned int d = 0;
+
+	for (size_t i = 0; i < pr->nvisit && d < st->depth; i++)
+		if (pr->visit[i].c)
+			pr->flocals[d++] = pylocals_frame(&pr->locals, pr->visit[i].addr,
+							  pr->visit[i].c->addr);
+	while (d < st->depth)
+		pr->flocals[d++] = NULL;
+	st->locals = pr->flocals;
+}
+
 /* runtime: the address of _PyRuntime, or NULL to look it up in t's ELF */
 static enum perr pyreader_setup(struct target *t, const struct reader_opts *opts,
 				const uint64_t *runtime, struct pyreader **out)
@@ -761,6 +783,11 @@ static enum perr pyreader_setup(struct target *t, const struct reader_opts *opts
 	pr->cache = xcalloc(CODE_CACHE, sizeof(*pr->cache));
 	taskstat_init(&pr->ts, t->pid);
 	rmem_init(&pr->mem, t);
+	pythread_init(&pr->names, &pr->mem, &pr->lay, t);
+	if (opts->locals) {
+		pylocals_init(&pr->locals, &pr->mem, &pr->lay, t);
+		pr->flocals = xcalloc(STACK_MAX_DEPTH, sizeof(*pr->flocals));
+	}
 	if (runtime) {
 		pr->runtime = *runtime;
 	} else if (target_symbol(t, "_PyRuntime", &pr->runtime, &tls) &&
@@ -835,6 +862,10 @@ void pyreader_free(struct pyreader *pr)
 	free(pr->draw);
 	for (size_t i = 0; i < ARRAY_SIZE(pr->merged); i++)
 		free(pr->merged[i].tags);
+	pythread_release(&pr->names);
+	if (pr->flocals)
+		pylocals_release(&pr->locals);
+	free(pr->flocals);
 	rmem_release(&pr->mem);
 	taskstat_release(&pr->ts);
 	free(pr);
@@ -1154,6 +1185,8 @@ enum perr pyreader_sample(struct pyreader *pr, reader_cb cb, void *arg)
 	pr->stats.samples++;
 	/* where everything was last time, in one read (rmem.h) */
 	rmem_begin(&pr->mem, 1);
+	if (pr->flocals)
+		pylocals_begin(&pr->locals);
 	if (pr->cache_nr >= CODE_CACHE * 3 / 4)
 		cache_clear(pr);
 	if (L->tstate.size > sizeof(ts))
@@ -1253,6 +1286,10 @@ enum perr pyreader_sample(struct pyreader *pr, reader_cb cb, void *arg)
 					tags_load(pr, interp);
 					st.tags = tags_of(pr, st.thread_id);
 				}
+				st.thread_name = pythread_name(&pr->names, interp, st.thread_id,
+							       st.tid, pr->stats.samples);
+				if (pr->flocals)
+					locals_fill(pr, &st);
 				cb(arg, &st);
 			}
 			tstate = tnext;

@@ -18,6 +18,7 @@ struct target;
 struct reader_opts {
 	int idle;		/* keep threads that are not running */
 	int gil_only;		/* keep only the thread holding the GIL/GVL */
+	int locals;		/* each frame's local variables (Python: pylocals.h) */
 };
 
 /* Counters a reader keeps; the CLI reports them. */

@@ -31,6 +31,8 @@ struct stack {
 	int idle;		/* -1 unknown */
 	int truncated;		/* frames beyond STACK_MAX_DEPTH dropped */
 	unsigned int depth;
+	/* with reader_opts.locals: each frame's locals as text (NULL: none) */
+	const char *const *locals;
 	struct stack_frame frame[STACK_MAX_DEPTH];
 };
 

@@ -17,7 +17,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct fuzz_input in;
 	struct target t;
-	struct reader_opts opts;
+	struct reader_opts opts = { 0 };
 	struct rbreader *rr;
 	unsigned long stacks = 0;
 

@@ -108,6 +108,25 @@ static void check_string(const char *s)
 			abort();
 }
 
+/* A frame's locals (pylocals.h): clean lines, each ending in '\n'. */
+static void check_lines(const char *s)
+{
+	char line[4096];
+
+	if (!*s)
+		abort();
+	while (*s) {
+		size_t n = strcspn(s, "\n");
+
+		if (!s[n] || n >= sizeof(line))
+			abort();
+		memcpy(line, s, n);
+		line[n] = '\0';
+		check_string(line);
+		s += n + 1;
+	}
+}
+
 void fuzz_check_tags(const char *s)
 {
 	char prev[TAGS_MAX_KEY + 1] = "";
@@ -157,14 +176,17 @@ void fuzz_check_stack(void *arg, const struct stack *st)
 	for (unsigned int i = 0; i < st->depth; i++) {
 		check_string(st->frame[i].name);
 		check_string(st->frame[i].file);
+		if (st->locals && st->locals[i])
+			check_lines(st->locals[i]);
 	}
 	(*stacks)++;
 	if (getenv("FUZZ_VERBOSE")) {	/* to see what a seed reaches */
 		fprintf(stderr, "stack of %u frames%s {%s}:", st->depth,
 			st->truncated ? " (truncated)" : "", st->tags ? st->tags : "");
 		for (unsigned int i = 0; i < st->depth; i++)
-			fprintf(stderr, " %s (%s:%d)", st->frame[i].name, st->frame[i].file,
-				st->frame[i].line);
+			fprintf(stderr, " %s (%s:%d)%s%s", st->frame[i].name, st->frame[i].file,
+				st->frame[i].line, st->locals && st->locals[i] ? " locals:\n" : "",
+				st->locals && st->locals[i] ? st->locals[i] : "");
 		fprintf(stderr, "\n");
 	}
 }

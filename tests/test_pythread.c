@@ -1,0 +1,231 @@
+/* SPDX-License-Identifier: MIT */
+#include "config.h"
+
+#include <criterion/criterion.h>
+#include <criterion/parameterized.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "helpers.h"
+#include "utf8.h"
+
+/*
+ * Python threads' names (threading.Thread.name, and the kernel's name when
+ * it says something else) in dump, in --threads root frames, in speedscope
+ * profile names and pprof thread labels, against what the program itself
+ * sees: tests/targets/threadnames.py reports each thread's native id and
+ * name, the kernel its comm.  Names are shown sanitized (utf8.h, tested on
+ * its own in test_utf8.c): the escape and the bidi override of the
+ * "evil" thread become '?'.
+ */
+
+#define NTHREADS 7
+
+struct named {
+	char tid[16];
+	char want[512];		/* the name pyrospy should show */
+};
+
+static void unhex(const char *s, size_t n, char *out, size_t cap)
+{
+	size_t i;
+
+	cr_assert(n % 2 == 0 && n / 2 < cap, "bad hex %.*s", (int)n, s);
+	for (i = 0; i < n / 2; i++) {
+		unsigned int b;
+
+		cr_assert(sscanf(s + 2 * i, "%2x", &b) == 1);
+		out[i] = (char)b;
+	}
+	out[i] = '\0';
+}
+
+/* /proc/PID/comm, or /proc/PID/task/TID/comm, into out. */
+static void comm_of(pid_t pid, const char *tid, char *out, size_t cap)
+{
+	char path[96];
+	FILE *f;
+
+	if (tid)
+		snprintf(path, sizeof(path), "/proc/%d/task/%s/comm", (int)pid, tid);
+	else
+		snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+	f = fopen(path, "r");
+	cr_assert_not_null(f, "%s", path);
+	cr_assert_not_null(fgets(out, (int)cap, f), "%s", path);
+	fclose(f);
+	out[strcspn(out, "\n")] = '\0';
+	cr_assert_gt(strlen(out), 0, "%s", path);
+}
+
+/* n bytes of s without a last UTF-8 character cut short (3.14's OS names). */
+static size_t whole(const char *s, size_t n)
+{
+	size_t i = n;
+
+	while (i > 0 && ((unsigned char)s[i - 1] & 0xc0) == 0x80)
+		i--;
+	if (i > 0 && ((unsigned char)s[i - 1] & 0xc0) == 0xc0) {
+		unsigned char lead = (unsigned char)s[i - 1];
+		size_t len = lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : 2;
+
+		if (n - (i - 1) < len)
+			return i - 1;
+	}
+	return n;
+}
+
+/*
+ * The names pyrospy should show, from the ready line and the kernel: the
+ * Python name, and " [comm]" when the kernel's name is neither the
+ * process's nor the start of the Python name (both as shown: sanitized).
+ */
+static void parse_ready(pid_t pid, const char *ready, struct named *t)
+{
+	char proc[64], raw[256], name[256], comm[64], head[64], shown[64];
+	const char *p = strchr(ready, '\t'), *q;
+	int n = 0;
+
+	cr_assert_not_null(p, "ready line: %s", ready);
+	comm_of(pid, NULL, proc, sizeof(proc));
+	for (p++; *p && *p != '\n'; n++) {
+		const char *c1 = strchr(p, ':');
+
+		cr_assert(n < NTHREADS && c1, "ready line: %s", ready);
+		q = c1 + strcspn(c1, "\t\n");
+		snprintf(t[n].tid, sizeof(t[n].tid), "%.*s", (int)(c1 - p), p);
+		unhex(c1 + 1, (size_t)(q - c1 - 1), raw, sizeof(raw));
+		utf8_sanitize(name, sizeof(name), raw, strlen(raw));
+		comm_of(pid, t[n].tid, comm, sizeof(comm));
+		utf8_sanitize(head, sizeof(head), comm, whole(comm, strlen(comm)));
+		utf8_sanitize(shown, sizeof(shown), comm, strlen(comm));
+		if (!strcmp(comm, proc) || !strncmp(name, head, strlen(head)))
+			snprintf(t[n].want, sizeof(t[n].want), "%s", name);
+		else
+			snprintf(t[n].want, sizeof(t[n].want), "%s [%s]", name, shown);
+		p = *q == '\t' ? q + 1 : q;
+	}
+	cr_assert_eq(n, NTHREADS, "ready line: %s", ready);
+}
+
+/* pre, the thread's tid, mid, its name and post, in want. */
+static const char *expect(char *want, size_t cap, const char *pre, const struct named *t,
+			  const char *mid, const char *post)
+{
+	int n = snprintf(want, cap, "%s%s%s%s%s", pre, t->tid, mid, t->want, post);
+
+	cr_assert(n > 0 && (size_t)n < cap);
+	return want;
+}
+
+/*
+ * pyrospy record --pid PID --threads --idle -d 1 -f format, and the
+ * profile it wrote: the file, or with gz what gzip -dc makes of it (NULs
+ * as newlines, so that its strings can be searched).
+ */
+static char *record(pid_t pid, const char *bin, const char *format, int gz)
+{
+	char pidbuf[32], file[64], cmd[128], *out, *err, *text;
+	const char *args[] = { "record", "--pid", pidbuf, "--threads", "--idle", "-r", "50",
+			       "-d", "1", "-f", format, "-o", file, NULL };
+	int st;
+
+	snprintf(file, sizeof(file), "/tmp/pyrospy-test-%d.out", (int)getpid());
+	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)pid);
+	st = test_pyrospy(args, &out, &err);
+	cr_assert_eq(st, 0, "%s: record -f %s: exit %d: %s", bin, format, st, err);
+	if (gz) {
+		snprintf(cmd, sizeof(cmd), "gzip -dc %s | tr '\\000' '\\n'", file);
+		text = test_run(cmd, &st);
+		cr_assert_eq(st, 0, "%s: -f %s: not gzip", bin, format);
+	} else {
+		text = test_slurp(file);
+	}
+	unlink(file);
+	free(out);
+	free(err);
+	return text;
+}
+
+ParameterizedTestParameters(pythread, names)
+{
+	return cr_make_param_array(size_t, (void *)test_indexes(test_npythons), test_npythons);
+}
+
+ParameterizedTest(size_t *i, pythread, names, .timeout = 90)
+{
+	const struct interp *in = &test_pythons[*i];
+	const char *sargs[] = { test_target_for(in, "threadnames.py"), NULL };
+	char ready[4096], pidbuf[32], want[1024], *out, *err, *folded, *ss, *pb;
+	const char *args[] = { "dump", "--pid", pidbuf, NULL };
+	struct named t[NTHREADS];
+	pid_t pid = test_start(in, sargs, ready, sizeof(ready));
+	int st;
+
+	parse_ready(pid, ready, t);
+	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)pid);
+	st = test_pyrospy(args, &out, &err);
+	cr_assert_eq(st, 0, "%s: dump: exit %d: %s", in->bin, st, err);
+	folded = record(pid, in->bin, "folded", 0);
+	ss = record(pid, in->bin, "speedscope", 0);
+	pb = record(pid, in->bin, "pprof", 1);
+	test_stop(pid);
+	for (int k = 0; k < NTHREADS; k++) {
+		expect(want, sizeof(want), "\nThread ", &t[k], " \"", "\" (");
+		cr_assert_not_null(strstr(out, want), "%s: dump: no '%s' in:\n%s", in->bin,
+				   want + 1, out);
+		expect(want, sizeof(want), "\nthread (", &t[k], "): ", ";");
+		cr_assert(strstr(folded, want) || !strncmp(folded, want + 1, strlen(want + 1)),
+			  "%s: folded: no '%s' in:\n%s", in->bin, want + 1, folded);
+		expect(want, sizeof(want), "\"name\":\"thread (", &t[k], "): ", "\"");
+		cr_assert_not_null(strstr(ss, want), "%s: speedscope: no '%s' in:\n%.3000s",
+				   in->bin, want, ss);
+		/* pprof: the label's value is in the profile's string table as it is */
+		expect(want, sizeof(want), "thread (", &t[k], "): ", "");
+		cr_assert_not_null(strstr(pb, want), "%s: pprof: no label '%s'", in->bin, want);
+	}
+	free(out);
+	free(err);
+	free(folded);
+	free(ss);
+	free(pb);
+}
+
+ParameterizedTestParameters(pythread, renamed)
+{
+	return cr_make_param_array(size_t, (void *)test_indexes(test_npythons), test_npythons);
+}
+
+/*
+ * A thread renamed one second into a four-second record: its samples are
+ * under its old name, then under its new one (names are read again every
+ * 100 to 150 samples).
+ */
+ParameterizedTest(size_t *i, pythread, renamed, .timeout = 60)
+{
+	const struct interp *in = &test_pythons[*i];
+	const char *sargs[] = { test_target_for(in, "rename.py"), NULL };
+	char ready[64], pidbuf[32], before[64], after[64], *out, *err;
+	const char *args[] = { "record", "--pid", pidbuf, "--threads", "--idle", "-r", "100",
+			       "-d", "4", "-f", "folded", "-o", "-", NULL };
+	pid_t pid = test_start(in, sargs, ready, sizeof(ready));
+	int st, tid = atoi(ready + 6);
+
+	cr_assert_gt(tid, 0, "ready line: %s", ready);
+	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)pid);
+	st = test_pyrospy(args, &out, &err);
+	test_stop(pid);
+	cr_assert_eq(st, 0, "%s: exit %d: %s", in->bin, st, err);
+	snprintf(before, sizeof(before), "thread (%d): before-rename;", tid);
+	/* 3.14+ set the OS name when the thread started: it stays, in brackets */
+	snprintf(after, sizeof(after), "thread (%d): after-rename%s", tid,
+		 in->minor >= 14 ? " [before-rename];" : ";");
+	cr_assert_gt(test_folded_count(out, before), 0, "%s: no '%s' in:\n%s", in->bin, before,
+		     out);
+	cr_assert_gt(test_folded_count(out, after), 0, "%s: no '%s' in:\n%s", in->bin, after,
+		     out);
+	free(out);
+	free(err);
+}
