@@ -85,7 +85,7 @@ static void path_prepend(const char *var, const char *dir)
 }
 
 
-static void __attribute__((format(printf, 1, 2))) error(const char *fmt, ...)
+void cli_error(const char *fmt, ...)
 {
 	va_list ap;
 
@@ -96,7 +96,7 @@ static void __attribute__((format(printf, 1, 2))) error(const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
-static void __attribute__((format(printf, 1, 2))) hint(const char *fmt, ...)
+void cli_hint(const char *fmt, ...)
 {
 	va_list ap;
 
@@ -236,7 +236,7 @@ static int usage_error(const char *cmd, const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
-	hint("see 'pyrospy help %s'", cmd ? cmd : "");
+	cli_hint("see 'pyrospy help %s'", cmd ? cmd : "");
 	return EXIT_USAGE;
 }
 
@@ -575,8 +575,8 @@ static int resolve_pid_of(struct cli_opts *o)
 	if (pid < 0 && errno == EINVAL)
 		return usage_error(o->cmd, "invalid pattern '%s' for --pid-of", o->pid_of);
 	if (pid <= 0) {
-		error("no process matches '%s'", o->pid_of);
-		hint("check with: pgrep -a -f '%s'", o->pid_of);
+		cli_error("no process matches '%s'", o->pid_of);
+		cli_hint("check with: pgrep -a -f '%s'", o->pid_of);
 		return EXIT_NOPROC;
 	}
 	if (n > 1)
@@ -608,51 +608,51 @@ static int report_target(const struct target *t, enum perr err)
 
 	switch (err) {
 	case PERR_NOPROC:
-		error("no such process %d", (int)pid);
-		hint("check the pid with 'ps -p %d', or use 'pyrospy exec -- COMMAND'", (int)pid);
+		cli_error("no such process %d", (int)pid);
+		cli_hint("check the pid with 'ps -p %d', or use 'pyrospy exec -- COMMAND'", (int)pid);
 		return EXIT_NOPROC;
 	case PERR_EXITED:
-		error("process %d exited", (int)pid);
-		hint("the process ended (or is a zombie) before it could be read");
+		cli_error("process %d exited", (int)pid);
+		cli_hint("the process ended (or is a zombie) before it could be read");
 		return EXIT_NOPROC;
 	case PERR_PERM:
-		error("permission denied reading process %d ('%s')", (int)pid, t->comm);
+		cli_error("permission denied reading process %d ('%s')", (int)pid, t->comm);
 		switch (target_perm_cause(pid)) {
 		case TARGET_PERM_OTHER_USER:
-			hint("the process belongs to another user: run pyrospy as that user or as root (sudo)");
+			cli_hint("the process belongs to another user: run pyrospy as that user or as root (sudo)");
 			break;
 		case TARGET_PERM_YAMA:
-			hint("kernel.yama.ptrace_scope forbids it: run as root, or 'sysctl kernel.yama.ptrace_scope=0'");
+			cli_hint("kernel.yama.ptrace_scope forbids it: run as root, or 'sysctl kernel.yama.ptrace_scope=0'");
 			break;
 		case TARGET_PERM_NOCAP:
-			hint("CAP_SYS_PTRACE is missing (a container default): add it, e.g. 'docker run --cap-add SYS_PTRACE' or securityContext.capabilities.add: [SYS_PTRACE]");
+			cli_hint("CAP_SYS_PTRACE is missing (a container default): add it, e.g. 'docker run --cap-add SYS_PTRACE' or securityContext.capabilities.add: [SYS_PTRACE]");
 			break;
 		default:
-			hint("run as root, or as the process's owner with CAP_SYS_PTRACE");
+			cli_hint("run as root, or as the process's owner with CAP_SYS_PTRACE");
 		}
 		return EXIT_PERM;
 	case PERR_NOTINTERP:
 		/* the path is the target's choice: printed sanitized, like its name */
 		if (t->exe_path)
 			utf8_sanitize(exe, sizeof(exe), t->exe_path, strlen(t->exe_path));
-		error("process %d ('%s', %s) is not a Ruby or Python process", (int)pid,
+		cli_error("process %d ('%s', %s) is not a Ruby or Python process", (int)pid,
 		      t->comm, t->exe_path ? exe : "unknown executable");
-		hint("give the pid of a ruby or python3 process (pgrep -a 'ruby|python')");
+		cli_hint("give the pid of a ruby or python3 process (pgrep -a 'ruby|python')");
 		return EXIT_NOTINTERP;
 	case PERR_UNSUPPORTED:
-		error("%s %s is not supported (process %d)", target_lang_name(t->lang),
+		cli_error("%s %s is not supported (process %d)", target_lang_name(t->lang),
 		      *t->version ? t->version : "of unknown version", (int)pid);
-		hint("pyrospy reads Python 3.8 to 3.15 and Ruby 2.7 to 4.0");
+		cli_hint("pyrospy reads Python 3.8 to 3.15 and Ruby 2.7 to 4.0");
 		return EXIT_UNSUPPORTED;
 	case PERR_REFUSED:
-		error("refused to read '%s' of process %d ('%s'): %s",
+		cli_error("refused to read '%s' of process %d ('%s'): %s",
 		      t->refused ? t->refused : "?", (int)pid, t->comm,
 		      t->refused_why ? t->refused_why : "refused");
-		hint(REFUSED_HINT);
+		cli_hint(REFUSED_HINT);
 		return EXIT_FAIL;
 	default:
-		error("cannot read process %d: %s", (int)pid, perr_str(err));
-		hint("run with -v for details");
+		cli_error("cannot read process %d: %s", (int)pid, perr_str(err));
+		cli_hint("run with -v for details");
 		return EXIT_FAIL;
 	}
 }
@@ -684,22 +684,22 @@ int cli_output_open(struct outfile *of, const char *output, const char *stem, co
 	enum perr err = output ? outfile_open(of, output) : outfile_open_new(of, stem, ext);
 
 	if (err == PERR_UNSAFE) {
-		error("refused to %s '%s': it belongs to uid %u, in a directory others can write",
+		cli_error("refused to %s '%s': it belongs to uid %u, in a directory others can write",
 		      S_ISLNK(of->bad_mode) ? "follow symlink" : "open", of->bad,
 		      (unsigned)of->bad_uid);
-		hint("another user's link or FIFO there may lead anywhere: give the real path, or "
+		cli_hint("another user's link or FIFO there may lead anywhere: give the real path, or "
 		     "write to a directory of your own");
 		return EXIT_FAIL;
 	}
 	if (err == PERR_PERM) {
-		error("cannot replace '%s': it belongs to uid %u, in a sticky directory", of->bad,
+		cli_error("cannot replace '%s': it belongs to uid %u, in a sticky directory", of->bad,
 		      (unsigned)of->bad_uid);
-		hint("only its owner may replace it: remove it first, or choose another --output");
+		cli_hint("only its owner may replace it: remove it first, or choose another --output");
 		return EXIT_FAIL;
 	}
 	if (err) {
-		error("cannot open '%s': %s", of->path, strerror(errno));
-		hint("check the directory exists and is writable, or use --output -");
+		cli_error("cannot open '%s': %s", of->path, strerror(errno));
+		cli_hint("check the directory exists and is writable, or use --output -");
 		return EXIT_FAIL;
 	}
 	return EXIT_OK;
@@ -708,8 +708,8 @@ int cli_output_open(struct outfile *of, const char *output, const char *stem, co
 /* A write to the output failed: say so and return the exit status. */
 int cli_output_failed(const struct outfile *of)
 {
-	error("cannot write '%s': %s", of->path, strerror(errno));
-	hint("check free space, or use --output -");
+	cli_error("cannot write '%s': %s", of->path, strerror(errno));
+	cli_hint("check free space, or use --output -");
 	return EXIT_FAIL;
 }
 
@@ -724,15 +724,15 @@ int cli_output_commit(struct outfile *of, int place)
 	enum perr err = place ? outfile_place(of) : outfile_commit(of);
 
 	if (err == PERR_PERM) {
-		error("cannot replace '%s': %s", of->path, strerror(errno));
-		hint("in a sticky directory only its owner may replace a file: remove it first, or "
+		cli_error("cannot replace '%s': %s", of->path, strerror(errno));
+		cli_hint("in a sticky directory only its owner may replace a file: remove it first, or "
 		     "choose another --output");
 		return EXIT_FAIL;
 	}
 	if (err && errno == EEXIST && chosen) {
-		error("cannot create '%s': it and the next %d names exist", of->path,
+		cli_error("cannot create '%s': it and the next %d names exist", of->path,
 		      OUTFILE_MAX_NAMES - 1);
-		hint("remove old profiles, or name the file with --output");
+		cli_hint("remove old profiles, or name the file with --output");
 		return EXIT_FAIL;
 	}
 	if (err)
@@ -1127,12 +1127,12 @@ static int exec_command(struct cli_opts *o, const char *dir)
 	install_signals();
 	/* the child's exec() failure comes back on a close-on-exec pipe */
 	if (pipe2(execfail, O_CLOEXEC) < 0) {
-		error("cannot start '%s': %s", o->argv[0], strerror(errno));
+		cli_error("cannot start '%s': %s", o->argv[0], strerror(errno));
 		return EXIT_FAIL;
 	}
 	pid = fork();
 	if (pid < 0) {
-		error("cannot start '%s': %s", o->argv[0], strerror(errno));
+		cli_error("cannot start '%s': %s", o->argv[0], strerror(errno));
 		close(execfail[0]);
 		close(execfail[1]);
 		return EXIT_FAIL;
@@ -1169,8 +1169,8 @@ static int exec_command(struct cli_opts *o, const char *dir)
 		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 			;
 		child_pid = 0;
-		error("cannot run '%s': %s", o->argv[0], strerror(errnum));
-		hint(errnum == ENOENT ? "check the command's name, or give its full path" :
+		cli_error("cannot run '%s': %s", o->argv[0], strerror(errnum));
+		cli_hint(errnum == ENOENT ? "check the command's name, or give its full path" :
 		     "check the command may be run by this user");
 		return errnum == ENOENT ? 127 : 126;	/* as a shell says */
 	}
@@ -1323,7 +1323,7 @@ static int dump_one(struct cli_opts *o, pid_t pid, int *any, int *dumped)
 	d.f = open_memstream(&text, &len);
 	if (!d.f) {
 		target_close(&t);
-		error("out of memory");
+		cli_error("out of memory");
 		return EXIT_FAIL;
 	}
 	/*
@@ -1353,8 +1353,8 @@ static int dump_one(struct cli_opts *o, pid_t pid, int *any, int *dumped)
 	fputc('\0', d.f);
 	fclose(d.f);
 	if (!err && torn) {
-		error("the stacks of process %d changed under every read (50 tries)", (int)pid);
-		hint("try again; a program that returns and calls faster than it can be read "
+		cli_error("the stacks of process %d changed under every read (50 tries)", (int)pid);
+		cli_hint("try again; a program that returns and calls faster than it can be read "
 		     "shows this now and then");
 		ret = EXIT_FAIL;
 	} else if (!err) {
@@ -1366,8 +1366,8 @@ static int dump_one(struct cli_opts *o, pid_t pid, int *any, int *dumped)
 			fprintf(stderr, "pyrospy: %s; %llu reads\n", reader_describe(r),
 				(unsigned long long)t.mem.calls);
 	} else if (err == PERR_STARTUP) {
-		error("process %d never finished starting its interpreter", (int)pid);
-		hint("try again once the program has started");
+		cli_error("process %d never finished starting its interpreter", (int)pid);
+		cli_hint("try again once the program has started");
 		ret = EXIT_FAIL;
 	} else {
 		ret = report_target(&t, err);
@@ -1398,9 +1398,9 @@ static int cmd_dump(struct cli_opts *o)
 	}
 	free(kids);
 	if (!any) {
-		error("neither process %d nor its subprocesses are Ruby or Python processes",
+		cli_error("neither process %d nor its subprocesses are Ruby or Python processes",
 		      (int)o->pid);
-		hint("give the pid of a ruby or python3 process, or of the shell or server that "
+		cli_hint("give the pid of a ruby or python3 process, or of the shell or server that "
 		     "starts them");
 		ret = EXIT_NOTINTERP;
 	}
@@ -1553,7 +1553,7 @@ static int cmd_completion(int argc, char **argv)
 		if (errno == EINVAL)
 			return usage_error("completion", "no completion for shell '%s': want bash or zsh",
 					   argv[0]);
-		error("cannot write the completion script: %s", strerror(errno));
+		cli_error("cannot write the completion script: %s", strerror(errno));
 		return EXIT_FAIL;
 	}
 	return EXIT_OK;
@@ -1604,8 +1604,8 @@ int cli_main(int argc, char **argv)
 		return report_main(argc - 1, argv + 1);
 	if (strcmp(o.cmd, "record") && strcmp(o.cmd, "exec") && strcmp(o.cmd, "dump") &&
 	    strcmp(o.cmd, "top")) {
-		error("unknown command '%s'", o.cmd);
-		hint("commands are record, exec, dump, top, report and completion; see 'pyrospy --help'");
+		cli_error("unknown command '%s'", o.cmd);
+		cli_hint("commands are record, exec, dump, top, report and completion; see 'pyrospy --help'");
 		return EXIT_USAGE;
 	}
 	ret = parse_opts(&o, argc - 1, argv + 1);

@@ -17,6 +17,10 @@ enum cli_exit {
 	EXIT_BADFILE = 7,	/* report: the input is no recording, or is damaged */
 };
 
+/* "pyrospy: error: ..." and "hint: ..." lines on stderr (see STYLE.md). */
+void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void cli_hint(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 /* The whole program: parse argv, run a subcommand, return the exit status. */
 int cli_main(int argc, char **argv);
 

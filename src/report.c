@@ -80,28 +80,6 @@ struct report {
 	uint32_t *ids;			/* a folded line's path */
 };
 
-static void __attribute__((format(printf, 1, 2))) error(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("pyrospy: error: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
-
-static void __attribute__((format(printf, 1, 2))) hint(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("hint: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
-
 static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static int usage_error(const char *fmt, ...)
 {
@@ -112,7 +90,7 @@ static int usage_error(const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
-	hint("see 'pyrospy help report'");
+	cli_hint("see 'pyrospy help report'");
 	return EXIT_USAGE;
 }
 
@@ -417,20 +395,20 @@ static int bad_input(const struct report_opts *o, const struct rawread *r, enum 
 		     int folded)
 {
 	if (err == PERR_IO) {
-		error("cannot read '%s': %s", o->in, r->why);
-		hint("check the file is there and readable");
+		cli_error("cannot read '%s': %s", o->in, r->why);
+		cli_hint("check the file is there and readable");
 		return EXIT_FAIL;
 	}
 	if (folded) {
-		error("cannot read '%s' as a folded profile: %s", o->in, r->why);
-		hint("give a raw recording (pyrospy record -f raw) or a folded profile (-f folded)");
+		cli_error("cannot read '%s' as a folded profile: %s", o->in, r->why);
+		cli_hint("give a raw recording (pyrospy record -f raw) or a folded profile (-f folded)");
 		return EXIT_BADFILE;
 	}
-	error("cannot read '%s' as a recording: %s", o->in, r->why);
+	cli_error("cannot read '%s' as a recording: %s", o->in, r->why);
 	if (strstr(r->why, "version"))
-		hint("read it with the pyrospy that wrote it");
+		cli_hint("read it with the pyrospy that wrote it");
 	else
-		hint("give a file written by pyrospy record -f raw; this one is damaged or is "
+		cli_hint("give a file written by pyrospy record -f raw; this one is damaged or is "
 		     "something else");
 	return EXIT_BADFILE;
 }
@@ -460,15 +438,15 @@ int report_main(int argc, char **argv)
 	rp.p.no_lines = o.function;
 	in = fopen(o.in, "rb");
 	if (!in) {
-		error("cannot open '%s': %s", o.in, strerror(errno));
-		hint("give the path of a recording written by pyrospy record -f raw");
+		cli_error("cannot open '%s': %s", o.in, strerror(errno));
+		cli_hint("give the path of a recording written by pyrospy record -f raw");
 		ret = EXIT_FAIL;
 		goto out;
 	}
 	folded = is_folded(in);
 	if (folded < 0) {
-		error("cannot read '%s': %s", o.in, strerror(errno));
-		hint("give a file: a recording is read from its start twice");
+		cli_error("cannot read '%s': %s", o.in, strerror(errno));
+		cli_hint("give a file: a recording is read from its start twice");
 		ret = EXIT_FAIL;
 		goto out;
 	}
