@@ -105,9 +105,9 @@ enum perr pyobj_type(struct pyobj *o, uint64_t obj, uint64_t *type, int *kind)
 	return PERR_OK;
 }
 
-enum perr pyobj_str(struct pyobj *o, uint64_t addr, size_t max, char *out, size_t cap, int *cut)
+enum perr pyobj_str_at(struct rmem *mem, const struct pyvm_layout *L, uint64_t str_type,
+		       uint64_t addr, size_t max, int lenient, char *out, size_t cap, int *cut)
 {
-	const struct pyvm_layout *L = o->lay;
 	unsigned char hdr[128], *raw;
 	uint32_t state;
 	uint64_t len, data, nbytes;
@@ -116,11 +116,11 @@ enum perr pyobj_str(struct pyobj *o, uint64_t addr, size_t max, char *out, size_
 
 	if (cut)
 		*cut = 0;
-	if (!addr || (addr & 7) || L->unicode.compact_size + 8 > sizeof(hdr) || cap < 4 * max + 1)
+	if (!addr || (addr & 7) || L->unicode.compact_size + 8 > sizeof(hdr))
 		return PERR_CORRUPT;
-	if ((err = rd(o, addr, hdr, L->unicode.compact_size + 8)))
+	if ((err = rmem_read(mem, addr, hdr, L->unicode.compact_size + 8)))
 		return err;
-	if (o->type[PYOBJ_STR] && get_u64(hdr, L->ob_type) != o->type[PYOBJ_STR])
+	if (str_type && get_u64(hdr, L->ob_type) != str_type)
 		return PERR_CORRUPT;
 	len = get_u64(hdr, L->unicode.length);
 	memcpy(&state, hdr + L->unicode.state, sizeof(state));
@@ -141,11 +141,21 @@ enum perr pyobj_str(struct pyobj *o, uint64_t addr, size_t max, char *out, size_
 		data = get_u64(hdr, L->unicode.compact_size);
 	nbytes = len * kind;
 	raw = xmalloc(nbytes ? (size_t)nbytes : 1);
-	err = rd(o, data, raw, (size_t)nbytes);
-	if (!err && utf8_from_ucs(out, cap, raw, (size_t)len, kind, ascii) < 0)
+	err = rmem_read(mem, data, raw, (size_t)nbytes);
+	if (!err && (lenient ? utf8_from_ucs_lenient : utf8_from_ucs)(out, cap, raw, (size_t)len,
+								      kind, ascii) < 0)
 		err = PERR_CORRUPT;
 	free(raw);
 	return err;
+}
+
+enum perr pyobj_str(struct pyobj *o, uint64_t addr, size_t max, char *out, size_t cap, int *cut)
+{
+	if (cut)
+		*cut = 0;
+	if (cap < 4 * max + 1)
+		return PERR_CORRUPT;
+	return pyobj_str_at(o->mem, o->lay, o->type[PYOBJ_STR], addr, max, 0, out, cap, cut);
 }
 
 /* A keys object's entries, as the version lays them out. */

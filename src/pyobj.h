@@ -73,6 +73,14 @@ enum perr pyobj_type(struct pyobj *o, uint64_t obj, uint64_t *type, int *kind);
  */
 enum perr pyobj_str(struct pyobj *o, uint64_t addr, size_t max, char *out, size_t cap, int *cut);
 
+/*
+ * The same decoder, for a reader without a struct pyobj: str_type is
+ * PyUnicode_Type's address (0: unknown, not checked); lenient turns lone
+ * surrogates and the like into '?' rather than failing.
+ */
+enum perr pyobj_str_at(struct rmem *mem, const struct pyvm_layout *L, uint64_t str_type,
+		       uint64_t addr, size_t max, int lenient, char *out, size_t cap, int *cut);
+
 /* The value of the str key `key' in dict, in *val; PERR_NOTFOUND if absent. */
 enum perr pyobj_dict_get(struct pyobj *o, uint64_t dict, const char *key, uint64_t *val);
 

@@ -7,6 +7,7 @@
 
 #include "pyline.h"
 #include "pylocals.h"
+#include "pyobj.h"
 #include "pyreader.h"
 #include "pythread.h"
 #include "pyvm.h"
@@ -149,43 +150,10 @@ static enum perr rd_u64(struct pyreader *pr, uint64_t addr, uint64_t *v)
 static enum perr read_str_into(struct pyreader *pr, uint64_t addr, uint64_t max, int how,
 			       char *out, size_t cap)
 {
-	const struct pyvm_layout *L = &pr->lay;
-	unsigned char hdr[128], *raw;
-	uint32_t state;
-	uint64_t len, data, nbytes;
-	unsigned int kind, compact, ascii;
-	enum perr err;
+	int cut;
 
-	if (!addr || (addr & 7))
-		return PERR_CORRUPT;
-	if ((err = rd(pr, addr, hdr, L->unicode.compact_size + 8)))
-		return err;
-	if (pr->unicode_type && get_u64(hdr, L->ob_type) != pr->unicode_type)
-		return PERR_CORRUPT;
-	len = get_u64(hdr, L->unicode.length);
-	memcpy(&state, hdr + L->unicode.state, sizeof(state));
-	kind = state >> 2 & 7;
-	compact = state >> 5 & 1;
-	ascii = state >> 6 & 1;
-	if ((kind != 1 && kind != 2 && kind != 4) || (ascii && kind != 1) || len >> 62)
-		return PERR_CORRUPT;
-	if (len > max) {
-		if (!(how & STR_CUT))
-			return PERR_TOOBIG;
-		len = max;
-	}
-	if (compact)
-		data = addr + (ascii ? L->unicode.ascii_size : L->unicode.compact_size);
-	else
-		data = get_u64(hdr, L->unicode.compact_size);
-	nbytes = len * kind;
-	raw = xmalloc(nbytes ? (size_t)nbytes : 1);
-	err = rd(pr, data, raw, (size_t)nbytes);
-	if (!err && ((how & STR_LENIENT) ? utf8_from_ucs_lenient : utf8_from_ucs)(
-			    out, cap, raw, (size_t)len, kind, ascii) < 0)
-		err = PERR_CORRUPT;
-	free(raw);
-	return err;
+	return pyobj_str_at(&pr->mem, &pr->lay, pr->unicode_type, addr, (size_t)max,
+			    how & STR_LENIENT, out, cap, (how & STR_CUT) ? &cut : NULL);
 }
 
 static enum perr read_str(struct pyreader *pr, uint64_t addr, const char **out)
