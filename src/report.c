@@ -468,8 +468,8 @@ static int folded_cannot(const struct report_filter *f, const char *path, const 
 {
 	if (!(f->from > 0 || f->until >= 0 || f->idle || f->gil))
 		return EXIT_OK;
-	cli_error("--from, --until, --idle and --gil need a raw recording: '%s' is no raw "
-		  "recording", path);
+	cli_error("filters by time (--from, --until, diff's --base-from ...), --idle and --gil "
+		  "need a raw recording: '%s' is no raw recording", path);
 	cli_hint("see 'pyrospy help %s'", cmd);
 	return EXIT_USAGE;
 }

@@ -14,13 +14,14 @@
  * samples, then 25 % (bar the other way round).  The differential flame
  * graph colours foo blue with about -50 points and bar red with about
  * +50, read from each frame's title and fill; one recording cut by its
- * tags (--base phase=base --new phase=new) says the same; -f summary
+ * tags (--base phase=base --new phase=new), or by time (--base-until,
+ * --new-from) says the same; -f summary
  * lists bar as grown and foo as shrunk; bad inputs get one line, a hint
  * and a documented status.
  */
 
 struct files {
-	char dir[64], base[96], next[96], tags[96], svg[96];
+	char dir[64], base[96], next[96], tags[96], cut[96], svg[96];
 };
 
 static void files_make(struct files *f)
@@ -30,6 +31,7 @@ static void files_make(struct files *f)
 	snprintf(f->base, sizeof(f->base), "%s/base.raw", f->dir);
 	snprintf(f->next, sizeof(f->next), "%s/new.raw", f->dir);
 	snprintf(f->tags, sizeof(f->tags), "%s/tags.raw", f->dir);
+	snprintf(f->cut, sizeof(f->cut), "%s/cut.raw", f->dir);
 	snprintf(f->svg, sizeof(f->svg), "%s/diff.svg", f->dir);
 }
 
@@ -38,6 +40,7 @@ static void files_remove(const struct files *f)
 	unlink(f->base);
 	unlink(f->next);
 	unlink(f->tags);
+	unlink(f->cut);
 	unlink(f->svg);
 	rmdir(f->dir);
 }
@@ -180,6 +183,7 @@ static void diff(const struct interp *in, const char *script)
 	record(in, script, "base", f.base);
 	record(in, script, "new", f.next);
 	record(in, script, "tags", f.tags);
+	record(in, script, "switch", f.cut);
 	{
 		const char *args[] = { "diff", f.base, f.next, "-o", f.svg, NULL };
 
@@ -193,6 +197,14 @@ static void diff(const struct interp *in, const char *script)
 
 		run_ok(in, args, NULL);
 		check_svg(in, f.svg, "tag filters");
+	}
+	{
+		/* base until 1.5 s after ready, new from then: a margin for the attach */
+		const char *args[] = { "diff", f.cut, "--base-until", "1.2", "--new-from", "1.9",
+				       "-o", f.svg, NULL };
+
+		run_ok(in, args, NULL);
+		check_svg(in, f.svg, "time cuts");
 	}
 	{
 		const char *args[] = { "diff", f.base, f.next, "-f", "summary", NULL };

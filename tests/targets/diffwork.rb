@@ -1,6 +1,7 @@
 # Diff: foo and bar loop in turn, foo 3 units and bar 1 (DIFFWORK=base),
 # or foo 1 and bar 3 (DIFFWORK=new), or both phases in turn, each tagged
-# phase=base or phase=new (DIFFWORK=tags).  A unit is tens of milliseconds:
+# phase=base or phase=new (DIFFWORK=tags), or base for 1.5 s after "ready"
+# and new from then on (DIFFWORK=switch).  A unit is tens of milliseconds:
 # a round spans several 100 Hz ticks, and foo's share goes 75 % -> 25 %.
 UNIT = 600_000
 
@@ -22,8 +23,13 @@ mode = ENV.fetch("DIFFWORK", "base")
 require "pyrospy" if mode == "tags"
 puts "ready"
 $stdout.flush
+switch_at = Process.clock_gettime(Process::CLOCK_MONOTONIC) + 1.5
 loop do
-  case mode
+  phase = mode
+  if mode == "switch"
+    phase = Process.clock_gettime(Process::CLOCK_MONOTONIC) < switch_at ? "base" : "new"
+  end
+  case phase
   when "base"
     foo(3 * UNIT)
     bar(UNIT)
