@@ -15,7 +15,7 @@
  * graph colours foo blue with about -50 points and bar red with about
  * +50, read from each frame's title and fill; one recording cut by its
  * tags (--base phase=base --new phase=new), or by time (--base-until,
- * --new-from) says the same; -f summary
+ * --new-from) say the same; -f summary
  * lists bar as grown and foo as shrunk; bad inputs get one line, a hint
  * and a documented status.
  */
@@ -45,10 +45,11 @@ static void files_remove(const struct files *f)
 	rmdir(f->dir);
 }
 
-/* Record 3 s of diffwork in mode (DIFFWORK) into raw. */
-static void record(const struct interp *in, const char *script, const char *mode, const char *raw)
+/* Record secs seconds of diffwork in mode (DIFFWORK) into raw. */
+static void record(const struct interp *in, const char *script, const char *mode, const char *raw,
+		   const char *secs)
 {
-	const char *extra[] = { "-d", "3", "-r", "100", NULL };
+	const char *extra[] = { "-d", secs, "-r", "100", NULL };
 	char *err;
 	int st;
 
@@ -180,10 +181,10 @@ static void diff(const struct interp *in, const char *script)
 
 	files_make(&f);
 	test_use_helpers(in);
-	record(in, script, "base", f.base);
-	record(in, script, "new", f.next);
-	record(in, script, "tags", f.tags);
-	record(in, script, "switch", f.cut);
+	record(in, script, "base", f.base, "3");
+	record(in, script, "new", f.next, "3");
+	record(in, script, "tags", f.tags, "3");
+	record(in, script, "switch", f.cut, "4");
 	{
 		const char *args[] = { "diff", f.base, f.next, "-o", f.svg, NULL };
 
@@ -199,8 +200,11 @@ static void diff(const struct interp *in, const char *script)
 		check_svg(in, f.svg, "tag filters");
 	}
 	{
-		/* base until 1.5 s after ready, new from then: a margin for the attach */
-		const char *args[] = { "diff", f.cut, "--base-until", "1.2", "--new-from", "1.9",
+		/*
+		 * base until 2 s after ready, new from then: half a second's
+		 * margin for the attach, and for the round under way at 2 s
+		 */
+		const char *args[] = { "diff", f.cut, "--base-until", "1.5", "--new-from", "2.5",
 				       "-o", f.svg, NULL };
 
 		run_ok(in, args, NULL);

@@ -1,6 +1,6 @@
 # Diff: foo and bar loop in turn, foo 3 units and bar 1 (DIFFWORK=base),
 # or foo 1 and bar 3 (DIFFWORK=new), or both phases in turn, each tagged
-# phase=base or phase=new (DIFFWORK=tags), or base for 1.5 s after "ready"
+# phase=base or phase=new (DIFFWORK=tags), or base for 2 s after "ready"
 # and new from then on (DIFFWORK=switch).  A unit is tens of milliseconds:
 # a round spans several 100 Hz ticks, and foo's share goes 75 % -> 25 %.
 UNIT = 600_000
@@ -23,7 +23,7 @@ mode = ENV.fetch("DIFFWORK", "base")
 require "pyrospy" if mode == "tags"
 puts "ready"
 $stdout.flush
-switch_at = Process.clock_gettime(Process::CLOCK_MONOTONIC) + 1.5
+switch_at = Process.clock_gettime(Process::CLOCK_MONOTONIC) + 2.0
 loop do
   phase = mode
   if mode == "switch"
