@@ -29,6 +29,7 @@
 #include "pyvm.h"
 #include "rubyvm.h"
 #include "reader.h"
+#include "diff.h"
 #include "report.h"
 #include "sampler.h"
 #include "tags.h"
@@ -190,8 +191,10 @@ static const struct completion_cmd commands[] = {
 	{ "dump", "print every thread's stack once: pyrospy dump --pid PID", NULL },
 	{ "top", "a live table of the hottest functions: pyrospy top --pid PID", NULL },
 	{ "report", "a raw recording in any format, filtered: pyrospy report rec.raw", NULL },
+	{ "diff", "a differential flame graph of two profiles: pyrospy diff old.raw new.raw",
+	  NULL },
 	{ "help", "show help for a command: pyrospy help record",
-	  "record exec dump top report completion" },
+	  "record exec dump top report diff completion" },
 	{ "completion", "a shell's completion script: pyrospy completion bash (or zsh)",
 	  "bash zsh" },
 };
@@ -1589,6 +1592,10 @@ int cli_main(int argc, char **argv)
 			fputs(report_usage, stdout);
 			return EXIT_OK;
 		}
+		if (!strcmp(argv[2], "diff")) {
+			fputs(diff_usage, stdout);
+			return EXIT_OK;
+		}
 		if (!strcmp(argv[2], "record") || !strcmp(argv[2], "exec") ||
 		    !strcmp(argv[2], "dump") || !strcmp(argv[2], "top") ||
 		    !strcmp(argv[2], "completion")) {
@@ -1602,10 +1609,13 @@ int cli_main(int argc, char **argv)
 	/* a command of its own, with its own options */
 	if (!strcmp(o.cmd, "report"))
 		return report_main(argc - 1, argv + 1);
+	if (!strcmp(o.cmd, "diff"))
+		return diff_main(argc - 1, argv + 1);
 	if (strcmp(o.cmd, "record") && strcmp(o.cmd, "exec") && strcmp(o.cmd, "dump") &&
 	    strcmp(o.cmd, "top")) {
 		cli_error("unknown command '%s'", o.cmd);
-		cli_hint("commands are record, exec, dump, top, report and completion; see 'pyrospy --help'");
+		cli_hint("commands are record, exec, dump, top, report, diff and completion; see "
+			 "'pyrospy --help'");
 		return EXIT_USAGE;
 	}
 	ret = parse_opts(&o, argc - 1, argv + 1);

@@ -56,6 +56,22 @@ extern const struct out_ops out_raw, out_chrome;
 /* speedscope in time order, a streaming writer for report (not in out_find()) */
 extern const struct out_ops out_timeline;
 
+/*
+ * A differential flame graph (pyrospy diff) of p, the union of BASE's and
+ * NEW's stacks with neither tag sets nor threads: for every node of p,
+ * base[] and next[] hold its total in each (node 0: all).  Widths come
+ * from NEW, with the frames only in BASE added at BASE's share; colours
+ * from the change of share (absolute: of samples).  0, or -1 with errno
+ * set when writing failed.
+ */
+struct out_diff {
+	const uint64_t *base, *next;
+	uint64_t base_total, new_total;
+	int absolute;
+};
+int out_flamegraph_diff(FILE *f, const struct profile *p, const struct out_diff *d,
+			const struct out_meta *meta);
+
 /* The format that ends path's name (".raw"), or NULL. */
 const struct out_ops *out_by_ext(const char *path);
 

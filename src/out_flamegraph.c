@@ -55,6 +55,9 @@
 struct fg {
 	FILE *f;
 	const struct profile *p;	/* the projected view */
+	const struct out_diff *diff;	/* a differential flame graph's counts, or NULL */
+	uint64_t *width;		/* with diff: each node's width, in units */
+	double scale;			/* with diff: the change that is the deepest colour */
 	uint64_t total;
 	uint32_t maxdepth;		/* of the frames shown */
 	uint64_t *next;			/* per depth: where the next child starts */
@@ -213,20 +216,80 @@ static void fg_colour(const struct profile *p, uint32_t frame, unsigned int rgb[
 	       0.55 + (v >> 16) % 14 / 100.0);
 }
 
-static void fg_frame(struct fg *fg, const struct profile_node *n, uint32_t depth, uint64_t start)
+/* A node's width in the graph's units: its samples, or, in a diff, fg_diff_layout()'s. */
+static uint64_t fg_width(const struct fg *fg, uint32_t id)
 {
+	return fg->width ? fg->width[id] : fg->p->node[id].total;
+}
+
+/*
+ * The change of a node between BASE and NEW: in points of share of each
+ * side's samples, or (absolute) in samples.
+ */
+static double fg_delta(const struct fg *fg, uint32_t id)
+{
+	const struct out_diff *d = fg->diff;
+
+	if (d->absolute)
+		return (double)d->next[id] - (double)d->base[id];
+	return 100.0 * ((d->new_total ? (double)d->next[id] / (double)d->new_total : 0) -
+			(d->base_total ? (double)d->base[id] / (double)d->base_total : 0));
+}
+
+/*
+ * Red for what grew, blue for what shrank, the deeper the larger the
+ * change against the largest one (or a floor, so that noise stays pale);
+ * grey for no change.
+ */
+static void fg_diff_colour(const struct fg *fg, uint32_t id, unsigned int rgb[3])
+{
+	double delta = fg_delta(fg, id), i = delta < 0 ? -delta / fg->scale : delta / fg->scale;
+	unsigned int c = 235 - (unsigned int)((i > 1 ? 1 : i) * 200 + 0.5);
+
+	rgb[0] = rgb[1] = rgb[2] = delta ? c : 235;
+	if (delta > 0)
+		rgb[0] = 255;
+	else if (delta < 0)
+		rgb[2] = 255;
+}
+
+static void fg_diff_title(struct fg *fg, uint32_t id)
+{
+	const struct out_diff *d = fg->diff;
+	double bt = d->base_total ? (double)d->base_total : 1;
+	double nt = d->new_total ? (double)d->new_total : 1;
+
+	fg_printf(fg, " (base %" PRIu64 " samples, %.2f%%; new %" PRIu64 " samples, %.2f%%; ",
+		  d->base[id], 100.0 * (double)d->base[id] / bt, d->next[id],
+		  100.0 * (double)d->next[id] / nt);
+	if (d->absolute)
+		fg_printf(fg, "%+.0f samples)</title>", fg_delta(fg, id));
+	else
+		fg_printf(fg, "%+.2f points)</title>", fg_delta(fg, id));
+}
+
+static void fg_frame(struct fg *fg, uint32_t id, uint32_t depth, uint64_t start)
+{
+	const struct profile_node *n = &fg->p->node[id];
+	uint64_t width = fg_width(fg, id);
 	double x = FG_XPAD + (double)start * FG_GRAPH_W / (double)fg->total;
-	double w = (double)n->total * FG_GRAPH_W / (double)fg->total;
+	double w = (double)width * FG_GRAPH_W / (double)fg->total;
 	unsigned int y = FG_TOP + (fg->maxdepth - depth) * FG_FRAME_H, rgb[3];
 
 	fg_clean(fg->clean, sizeof(fg->clean), out_frame_text(fg->p, n->frame, fg->text,
 							     sizeof(fg->text)));
-	fg_colour(fg->p, n->frame, rgb);
+	if (fg->diff)
+		fg_diff_colour(fg, id, rgb);
+	else
+		fg_colour(fg->p, n->frame, rgb);
 	fg_printf(fg, "<g data-s=\"%" PRIu64 "\" data-n=\"%" PRIu64 "\" data-d=\"%" PRIu32
-		  "\"><title>", start, n->total, depth);
+		  "\"><title>", start, width, depth);
 	fg_escaped(fg, fg->clean);
-	fg_printf(fg, " (%" PRIu64 " sample%s, %.2f%%)</title>", n->total, n->total == 1 ? "" : "s",
-		  100.0 * (double)n->total / (double)fg->total);
+	if (fg->diff)
+		fg_diff_title(fg, id);
+	else
+		fg_printf(fg, " (%" PRIu64 " sample%s, %.2f%%)</title>", n->total,
+			  n->total == 1 ? "" : "s", 100.0 * (double)n->total / (double)fg->total);
 	fg_printf(fg, "<rect x=\"%.2f\" y=\"%u\" width=\"%.2f\" height=\"%u\" "
 		  "fill=\"rgb(%u,%u,%u)\" rx=\"2\"/><text x=\"%.2f\" y=\"%u\">", x, y, w,
 		  FG_FRAME_H - 1, rgb[0], rgb[1], rgb[2], x + 3, y + 11);
@@ -256,14 +319,24 @@ static void fg_walk(struct fg *fg, int emit)
 	fg->next[0] = 0;
 	while (id) {
 		const struct profile_node *n = &p->node[id];
-		uint64_t start = fg->next[depth - 1];
+		uint64_t start = fg->next[depth - 1], width = fg_width(fg, id);
 
-		fg->next[depth - 1] += n->total;
-		if ((double)n->total >= FG_MIN_SHARE * (double)fg->total) {
-			if (emit)
-				fg_frame(fg, n, depth, start);
-			else if (depth > fg->maxdepth)
-				fg->maxdepth = depth;
+		fg->next[depth - 1] += width;
+		if ((double)width >= FG_MIN_SHARE * (double)fg->total) {
+			if (emit) {
+				fg_frame(fg, id, depth, start);
+			} else {
+				if (depth > fg->maxdepth)
+					fg->maxdepth = depth;
+				if (fg->diff) {
+					double d = fg_delta(fg, id);
+
+					if (d < 0)
+						d = -d;
+					if (d > fg->scale)
+						fg->scale = d;
+				}
+			}
 			if (n->child) {
 				fg_reserve(fg, depth);
 				fg->next[depth++] = start;
@@ -442,8 +515,12 @@ static void fg_header(struct fg *fg, const struct profile *p, const struct out_m
 		  FG_WIDTH, height);
 	fg_printf(fg, "<text id=\"title\" x=\"%u\" y=\"24\">", FG_WIDTH / 2);
 	fg_escaped(fg, meta->title ? meta->title : "pyrospy");
-	fg_printf(fg, " \xe2\x80\x94 %.1f s at %u Hz, %" PRIu64 " sample%s</text>\n",
-		  meta->duration, meta->rate, p->total, p->total == 1 ? "" : "s");
+	if (fg->diff)
+		fg_printf(fg, " \xe2\x80\x94 %" PRIu64 " and %" PRIu64 " samples; red grew, "
+			  "blue shrank</text>\n", fg->diff->base_total, fg->diff->new_total);
+	else
+		fg_printf(fg, " \xe2\x80\x94 %.1f s at %u Hz, %" PRIu64 " sample%s</text>\n",
+			  meta->duration, meta->rate, p->total, p->total == 1 ? "" : "s");
 	fg_printf(fg, "<text id=\"unzoom\" class=\"hide\" x=\"%u\" y=\"24\">Reset zoom</text>\n",
 		  FG_XPAD);
 	fg_printf(fg, "<text id=\"search\" x=\"%u\" y=\"24\">Search</text>\n", FG_WIDTH - FG_XPAD);
@@ -452,17 +529,56 @@ static void fg_header(struct fg *fg, const struct profile *p, const struct out_m
 		  height - 12);
 }
 
-static int flamegraph_write(FILE *f, const struct profile *p, const struct out_meta *meta)
+/*
+ * The widths of a diff: NEW's samples, so that the graph is NEW's flame
+ * graph, plus, for the frames only in BASE, BASE's samples (scaled to
+ * NEW's total unless absolute), so that what went away is there to see.
+ * In units where both are whole: a NEW sample is base_total units, a
+ * BASE sample new_total.  A child's id is above its parent's, so one
+ * pass down the ids adds each subtree's BASE-only width to its parent.
+ */
+static void fg_diff_layout(struct fg *fg)
 {
-	struct profile view;
-	struct fg *fg = xcalloc(1, sizeof(*fg));
+	const struct out_diff *d = fg->diff;
+	const struct profile *p = fg->p;
+	uint64_t un = d->absolute || !d->base_total ? 1 : d->base_total;
+	uint64_t ub = d->absolute || !d->new_total ? 1 : d->new_total;
+	uint64_t *extra = xcalloc(p->nnode, sizeof(*extra));
+
+	fg->width = xcalloc(p->nnode, sizeof(*fg->width));
+	for (uint32_t i = p->nnode; i-- > 1;) {
+		uint32_t parent = p->node[i].parent;
+
+		if (d->next[i]) {
+			fg->width[i] = d->next[i] * un + extra[i];
+			extra[parent] += extra[i];
+		} else {
+			fg->width[i] = d->base[i] * ub;
+			if (!parent || d->next[parent])
+				extra[parent] += fg->width[i];
+		}
+	}
+	fg->width[0] = d->new_total * un + extra[0];
+	free(extra);
+}
+
+static int fg_write(struct fg *fg, const struct profile *p, const struct profile *view,
+		    const struct out_meta *meta)
+{
 	unsigned int height;
 	int ret;
 
-	profile_project(p, OUT_KEEP(meta), &view);
-	fg->f = f;
-	fg->p = &view;
-	fg->total = view.total;
+	fg->p = view;
+	if (fg->diff) {
+		fg_diff_layout(fg);
+		fg->scale = fg->diff->absolute ? 0.05 * (double)(fg->diff->new_total >
+								  fg->diff->base_total ?
+								  fg->diff->new_total :
+								  fg->diff->base_total) : 5.0;
+		if (fg->scale < 1)
+			fg->scale = 1;
+	}
+	fg->total = fg->width ? fg->width[0] : view->total;
 	if (fg->total)
 		fg_walk(fg, 0);
 	height = FG_TOP + (fg->maxdepth ? fg->maxdepth : 1) * FG_FRAME_H + FG_BOTTOM;
@@ -477,13 +593,36 @@ static int flamegraph_write(FILE *f, const struct profile *p, const struct out_m
 	fg_puts(fg, "</g>\n</svg>\n");
 	ret = fg->errnum;
 	free(fg->next);
+	free(fg->width);
 	free(fg);
-	profile_release(&view);
 	if (ret) {
 		errno = ret;
 		return -1;
 	}
 	return 0;
+}
+
+static int flamegraph_write(FILE *f, const struct profile *p, const struct out_meta *meta)
+{
+	struct profile view;
+	struct fg *fg = xcalloc(1, sizeof(*fg));
+	int ret;
+
+	profile_project(p, OUT_KEEP(meta), &view);
+	fg->f = f;
+	ret = fg_write(fg, p, &view, meta);
+	profile_release(&view);
+	return ret;
+}
+
+int out_flamegraph_diff(FILE *f, const struct profile *p, const struct out_diff *d,
+			const struct out_meta *meta)
+{
+	struct fg *fg = xcalloc(1, sizeof(*fg));
+
+	fg->f = f;
+	fg->diff = d;
+	return fg_write(fg, p, p, meta);
 }
 
 const struct out_ops out_flamegraph = {

@@ -21,8 +21,6 @@
 #include "stack.h"
 #include "xalloc.h"
 
-#define REPORT_MAX_TAGS 32
-
 const char report_usage[] =
 	"usage: pyrospy report RECORDING [options]\n"
 	"\n"
@@ -49,30 +47,21 @@ const char report_usage[] =
 	"  -q, --quiet            print nothing but errors and warnings\n"
 	"  -h, --help             show this help\n";
 
-struct tag_filter {
-	const char *key;
-	size_t klen;
-	const char *value;
-	int negate;		/* KEY!=VALUE */
-};
-
 struct report_opts {
 	const char *in, *format, *output;
-	double from, until;	/* seconds into the recording; until < 0: none */
-	pid_t pid;		/* 0: all */
-	const char *thread[16];
-	unsigned int nthread;
-	struct tag_filter tag[REPORT_MAX_TAGS];
-	unsigned int ntag;
-	int idle, gil, threads, no_tags, function, quiet;
+	struct report_filter flt;
+	int threads, no_tags, function, quiet;
 };
 
+/* One input being read: by report_main(), or by report_load() into a profile. */
 struct report {
-	const struct report_opts *o;
+	const struct report_opts *o;	/* report_main()'s; NULL for report_load() */
+	const struct report_filter *flt;
+	int function;			/* drop line numbers */
 	const struct rawread *r;
 	const struct out_ops *ops;
 	struct out_stream *stream;	/* a streaming format's writer */
-	struct profile p;		/* the others' profile */
+	struct profile *p;		/* the others' profile */
 	struct outfile *of;
 	int failed;			/* the streaming writer could not start */
 	uint64_t kept, total;		/* samples kept, read */
@@ -111,8 +100,14 @@ static const char *tag_value(const char *tags, const char *key, size_t klen, siz
 	return NULL;
 }
 
+void report_filter_init(struct report_filter *f)
+{
+	memset(f, 0, sizeof(*f));
+	f->until = -1;
+}
+
 /* --pid, --thread and --tag */
-static int keep_where(const struct report_opts *o, pid_t pid, pid_t tid, const char *name,
+static int keep_where(const struct report_filter *o, pid_t pid, pid_t tid, const char *name,
 		      const char *tags)
 {
 	int any = !o->nthread;
@@ -128,7 +123,7 @@ static int keep_where(const struct report_opts *o, pid_t pid, pid_t tid, const c
 	if (!any)
 		return 0;
 	for (unsigned int i = 0; i < o->ntag; i++) {
-		const struct tag_filter *t = &o->tag[i];
+		const struct report_tag *t = &o->tag[i];
 		size_t vlen = 0;
 		const char *v = tag_value(tags, t->key, t->klen, &vlen);
 		int is = v && vlen == strlen(t->value) && !strncmp(v, t->value, vlen);
@@ -141,7 +136,7 @@ static int keep_where(const struct report_opts *o, pid_t pid, pid_t tid, const c
 
 static int keep(const struct report *rp, int64_t when_ns, const char *tags, const struct stack *st)
 {
-	const struct report_opts *o = rp->o;
+	const struct report_filter *o = rp->flt;
 	double at = (double)when_ns / 1e9 - rp->r->start;
 
 	if (at < o->from || (o->until >= 0 && at >= o->until))
@@ -161,18 +156,18 @@ static int report_folded(void *arg, const struct folded_line *l)
 	struct report *rp = arg;
 	uint32_t *ids = rp->ids, n = 0;
 
-	if (!keep_where(rp->o, l->pid, l->tid, l->thread_name, l->tags))
+	if (!keep_where(rp->flt, l->pid, l->tid, l->thread_name, l->tags))
 		return 0;
-	ids[n++] = profile_frame(&rp->p, PROFILE_TAGS, l->tags ? l->tags : "", "", 0);
-	ids[n++] = profile_frame(&rp->p, PROFILE_THREAD, l->thread ? l->thread : "all threads",
+	ids[n++] = profile_frame(rp->p, PROFILE_TAGS, l->tags ? l->tags : "", "", 0);
+	ids[n++] = profile_frame(rp->p, PROFILE_THREAD, l->thread ? l->thread : "all threads",
 				 "", 0);
 	for (uint32_t i = 0; i < l->depth; i++) {
 		const struct folded_frame *f = &l->frame[i];
 
-		ids[n++] = profile_frame(&rp->p, *f->file ? PROFILE_CODE : PROFILE_MARK, f->name,
-					 f->file, rp->o->function ? 0 : f->line);
+		ids[n++] = profile_frame(rp->p, *f->file ? PROFILE_CODE : PROFILE_MARK, f->name,
+					 f->file, rp->function ? 0 : f->line);
 	}
-	profile_add_path(&rp->p, ids, n, l->count);
+	profile_add_path(rp->p, ids, n, l->count);
 	rp->kept += l->count;
 	rp->total += l->count;
 	return 0;
@@ -183,13 +178,14 @@ static void report_meta(const struct report *rp, struct out_meta *meta)
 {
 	const struct report_opts *o = rp->o;
 	const struct rawread *r = rp->r;
-	double end = o->until >= 0 && o->until < r->duration ? o->until : r->duration;
+	const struct report_filter *f = &o->flt;
+	double end = f->until >= 0 && f->until < r->duration ? f->until : r->duration;
 
 	memset(meta, 0, sizeof(*meta));
 	meta->title = r->title;
 	meta->rate = r->rate;
-	meta->start = r->start + o->from;
-	meta->duration = end > o->from ? end - o->from : 0;
+	meta->start = r->start + f->from;
+	meta->duration = end > f->from ? end - f->from : 0;
 	meta->threads = o->threads;
 	meta->no_tags = o->no_tags;
 }
@@ -198,8 +194,8 @@ static void report_meta(const struct report *rp, struct out_meta *meta)
 static int stream_start(struct report *rp)
 {
 	struct out_meta meta;
-	unsigned int kept = (rp->o->idle && (rp->r->flags & RAW_META_IDLE) ? OUT_KEPT_IDLE : 0u) |
-			    (rp->o->gil || (rp->r->flags & RAW_META_GIL) ? OUT_KEPT_GIL : 0u);
+	unsigned int kept = (rp->flt->idle && (rp->r->flags & RAW_META_IDLE) ? OUT_KEPT_IDLE : 0u) |
+			    (rp->flt->gil || (rp->r->flags & RAW_META_GIL) ? OUT_KEPT_GIL : 0u);
 
 	report_meta(rp, &meta);
 	rp->stream = rp->ops->open(rp->of->f, &meta, kept);
@@ -215,7 +211,7 @@ static int report_sample(void *arg, int64_t when_ns, const char *tags, const str
 		return 0;
 	if (rp->ops->open && !rp->stream && stream_start(rp))
 		return 1;
-	if (rp->stream && rp->o->function) {
+	if (rp->stream && rp->function) {
 		/* --function: the streaming writers keep lines, so take them off here */
 		static struct stack copy;
 
@@ -231,11 +227,11 @@ static int report_sample(void *arg, int64_t when_ns, const char *tags, const str
 	if (rp->stream)
 		rp->ops->sample(rp->stream, when_ns, tags, st);
 	else
-		profile_add(&rp->p, tags, st, 1);
+		profile_add(rp->p, tags, st, 1);
 	return 0;
 }
 
-static int parse_seconds(const char *s, double *out)
+int report_seconds(const char *s, double *out)
 {
 	char *end;
 	double v;
@@ -248,20 +244,31 @@ static int parse_seconds(const char *s, double *out)
 	return 1;
 }
 
-static int parse_tag(struct report_opts *o, const char *arg)
+int report_filter_tag(struct report_filter *f, const char *arg)
 {
 	const char *eq = strchr(arg, '=');
-	struct tag_filter *t;
+	struct report_tag *t;
 
-	if (o->ntag == REPORT_MAX_TAGS)
-		return usage_error("more than %d --tag filters", REPORT_MAX_TAGS);
+	if (f->ntag == REPORT_MAX_TAGS)
+		return 1;
 	if (!eq || eq == arg || (eq == arg + 1 && *arg == '!'))
-		return usage_error("invalid tag filter '%s': want KEY=VALUE or KEY!=VALUE", arg);
-	t = &o->tag[o->ntag++];
+		return 2;
+	t = &f->tag[f->ntag++];
 	t->key = arg;
 	t->negate = eq[-1] == '!';
 	t->klen = (size_t)(eq - arg) - (size_t)t->negate;
 	t->value = eq + 1;
+	return 0;
+}
+
+static int parse_tag(struct report_opts *o, const char *arg)
+{
+	switch (report_filter_tag(&o->flt, arg)) {
+	case 1:
+		return usage_error("more than %d --tag filters", REPORT_MAX_TAGS);
+	case 2:
+		return usage_error("invalid tag filter '%s': want KEY=VALUE or KEY!=VALUE", arg);
+	}
 	return -1;
 }
 
@@ -314,7 +321,7 @@ static int parse_opts(struct report_opts *o, int argc, char **argv)
 			break;
 		case OPT_FROM:
 		case OPT_UNTIL:
-			if (!parse_seconds(optarg, c == OPT_FROM ? &o->from : &o->until))
+			if (!report_seconds(optarg, c == OPT_FROM ? &o->flt.from : &o->flt.until))
 				return usage_error("invalid %s '%s': want seconds into the recording",
 						   c == OPT_FROM ? "--from" : "--until", optarg);
 			break;
@@ -323,13 +330,13 @@ static int parse_opts(struct report_opts *o, int argc, char **argv)
 			v = strtol(optarg, &end, 10);
 			if (errno || *end || end == optarg || v <= 0 || v > INT_MAX)
 				return usage_error("invalid pid '%s'", optarg);
-			o->pid = (pid_t)v;
+			o->flt.pid = (pid_t)v;
 			break;
 		case OPT_THREAD:
-			if (o->nthread == ARRAY_SIZE(o->thread))
-				return usage_error("more than %zu --thread filters",
-						   ARRAY_SIZE(o->thread));
-			o->thread[o->nthread++] = optarg;
+			if (o->flt.nthread == REPORT_MAX_THREADS)
+				return usage_error("more than %d --thread filters",
+						   REPORT_MAX_THREADS);
+			o->flt.thread[o->flt.nthread++] = optarg;
 			break;
 		case OPT_TAG:
 			ret = parse_tag(o, optarg);
@@ -337,10 +344,10 @@ static int parse_opts(struct report_opts *o, int argc, char **argv)
 				return ret;
 			break;
 		case OPT_IDLE:
-			o->idle = 1;
+			o->flt.idle = 1;
 			break;
 		case OPT_GIL:
-			o->gil = 1;
+			o->flt.gil = 1;
 			break;
 		case OPT_THREADS:
 			o->threads = 1;
@@ -370,8 +377,8 @@ static int parse_opts(struct report_opts *o, int argc, char **argv)
 	if (optind + 1 < argc)
 		return usage_error("unexpected argument '%s'", argv[optind + 1]);
 	o->in = argv[optind];
-	if (o->until >= 0 && o->until <= o->from)
-		return usage_error("--until %g is not after --from %g", o->until, o->from);
+	if (o->flt.until >= 0 && o->flt.until <= o->flt.from)
+		return usage_error("--until %g is not after --from %g", o->flt.until, o->flt.from);
 	return -1;
 }
 
@@ -391,20 +398,19 @@ static int is_folded(FILE *in)
 }
 
 /* The input could not be read as a recording: say why; the exit status. */
-static int bad_input(const struct report_opts *o, const struct rawread *r, enum perr err,
-		     int folded)
+static int bad_input(const char *path, const struct rawread *r, enum perr err, int folded)
 {
 	if (err == PERR_IO) {
-		cli_error("cannot read '%s': %s", o->in, r->why);
+		cli_error("cannot read '%s': %s", path, r->why);
 		cli_hint("check the file is there and readable");
 		return EXIT_FAIL;
 	}
 	if (folded) {
-		cli_error("cannot read '%s' as a folded profile: %s", o->in, r->why);
+		cli_error("cannot read '%s' as a folded profile: %s", path, r->why);
 		cli_hint("give a raw recording (pyrospy record -f raw) or a folded profile (-f folded)");
 		return EXIT_BADFILE;
 	}
-	cli_error("cannot read '%s' as a recording: %s", o->in, r->why);
+	cli_error("cannot read '%s' as a recording: %s", path, r->why);
 	if (strstr(r->why, "version"))
 		cli_hint("read it with the pyrospy that wrote it");
 	else
@@ -413,21 +419,108 @@ static int bad_input(const struct report_opts *o, const struct rawread *r, enum 
 	return EXIT_BADFILE;
 }
 
+/* Open path and tell a folded profile (*folded set) from a recording; the exit status. */
+static int report_open(const char *path, FILE **in, int *folded)
+{
+	*in = fopen(path, "rb");
+	if (!*in) {
+		cli_error("cannot open '%s': %s", path, strerror(errno));
+		cli_hint("give the path of a recording written by pyrospy record -f raw");
+		return EXIT_FAIL;
+	}
+	*folded = is_folded(*in);
+	if (*folded < 0) {
+		cli_error("cannot read '%s': %s", path, strerror(errno));
+		cli_hint("give a file: a recording is read from its start twice");
+		return EXIT_FAIL;
+	}
+	return EXIT_OK;
+}
+
+/* Read in (path) through the filters into rp's writer or profile; the exit status. */
+static int report_run(struct report *rp, FILE *in, int folded, const char *path,
+		      struct rawread *r)
+{
+	enum perr err;
+
+	if (folded) {
+		char why[160];
+
+		rp->ids = xmalloc((FOLDEDREAD_MAX_DEPTH + 2) * sizeof(*rp->ids));
+		err = foldedread_run(in, report_folded, rp, why, sizeof(why));
+		if (err) {
+			snprintf(r->why, sizeof(r->why), "%s", why);
+			return bad_input(path, r, err, 1);
+		}
+		r->samples = rp->total;
+	} else {
+		err = rawread_run(r, in, report_sample, rp);
+		if (err)
+			return bad_input(path, r, err, 0);
+	}
+	if (r->torn)
+		fprintf(stderr, "pyrospy: warning: '%s' was cut short: %s\n", path, r->why);
+	return EXIT_OK;
+}
+
+/* A filter only a raw recording answers, given for a folded profile. */
+static int folded_cannot(const struct report_filter *f, const char *path, const char *cmd)
+{
+	if (!(f->from > 0 || f->until >= 0 || f->idle || f->gil))
+		return EXIT_OK;
+	cli_error("filters by time (--from, --until, diff's --base-from ...), --idle and --gil "
+		  "need a raw recording: '%s' is no raw recording", path);
+	cli_hint("see 'pyrospy help %s'", cmd);
+	return EXIT_USAGE;
+}
+
+int report_load(const char *path, const struct report_filter *f, int function,
+		struct profile *p, struct report_input *info, const char *cmd)
+{
+	struct report rp = { .flt = f, .function = function, .ops = &out_folded, .p = p };
+	struct rawread r;
+	FILE *in = NULL;
+	int ret, folded = 0;
+
+	memset(&r, 0, sizeof(r));
+	memset(info, 0, sizeof(*info));
+	rp.r = &r;
+	p->no_lines = function;
+	ret = report_open(path, &in, &folded);
+	if (ret == EXIT_OK && folded)
+		ret = folded_cannot(f, path, cmd);
+	if (ret == EXIT_OK)
+		ret = report_run(&rp, in, folded, path, &r);
+	if (ret == EXIT_OK) {
+		info->samples = r.samples;
+		info->kept = rp.kept;
+		info->rate = r.rate;
+		info->duration = r.duration;
+	}
+	if (in)
+		fclose(in);
+	rawread_release(&r);
+	free(rp.ids);
+	return ret;
+}
+
 int report_main(int argc, char **argv)
 {
-	struct report_opts o = { .output = "-", .until = -1 };
-	struct report rp = { .o = &o };
+	struct report_opts o = { .output = "-" };
+	struct report rp = { .o = &o, .flt = &o.flt };
+	struct profile prof;
 	struct rawread r;
 	struct out_meta meta;
 	struct outfile of;
 	FILE *in = NULL;
-	enum perr err;
 	int ret, folded;
 
 	memset(&of, 0, sizeof(of));
 	of.dirfd = -1;
 	memset(&r, 0, sizeof(r));
-	profile_init(&rp.p);
+	report_filter_init(&o.flt);
+	profile_init(&prof);
+	rp.p = &prof;
 	ret = parse_opts(&o, argc, argv);
 	if (ret >= 0)
 		goto out;
@@ -435,25 +528,15 @@ int report_main(int argc, char **argv)
 	if (!rp.ops)
 		rp.ops = out_find(!strcmp(o.output, "-") ? "folded" : "flamegraph");
 	rp.r = &r;
-	rp.p.no_lines = o.function;
-	in = fopen(o.in, "rb");
-	if (!in) {
-		cli_error("cannot open '%s': %s", o.in, strerror(errno));
-		cli_hint("give the path of a recording written by pyrospy record -f raw");
-		ret = EXIT_FAIL;
+	rp.function = o.function;
+	prof.no_lines = o.function;
+	ret = report_open(o.in, &in, &folded);
+	if (ret != EXIT_OK)
 		goto out;
-	}
-	folded = is_folded(in);
-	if (folded < 0) {
-		cli_error("cannot read '%s': %s", o.in, strerror(errno));
-		cli_hint("give a file: a recording is read from its start twice");
-		ret = EXIT_FAIL;
-		goto out;
-	}
-	if (folded && (o.from > 0 || o.until >= 0 || o.idle || o.gil)) {
-		ret = usage_error("--from, --until, --idle and --gil need a raw recording: '%s' is no "
-				  "raw recording", o.in);
-		goto out;
+	if (folded) {
+		ret = folded_cannot(&o.flt, o.in, "report");
+		if (ret != EXIT_OK)
+			goto out;
 	}
 	if (folded && rp.ops->open) {
 		ret = usage_error("-f %s needs a raw recording: '%s' is no raw recording",
@@ -467,26 +550,9 @@ int report_main(int argc, char **argv)
 	if (ret != EXIT_OK)
 		goto out;
 	rp.of = &of;
-	if (folded) {
-		char why[160];
-
-		rp.ids = xmalloc((FOLDEDREAD_MAX_DEPTH + 2) * sizeof(*rp.ids));
-		err = foldedread_run(in, report_folded, &rp, why, sizeof(why));
-		if (err) {
-			snprintf(r.why, sizeof(r.why), "%s", why);
-			ret = bad_input(&o, &r, err, 1);
-			goto out;
-		}
-		r.samples = rp.total;
-	} else {
-		err = rawread_run(&r, in, report_sample, &rp);
-		if (err) {
-			ret = bad_input(&o, &r, err, 0);
-			goto out;
-		}
-	}
-	if (r.torn)
-		fprintf(stderr, "pyrospy: warning: '%s' was cut short: %s\n", o.in, r.why);
+	ret = report_run(&rp, in, folded, o.in, &r);
+	if (ret != EXIT_OK)
+		goto out;
 	if (rp.ops->open) {
 		if ((!rp.stream && !rp.failed && stream_start(&rp)) || rp.failed) {
 			ret = cli_output_failed(&of);
@@ -500,7 +566,7 @@ int report_main(int argc, char **argv)
 		}
 	} else {
 		report_meta(&rp, &meta);
-		if (rp.ops->write(of.f, &rp.p, &meta)) {
+		if (rp.ops->write(of.f, &prof, &meta)) {
 			ret = cli_output_failed(&of);
 			goto out;
 		}
@@ -519,7 +585,7 @@ out:
 	if (in)
 		fclose(in);
 	rawread_release(&r);
-	profile_release(&rp.p);
+	profile_release(&prof);
 	free(rp.ids);
 	outfile_close(&of);
 	return ret;

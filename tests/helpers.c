@@ -6,12 +6,14 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "helpers.h"
 #include "target.h"
@@ -399,4 +401,111 @@ void test_use_helpers(const struct interp *in)
 		snprintf(dir, sizeof(dir), "/tmp");
 	}
 	cr_assert_eq(setenv(var, dir, 1), 0);
+}
+
+static uint32_t be32(const unsigned char *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+static int paeth(int a, int b, int c)
+{
+	int p = a + b - c, pa = abs(p - a), pb = abs(p - b), pc = abs(p - c);
+
+	return pa <= pb && pa <= pc ? a : pb <= pc ? b : c;
+}
+
+/*
+ * Just enough PNG for Chromium's screenshots: 8-bit RGB or RGBA, not
+ * interlaced.  The IDAT chunks joined are one zlib stream of scanlines,
+ * each behind a filter byte that must be undone to see the colours.
+ */
+static void png_decode(const char *path, struct test_pixels *px)
+{
+	FILE *f = fopen(path, "rb");
+	unsigned char *png, *z = NULL, *raw, *prev;
+	size_t zlen = 0, len, stride;
+	uLongf rawlen;
+	long flen;
+
+	cr_assert(f, "no screenshot %s", path);
+	fseek(f, 0, SEEK_END);
+	flen = ftell(f);
+	rewind(f);
+	cr_assert(flen > 33, "screenshot too short");
+	png = malloc((size_t)flen);
+	cr_assert_eq(fread(png, 1, (size_t)flen, f), (size_t)flen);
+	fclose(f);
+	len = (size_t)flen;
+	cr_assert(!memcmp(png, "\x89PNG\r\n\x1a\n", 8), "not a PNG");
+	for (size_t off = 8; off + 12 <= len;) {
+		uint32_t clen = be32(png + off);
+		const unsigned char *type = png + off + 4, *data = png + off + 8;
+
+		cr_assert(clen <= len - off - 12, "truncated chunk");
+		if (!memcmp(type, "IHDR", 4)) {
+			px->w = be32(data);
+			px->h = be32(data + 4);
+			cr_assert_eq(data[8], 8, "bit depth %d", data[8]);
+			cr_assert(data[9] == 2 || data[9] == 6, "colour type %d", data[9]);
+			cr_assert_eq(data[12], 0, "interlaced");
+			px->bpp = data[9] == 6 ? 4 : 3;
+		} else if (!memcmp(type, "IDAT", 4)) {
+			z = realloc(z, zlen + clen);
+			memcpy(z + zlen, data, clen);
+			zlen += clen;
+		}
+		off += 12 + clen;
+	}
+	cr_assert(px->w && px->h && px->w < 10000 && px->h < 10000 && z, "bad PNG");
+	stride = (size_t)px->w * px->bpp;
+	rawlen = (uLongf)((stride + 1) * px->h);
+	raw = malloc(rawlen);
+	cr_assert_eq(uncompress(raw, &rawlen, z, zlen), Z_OK, "cannot inflate IDAT");
+	cr_assert_eq(rawlen, (stride + 1) * px->h);
+	px->rgb = malloc(stride * px->h);
+	prev = calloc(1, stride);
+	for (uint32_t y = 0; y < px->h; y++) {
+		unsigned char *in = raw + y * (stride + 1), *out = px->rgb + y * stride;
+
+		for (size_t i = 0; i < stride; i++) {
+			int a = i >= px->bpp ? out[i - px->bpp] : 0, b = prev[i];
+			int c = i >= px->bpp ? prev[i - px->bpp] : 0, v = in[1 + i];
+
+			switch (in[0]) {
+			case 0: break;
+			case 1: v += a; break;
+			case 2: v += b; break;
+			case 3: v += (a + b) / 2; break;
+			case 4: v += paeth(a, b, c); break;
+			default: cr_assert_fail("filter %d", in[0]);
+			}
+			out[i] = (unsigned char)v;
+		}
+		memcpy(prev, out, stride);
+	}
+	free(prev);
+	free(raw);
+	free(z);
+	free(png);
+}
+
+void test_screenshot(const char *svg, const char *png, struct test_pixels *px)
+{
+	char dir[] = "/tmp/pyrospy-chromium-XXXXXX", cmd[4096];
+	int st;
+
+	cr_assert(mkdtemp(dir));
+	unlink(png);
+	/* its own profile directory: another chromium may be running */
+	snprintf(cmd, sizeof(cmd),
+		 "timeout 90 chromium --headless --no-sandbox --disable-gpu --user-data-dir=%s "
+		 "--screenshot=%s --window-size=1200,800 file://%s >/dev/null 2>&1",
+		 dir, png, svg);
+	st = system(cmd);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	cr_assert_eq(system(cmd), 0);
+	cr_assert_eq(st, 0, "chromium failed (status %d): is /usr/bin/chromium installed?", st);
+	png_decode(png, px);
+	cr_assert_eq(px->w, 1200);
 }

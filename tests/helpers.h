@@ -3,6 +3,7 @@
 #define PYROSPY_TEST_HELPERS_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 /*
@@ -112,6 +113,18 @@ pid_t test_receiver(const char *log, const char *extra, char *port, size_t cap);
  * PYTHONPATH or RUBYLIB of this test process.
  */
 void test_use_helpers(const struct interp *in);
+
+/* A screenshot's pixels: 8-bit RGB (bpp 3) or RGBA (bpp 4), w * h * bpp bytes. */
+struct test_pixels {
+	uint32_t w, h, bpp;
+	unsigned char *rgb;	/* the caller frees */
+};
+
+/*
+ * Open svg in headless Chromium (1200x800, its own profile) and decode its
+ * screenshot, written to png, into px; fails the test if Chromium fails.
+ */
+void test_screenshot(const char *svg, const char *png, struct test_pixels *px);
 
 /* Directory of the npm consumers (tests/consumers, with node_modules). */
 #define TEST_CONSUMERS SRCDIR "/tests/consumers"
