@@ -32,6 +32,7 @@
 #include "diff.h"
 #include "report.h"
 #include "sampler.h"
+#include "serve.h"
 #include "tags.h"
 #include "target.h"
 #include "utf8.h"
@@ -50,6 +51,7 @@ struct cli_opts {
 	const char *raw;	/* --raw FILE: a raw recording besides the profile */
 	int idle, gil, threads, function, subprocesses, no_tags;
 	int locals;		/* dump --locals */
+	const char *listen;	/* serve --listen ADDR:PORT */
 	char *tagset;		/* --tag as one clean tag set */
 	/* streaming to a Pyroscope server */
 	struct ingest_opts up;
@@ -130,6 +132,15 @@ static const char usage_top[] =
 	"\n"
 	"A live table of the functions taking the most samples, by self and total,\n"
 	"refreshed every second; q or Ctrl-C quits.\n";
+static const char usage_serve[] =
+	"usage: pyrospy serve --pid PID|--pid-of PATTERN [--listen ADDR:PORT]\n"
+	"                     [--subprocesses] [-r HZ] [-d SECS] [--idle] [--gil]\n"
+	"\n"
+	"Sample the process for as long as it runs, and answer scrapers over HTTP as\n"
+	"Go programs do: GET /debug/pprof/profile?seconds=N is a gzipped pprof of the\n"
+	"next N seconds (1 to 300, default 30), e.g.\n"
+	"  go tool pprof http://127.0.0.1:6060/debug/pprof/profile?seconds=10\n"
+	"The address it listens on is said on stderr.\n";
 static const char usage_dump[] =
 	"usage: pyrospy dump --pid PID|--pid-of PATTERN [--subprocesses] [--locals] [-q] [-v]\n"
 	"\n"
@@ -152,6 +163,8 @@ static const char usage_options[] =
 	"  -o, --output FILE      write the profile to FILE, - for stdout\n"
 	"                         (default: pyrospy-PID-DATE.EXT in the current directory)\n"
 	"      --raw FILE         also write every sample to FILE, a raw recording\n"
+	"      --listen ADDR:PORT serve: where to answer (default: 127.0.0.1:6060;\n"
+	"                         0.0.0.0:PORT for every interface, PORT 0 for any)\n"
 	"      --idle             keep threads that are not running\n"
 	"      --gil              keep only the thread holding the GIL/GVL\n"
 	"      --threads          put a 'thread (TID)' frame at the root of each stack\n"
@@ -190,11 +203,12 @@ static const struct completion_cmd commands[] = {
 	{ "exec", "run a command and profile it: pyrospy exec -- python3 app.py", NULL },
 	{ "dump", "print every thread's stack once: pyrospy dump --pid PID", NULL },
 	{ "top", "a live table of the hottest functions: pyrospy top --pid PID", NULL },
+	{ "serve", "a pprof endpoint to scrape: pyrospy serve --pid PID", NULL },
 	{ "report", "a raw recording in any format, filtered: pyrospy report rec.raw", NULL },
 	{ "diff", "a differential flame graph of two profiles: pyrospy diff old.raw new.raw",
 	  NULL },
 	{ "help", "show help for a command: pyrospy help record",
-	  "record exec dump top report diff completion" },
+	  "record exec dump top serve report diff completion" },
 	{ "completion", "a shell's completion script: pyrospy completion bash (or zsh)",
 	  "bash zsh" },
 };
@@ -223,6 +237,11 @@ static void print_usage(const char *cmd)
 	}
 	if (!strcmp(cmd, "dump") || !strcmp(cmd, "top")) {
 		fputs(!strcmp(cmd, "dump") ? usage_dump : usage_top, stdout);
+		return;
+	}
+	if (!strcmp(cmd, "serve")) {
+		fputs(usage_serve, stdout);
+		fputs(usage_options, stdout);
 		return;
 	}
 	fputs(!strcmp(cmd, "exec") ? usage_exec : usage_record, stdout);
@@ -275,6 +294,7 @@ enum {
 	OPT_IDLE = 256, OPT_GIL, OPT_THREADS, OPT_NO_TAGS, OPT_FUNCTION, OPT_SUBPROCESSES, OPT_SERVER,
 	OPT_APP_NAME, OPT_TAG, OPT_AUTH_TOKEN, OPT_BASIC_AUTH, OPT_TENANT_ID, OPT_HEADER,
 	OPT_INSECURE, OPT_CACERT, OPT_INGEST_FORMAT, OPT_PID_OF, OPT_PROTOCOL, OPT_RAW, OPT_LOCALS,
+	OPT_LISTEN,
 };
 
 static const struct option long_opts[] = {
@@ -292,6 +312,7 @@ static const struct option long_opts[] = {
 	{ "function", no_argument, NULL, OPT_FUNCTION },
 	{ "subprocesses", no_argument, NULL, OPT_SUBPROCESSES },
 	{ "locals", no_argument, NULL, OPT_LOCALS },
+	{ "listen", required_argument, NULL, OPT_LISTEN },
 	{ "server", required_argument, NULL, OPT_SERVER },
 	{ "app-name", required_argument, NULL, OPT_APP_NAME },
 	{ "tag", required_argument, NULL, OPT_TAG },
@@ -319,25 +340,28 @@ static const struct option long_opts[] = {
 #define CMD_EXEC	2u
 #define CMD_DUMP	4u
 #define CMD_TOP		8u
-#define CMD_ALL		(CMD_RECORD | CMD_EXEC | CMD_DUMP | CMD_TOP)
+#define CMD_SERVE	16u
+#define CMD_ALL		(CMD_RECORD | CMD_EXEC | CMD_DUMP | CMD_TOP | CMD_SERVE)
 
 static unsigned int cmd_bit(const char *cmd)
 {
 	return !strcmp(cmd, "exec") ? CMD_EXEC : !strcmp(cmd, "dump") ? CMD_DUMP :
-	       !strcmp(cmd, "top") ? CMD_TOP : CMD_RECORD;
+	       !strcmp(cmd, "top") ? CMD_TOP : !strcmp(cmd, "serve") ? CMD_SERVE : CMD_RECORD;
 }
 
 static unsigned int opt_cmds(int c)
 {
 	switch (c) {
 	case 'p': case OPT_PID_OF:
-		return CMD_RECORD | CMD_DUMP | CMD_TOP;	/* exec says why not itself */
+		return CMD_RECORD | CMD_DUMP | CMD_TOP | CMD_SERVE;	/* exec says why not itself */
 	case 'd': case 'r': case OPT_IDLE: case OPT_GIL:
-		return CMD_RECORD | CMD_EXEC | CMD_TOP;
+		return CMD_RECORD | CMD_EXEC | CMD_TOP | CMD_SERVE;
 	case OPT_SUBPROCESSES:
-		return CMD_RECORD | CMD_EXEC | CMD_DUMP;
+		return CMD_RECORD | CMD_EXEC | CMD_DUMP | CMD_SERVE;
 	case OPT_LOCALS:
 		return CMD_DUMP;
+	case OPT_LISTEN:
+		return CMD_SERVE;
 	case 'q': case 'v': case 'h': case 'V':
 		return CMD_ALL;
 	default:	/* what shapes a profile file or an upload */
@@ -498,6 +522,15 @@ static int parse_opts(struct cli_opts *o, int argc, char **argv)
 		case OPT_LOCALS:
 			o->locals = 1;
 			break;
+		case OPT_LISTEN: {
+			char host[256], port[16];
+
+			if (serve_parse_listen(optarg, host, sizeof(host), port, sizeof(port)))
+				return usage_error(o->cmd, "invalid --listen '%s': want ADDR:PORT, e.g. "
+						   "127.0.0.1:6060, 0.0.0.0:6060 or [::1]:6060", optarg);
+			o->listen = optarg;
+			break;
+		}
 		case OPT_CACERT:
 			o->up.cacert = optarg;
 			break;
@@ -1488,6 +1521,39 @@ static int cmd_top(struct cli_opts *o)
 	return EXIT_OK;
 }
 
+/* serve: the process (or its subprocesses) sampled, its stacks served over HTTP */
+static int cmd_serve(struct cli_opts *o)
+{
+	struct serve_opts so = {
+		.listen = o->listen,
+		.rate = o->rate,
+		.duration = o->duration,
+		.idle = o->idle,
+		.gil = o->gil,
+		.subprocesses = o->subprocesses,
+		.quiet = o->quiet,
+		.verbose = o->verbose,
+	};
+	struct target t;
+	enum perr err;
+	int ret;
+
+	install_signals();
+	err = target_open(&t, o->pid);
+	if (err && !(o->subprocesses && (err == PERR_NOTINTERP || err == PERR_UNSUPPORTED))) {
+		ret = report_target(&t, err);
+		target_close(&t);
+		return ret;
+	}
+	if (!err)
+		warn_refused(&t);
+	ret = serve_run(&so, err ? NULL : &t, o->pid, &stop_flag, &err);
+	if (err)
+		ret = report_target(&t, err);
+	target_close(&t);
+	return ret;
+}
+
 /* The text of option name in --help (its first line), into buf; "" if none. */
 static const char *opt_help(const char *name, char *buf, size_t cap)
 {
@@ -1597,7 +1663,7 @@ int cli_main(int argc, char **argv)
 			return EXIT_OK;
 		}
 		if (!strcmp(argv[2], "record") || !strcmp(argv[2], "exec") ||
-		    !strcmp(argv[2], "dump") || !strcmp(argv[2], "top") ||
+		    !strcmp(argv[2], "dump") || !strcmp(argv[2], "top") || !strcmp(argv[2], "serve") ||
 		    !strcmp(argv[2], "completion")) {
 			print_usage(argv[2]);
 			return EXIT_OK;
@@ -1612,9 +1678,9 @@ int cli_main(int argc, char **argv)
 	if (!strcmp(o.cmd, "diff"))
 		return diff_main(argc - 1, argv + 1);
 	if (strcmp(o.cmd, "record") && strcmp(o.cmd, "exec") && strcmp(o.cmd, "dump") &&
-	    strcmp(o.cmd, "top")) {
+	    strcmp(o.cmd, "top") && strcmp(o.cmd, "serve")) {
 		cli_error("unknown command '%s'", o.cmd);
-		cli_hint("commands are record, exec, dump, top, report, diff and completion; see "
+		cli_hint("commands are record, exec, dump, top, serve, report, diff and completion; see "
 			 "'pyrospy --help'");
 		return EXIT_USAGE;
 	}
@@ -1626,6 +1692,8 @@ int cli_main(int argc, char **argv)
 			ret = cmd_dump(&o);
 		else if (!strcmp(o.cmd, "top"))
 			ret = cmd_top(&o);
+		else if (!strcmp(o.cmd, "serve"))
+			ret = cmd_serve(&o);
 		else
 			ret = !strcmp(o.cmd, "exec") ? cmd_exec(&o) : cmd_record(&o);
 	}

@@ -192,7 +192,7 @@ static void zsh_offers(const char *file, const char *cmd, struct words *s)
 
 Test(completion, options_per_command, .timeout = 120)
 {
-	static const char *const cmds[] = { "record", "exec", "dump", "top" };
+	static const char *const cmds[] = { "record", "exec", "dump", "top", "serve" };
 	char bash[128], zsh[128];
 
 	script("bash", bash, sizeof(bash));
