@@ -248,8 +248,7 @@ static void print_usage(const char *cmd)
 	fputs(usage_options, stdout);
 }
 
-static int usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int usage_error(const char *cmd, const char *fmt, ...)
+int cli_usage_error(const char *cmd, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -396,7 +395,7 @@ static int check_upload(struct cli_opts *o)
 	o->up.headers = o->headers;
 	o->up.rate = o->rate;
 	if (tags_check(o->tags, err, sizeof(err)))
-		return usage_error(o->cmd, "%s", err);
+		return cli_usage_error(o->cmd, "%s", err);
 	for (unsigned int i = 0; i < o->ntags; i++) {
 		const char *eq = strchr(o->tags[i], '=');
 		char *one = xstrfmt("%.*s=%s", (int)(eq - o->tags[i]), o->tags[i], eq + 1);
@@ -409,16 +408,16 @@ static int check_upload(struct cli_opts *o)
 	if (!o->up.server) {
 		if (o->up.app_name || o->up.auth_token || o->up.basic_auth ||
 		    o->up.tenant_id || o->nheaders || o->up.insecure || o->up.cacert)
-			return usage_error(o->cmd, "--app-name and the auth options need --server URL");
+			return cli_usage_error(o->cmd, "--app-name and the auth options need --server URL");
 		return -1;
 	}
 	if (strcmp(o->cmd, "record") && strcmp(o->cmd, "exec"))
-		return usage_error(o->cmd, "--server works with record and exec");
+		return cli_usage_error(o->cmd, "--server works with record and exec");
 	if (!o->up.app_name)
-		return usage_error(o->cmd, "--server needs --app-name NAME");
+		return cli_usage_error(o->cmd, "--server needs --app-name NAME");
 	ingest_env(&o->up);
 	if (ingest_check(&o->up, err, sizeof(err)))
-		return usage_error(o->cmd, "%s", err);
+		return cli_usage_error(o->cmd, "%s", err);
 	return -1;
 }
 
@@ -434,39 +433,39 @@ static int parse_opts(struct cli_opts *o, int argc, char **argv)
 		char name[64];
 
 		if (c != ':' && c != '?' && !(opt_cmds(c) & cmd_bit(o->cmd)))
-			return usage_error(o->cmd, "option %s does not apply to %s",
+			return cli_usage_error(o->cmd, "option %s does not apply to %s",
 					   opt_name(c, name, sizeof(name)), o->cmd);
 		switch (c) {
 		case 'p':
 			if (!parse_uint(optarg, INT_MAX, &v) || v == 0)
-				return usage_error(o->cmd, "invalid pid '%s'", optarg);
+				return cli_usage_error(o->cmd, "invalid pid '%s'", optarg);
 			o->pid = (pid_t)v;
 			break;
 		case 'd':
 			if (!parse_seconds(optarg, &o->duration))
-				return usage_error(o->cmd, "invalid duration '%s': want seconds > 0",
+				return cli_usage_error(o->cmd, "invalid duration '%s': want seconds > 0",
 						   optarg);
 			break;
 		case 'r':
 			if (!parse_uint(optarg, MAX_RATE, &v) || v == 0)
-				return usage_error(o->cmd, "invalid rate '%s': want 1 to %d samples per second",
+				return cli_usage_error(o->cmd, "invalid rate '%s': want 1 to %d samples per second",
 						   optarg, MAX_RATE);
 			o->rate = (unsigned int)v;
 			break;
 		case 'f':
 			if (!out_find(optarg))
-				return usage_error(o->cmd, "unknown format '%s': want one of %s",
+				return cli_usage_error(o->cmd, "unknown format '%s': want one of %s",
 						   optarg, out_names());
 			o->format = optarg;
 			break;
 		case 'o':
 			if (!*optarg)
-				return usage_error(o->cmd, "empty output file name");
+				return cli_usage_error(o->cmd, "empty output file name");
 			o->output = optarg;
 			break;
 		case OPT_RAW:
 			if (!*optarg)
-				return usage_error(o->cmd, "empty file name for --raw");
+				return cli_usage_error(o->cmd, "empty file name for --raw");
 			o->raw = optarg;
 			break;
 		case OPT_IDLE:
@@ -498,7 +497,7 @@ static int parse_opts(struct cli_opts *o, int argc, char **argv)
 			break;
 		case OPT_TAG:
 			if (o->ntags == INGEST_MAX_TAGS)
-				return usage_error(o->cmd, "more than %d --tag options",
+				return cli_usage_error(o->cmd, "more than %d --tag options",
 						   INGEST_MAX_TAGS);
 			o->tags[o->ntags++] = optarg;
 			break;
@@ -513,7 +512,7 @@ static int parse_opts(struct cli_opts *o, int argc, char **argv)
 			break;
 		case OPT_HEADER:
 			if (o->nheaders == ARRAY_SIZE(o->headers) - 1)
-				return usage_error(o->cmd, "too many --header options");
+				return cli_usage_error(o->cmd, "too many --header options");
 			o->headers[o->nheaders++] = optarg;
 			break;
 		case OPT_INSECURE:
@@ -526,7 +525,7 @@ static int parse_opts(struct cli_opts *o, int argc, char **argv)
 			char host[256], port[16];
 
 			if (serve_parse_listen(optarg, host, sizeof(host), port, sizeof(port)))
-				return usage_error(o->cmd, "invalid --listen '%s': want ADDR:PORT, e.g. "
+				return cli_usage_error(o->cmd, "invalid --listen '%s': want ADDR:PORT, e.g. "
 						   "127.0.0.1:6060, 0.0.0.0:6060 or [::1]:6060", optarg);
 			o->listen = optarg;
 			break;
@@ -542,7 +541,7 @@ static int parse_opts(struct cli_opts *o, int argc, char **argv)
 			else if (!strcmp(optarg, "pprof"))
 				o->up.format = INGEST_FORMAT_PPROF;
 			else
-				return usage_error(o->cmd, "unknown ingest format '%s': want folded, trie "
+				return cli_usage_error(o->cmd, "unknown ingest format '%s': want folded, trie "
 						   "or pprof", optarg);
 			break;
 		case OPT_PROTOCOL:
@@ -551,7 +550,7 @@ static int parse_opts(struct cli_opts *o, int argc, char **argv)
 			else if (!strcmp(optarg, "push"))
 				o->up.protocol = INGEST_PROTOCOL_PUSH;
 			else
-				return usage_error(o->cmd, "unknown protocol '%s': want ingest or push",
+				return cli_usage_error(o->cmd, "unknown protocol '%s': want ingest or push",
 						   optarg);
 			break;
 		case 'q':
@@ -567,31 +566,31 @@ static int parse_opts(struct cli_opts *o, int argc, char **argv)
 			print_version();
 			return EXIT_OK;
 		case ':':
-			return usage_error(o->cmd, "option '%s' needs a value", argv[optind - 1]);
+			return cli_usage_error(o->cmd, "option '%s' needs a value", argv[optind - 1]);
 		default:
 			if (optopt)
-				return usage_error(o->cmd, "unknown option '-%c'", optopt);
-			return usage_error(o->cmd, "unknown option '%s'", argv[optind - 1]);
+				return cli_usage_error(o->cmd, "unknown option '-%c'", optopt);
+			return cli_usage_error(o->cmd, "unknown option '%s'", argv[optind - 1]);
 		}
 	}
 	if (o->raw && (!strcmp(o->raw, o->output ? o->output : "") ||
 		       (o->format && out_find(o->format)->open) ||
 		       (!o->format && o->output && out_by_ext(o->output))))
-		return usage_error(o->cmd, "--raw FILE is a raw recording besides another output: "
+		return cli_usage_error(o->cmd, "--raw FILE is a raw recording besides another output: "
 				   "give -o another file and format");
 	if (!strcmp(o->cmd, "exec")) {
 		if (optind >= argc)
-			return usage_error(o->cmd, "no command to run");
+			return cli_usage_error(o->cmd, "no command to run");
 		if (o->pid || o->pid_of)
-			return usage_error(o->cmd, "--pid and --pid-of cannot be used with exec");
+			return cli_usage_error(o->cmd, "--pid and --pid-of cannot be used with exec");
 		o->argv = argv + optind;
 	} else {
 		if (optind < argc)
-			return usage_error(o->cmd, "unexpected argument '%s'", argv[optind]);
+			return cli_usage_error(o->cmd, "unexpected argument '%s'", argv[optind]);
 		if (o->pid && o->pid_of)
-			return usage_error(o->cmd, "give --pid or --pid-of, not both");
+			return cli_usage_error(o->cmd, "give --pid or --pid-of, not both");
 		if (!o->pid && !o->pid_of)
-			return usage_error(o->cmd, "%s needs --pid PID (or --pid-of PATTERN)", o->cmd);
+			return cli_usage_error(o->cmd, "%s needs --pid PID (or --pid-of PATTERN)", o->cmd);
 	}
 	return check_upload(o);
 }
@@ -609,7 +608,7 @@ static int resolve_pid_of(struct cli_opts *o)
 		return -1;
 	pid = ptree_find(o->pid_of, &n);
 	if (pid < 0 && errno == EINVAL)
-		return usage_error(o->cmd, "invalid pattern '%s' for --pid-of", o->pid_of);
+		return cli_usage_error(o->cmd, "invalid pattern '%s' for --pid-of", o->pid_of);
 	if (pid <= 0) {
 		cli_error("no process matches '%s'", o->pid_of);
 		cli_hint("check with: pgrep -a -f '%s'", o->pid_of);
@@ -1589,7 +1588,7 @@ static int cmd_completion(int argc, char **argv)
 	};
 
 	if (argc != 1)
-		return usage_error("completion", "completion takes one shell: bash or zsh");
+		return cli_usage_error("completion", "completion takes one shell: bash or zsh");
 	/* out_names() is "a, b, c" */
 	for (size_t i = 0, j = 0; out_names()[i] && j < sizeof(formats) - 1; i++)
 		if (out_names()[i] != ',')
@@ -1620,7 +1619,7 @@ static int cmd_completion(int argc, char **argv)
 	}
 	if (completion_write(stdout, argv[0], &c) < 0) {
 		if (errno == EINVAL)
-			return usage_error("completion", "no completion for shell '%s': want bash or zsh",
+			return cli_usage_error("completion", "no completion for shell '%s': want bash or zsh",
 					   argv[0]);
 		cli_error("cannot write the completion script: %s", strerror(errno));
 		return EXIT_FAIL;
@@ -1668,7 +1667,7 @@ int cli_main(int argc, char **argv)
 			print_usage(argv[2]);
 			return EXIT_OK;
 		}
-		return usage_error(NULL, "unknown command '%s'", argv[2]);
+		return cli_usage_error(NULL, "unknown command '%s'", argv[2]);
 	}
 	if (!strcmp(o.cmd, "completion"))
 		return cmd_completion(argc - 2, argv + 2);

@@ -20,6 +20,8 @@ enum cli_exit {
 /* "pyrospy: error: ..." and "hint: ..." lines on stderr (see STYLE.md). */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void cli_hint(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* An error in how pyrospy was called, the hint 'see pyrospy help CMD': EXIT_USAGE. */
+int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* The whole program: parse argv, run a subcommand, return the exit status. */
 int cli_main(int argc, char **argv);

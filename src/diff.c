@@ -78,20 +78,6 @@ struct diff {
 	uint64_t base_total, new_total;
 };
 
-static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int usage_error(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("pyrospy: error: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	cli_hint("see 'pyrospy help diff'");
-	return EXIT_USAGE;
-}
-
 /* Append ", what" (or " [what" first) to a side's label of filters. */
 static void side_note(struct diff_side *s, const char *what, const char *arg)
 {
@@ -130,10 +116,10 @@ static int parse_side_opt(struct diff_side *side, int c, const char *arg)
 	if (c == OPT_BASE || c == OPT_NEW) {
 		switch (report_filter_tag(&side->flt, arg)) {
 		case 1:
-			return usage_error("more than %d tag filters for %s", REPORT_MAX_TAGS,
+			return cli_usage_error("diff", "more than %d tag filters for %s", REPORT_MAX_TAGS,
 					   c == OPT_BASE ? "BASE" : "NEW");
 		case 2:
-			return usage_error("invalid tag filter '%s': want KEY=VALUE or KEY!=VALUE",
+			return cli_usage_error("diff", "invalid tag filter '%s': want KEY=VALUE or KEY!=VALUE",
 					   arg);
 		}
 		side_note(side, "", arg);
@@ -141,7 +127,7 @@ static int parse_side_opt(struct diff_side *side, int c, const char *arg)
 	}
 	at = c == OPT_BASE_FROM || c == OPT_NEW_FROM ? &side->flt.from : &side->flt.until;
 	if (!report_seconds(arg, at))
-		return usage_error("invalid --%s '%s': want seconds into the recording",
+		return cli_usage_error("diff", "invalid --%s '%s': want seconds into the recording",
 				   long_opts[c - OPT_BASE + 2].name, arg);
 	side_note(side, what[c - OPT_BASE_FROM], arg);
 	strncat(side->desc, " s", sizeof(side->desc) - strlen(side->desc) - 1);
@@ -160,13 +146,13 @@ static int parse_opts(struct diff_opts *o, struct diff_side *base, struct diff_s
 		switch (c) {
 		case 'f':
 			if (strcmp(optarg, "flamegraph") && strcmp(optarg, "summary"))
-				return usage_error("unknown diff format '%s': want flamegraph or "
+				return cli_usage_error("diff", "unknown diff format '%s': want flamegraph or "
 						   "summary", optarg);
 			o->format = optarg;
 			break;
 		case 'o':
 			if (!*optarg)
-				return usage_error("empty output file name");
+				return cli_usage_error("diff", "empty output file name");
 			o->output = optarg;
 			break;
 		case OPT_BASE:
@@ -193,27 +179,27 @@ static int parse_opts(struct diff_opts *o, struct diff_side *base, struct diff_s
 			fputs(diff_usage, stdout);
 			return EXIT_OK;
 		case ':':
-			return usage_error("option '%s' needs a value", argv[optind - 1]);
+			return cli_usage_error("diff", "option '%s' needs a value", argv[optind - 1]);
 		default:
 			if (optopt)
-				return usage_error("unknown option '-%c'", optopt);
-			return usage_error("unknown option '%s'", argv[optind - 1]);
+				return cli_usage_error("diff", "unknown option '-%c'", optopt);
+			return cli_usage_error("diff", "unknown option '%s'", argv[optind - 1]);
 		}
 	}
 	if (optind >= argc)
-		return usage_error("diff needs two profiles: pyrospy diff BASE NEW");
+		return cli_usage_error("diff", "diff needs two profiles: pyrospy diff BASE NEW");
 	if (optind + 2 < argc)
-		return usage_error("unexpected argument '%s'", argv[optind + 2]);
+		return cli_usage_error("diff", "unexpected argument '%s'", argv[optind + 2]);
 	base->in = argv[optind];
 	next->in = optind + 1 < argc ? argv[optind + 1] : argv[optind];
 	if (optind + 1 == argc && !base->filtered && !next->filtered)
-		return usage_error("diff of one recording needs filters: --base KEY=VALUE --new "
+		return cli_usage_error("diff", "diff of one recording needs filters: --base KEY=VALUE --new "
 				   "KEY=VALUE, or --base-until and --new-from");
 	if (base->flt.until >= 0 && base->flt.until <= base->flt.from)
-		return usage_error("--base-until %g is not after --base-from %g", base->flt.until,
+		return cli_usage_error("diff", "--base-until %g is not after --base-from %g", base->flt.until,
 				   base->flt.from);
 	if (next->flt.until >= 0 && next->flt.until <= next->flt.from)
-		return usage_error("--new-until %g is not after --new-from %g", next->flt.until,
+		return cli_usage_error("diff", "--new-until %g is not after --new-from %g", next->flt.until,
 				   next->flt.from);
 	return -1;
 }

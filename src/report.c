@@ -69,20 +69,6 @@ struct report {
 	uint32_t *ids;			/* a folded line's path */
 };
 
-static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int usage_error(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("pyrospy: error: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	cli_hint("see 'pyrospy help report'");
-	return EXIT_USAGE;
-}
-
 /* The value of key in the tag set tags ("k=v,k=v"), and its length; NULL if none. */
 static const char *tag_value(const char *tags, const char *key, size_t klen, size_t *vlen)
 {
@@ -265,9 +251,9 @@ static int parse_tag(struct report_opts *o, const char *arg)
 {
 	switch (report_filter_tag(&o->flt, arg)) {
 	case 1:
-		return usage_error("more than %d --tag filters", REPORT_MAX_TAGS);
+		return cli_usage_error("report", "more than %d --tag filters", REPORT_MAX_TAGS);
 	case 2:
-		return usage_error("invalid tag filter '%s': want KEY=VALUE or KEY!=VALUE", arg);
+		return cli_usage_error("report", "invalid tag filter '%s': want KEY=VALUE or KEY!=VALUE", arg);
 	}
 	return -1;
 }
@@ -310,31 +296,31 @@ static int parse_opts(struct report_opts *o, int argc, char **argv)
 		switch (c) {
 		case 'f':
 			if (!out_find(optarg))
-				return usage_error("unknown format '%s': want one of %s", optarg,
+				return cli_usage_error("report", "unknown format '%s': want one of %s", optarg,
 						   out_names());
 			o->format = optarg;
 			break;
 		case 'o':
 			if (!*optarg)
-				return usage_error("empty output file name");
+				return cli_usage_error("report", "empty output file name");
 			o->output = optarg;
 			break;
 		case OPT_FROM:
 		case OPT_UNTIL:
 			if (!report_seconds(optarg, c == OPT_FROM ? &o->flt.from : &o->flt.until))
-				return usage_error("invalid %s '%s': want seconds into the recording",
+				return cli_usage_error("report", "invalid %s '%s': want seconds into the recording",
 						   c == OPT_FROM ? "--from" : "--until", optarg);
 			break;
 		case OPT_PID:
 			errno = 0;
 			v = strtol(optarg, &end, 10);
 			if (errno || *end || end == optarg || v <= 0 || v > INT_MAX)
-				return usage_error("invalid pid '%s'", optarg);
+				return cli_usage_error("report", "invalid pid '%s'", optarg);
 			o->flt.pid = (pid_t)v;
 			break;
 		case OPT_THREAD:
 			if (o->flt.nthread == REPORT_MAX_THREADS)
-				return usage_error("more than %d --thread filters",
+				return cli_usage_error("report", "more than %d --thread filters",
 						   REPORT_MAX_THREADS);
 			o->flt.thread[o->flt.nthread++] = optarg;
 			break;
@@ -365,20 +351,20 @@ static int parse_opts(struct report_opts *o, int argc, char **argv)
 			fputs(report_usage, stdout);
 			return EXIT_OK;
 		case ':':
-			return usage_error("option '%s' needs a value", argv[optind - 1]);
+			return cli_usage_error("report", "option '%s' needs a value", argv[optind - 1]);
 		default:
 			if (optopt)
-				return usage_error("unknown option '-%c'", optopt);
-			return usage_error("unknown option '%s'", argv[optind - 1]);
+				return cli_usage_error("report", "unknown option '-%c'", optopt);
+			return cli_usage_error("report", "unknown option '%s'", argv[optind - 1]);
 		}
 	}
 	if (optind >= argc)
-		return usage_error("report needs a recording: pyrospy report FILE.raw");
+		return cli_usage_error("report", "report needs a recording: pyrospy report FILE.raw");
 	if (optind + 1 < argc)
-		return usage_error("unexpected argument '%s'", argv[optind + 1]);
+		return cli_usage_error("report", "unexpected argument '%s'", argv[optind + 1]);
 	o->in = argv[optind];
 	if (o->flt.until >= 0 && o->flt.until <= o->flt.from)
-		return usage_error("--until %g is not after --from %g", o->flt.until, o->flt.from);
+		return cli_usage_error("report", "--until %g is not after --from %g", o->flt.until, o->flt.from);
 	return -1;
 }
 
@@ -539,7 +525,7 @@ int report_main(int argc, char **argv)
 			goto out;
 	}
 	if (folded && rp.ops->open) {
-		ret = usage_error("-f %s needs a raw recording: '%s' is no raw recording",
+		ret = cli_usage_error("report", "-f %s needs a raw recording: '%s' is no raw recording",
 				  rp.ops->name, o.in);
 		goto out;
 	}
