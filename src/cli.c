@@ -408,7 +408,8 @@ static int check_upload(struct cli_opts *o)
 	if (!o->up.server) {
 		if (o->up.app_name || o->up.auth_token || o->up.basic_auth ||
 		    o->up.tenant_id || o->nheaders || o->up.insecure || o->up.cacert)
-			return cli_usage_error(o->cmd, "--app-name and the auth options need --server URL");
+			return cli_usage_error(
+					o->cmd, "--app-name and the auth options need --server URL");
 		return -1;
 	}
 	if (strcmp(o->cmd, "record") && strcmp(o->cmd, "exec"))
@@ -443,19 +444,22 @@ static int parse_opts(struct cli_opts *o, int argc, char **argv)
 			break;
 		case 'd':
 			if (!parse_seconds(optarg, &o->duration))
-				return cli_usage_error(o->cmd, "invalid duration '%s': want seconds > 0",
-						   optarg);
+				return cli_usage_error(
+						o->cmd, "invalid duration '%s': want seconds > 0",
+						optarg);
 			break;
 		case 'r':
 			if (!parse_uint(optarg, MAX_RATE, &v) || v == 0)
-				return cli_usage_error(o->cmd, "invalid rate '%s': want 1 to %d samples per second",
-						   optarg, MAX_RATE);
+				return cli_usage_error(
+						o->cmd, "invalid rate '%s': want 1 to %d samples per second",
+						optarg, MAX_RATE);
 			o->rate = (unsigned int)v;
 			break;
 		case 'f':
 			if (!out_find(optarg))
-				return cli_usage_error(o->cmd, "unknown format '%s': want one of %s",
-						   optarg, out_names());
+				return cli_usage_error(
+						o->cmd, "unknown format '%s': want one of %s",
+						optarg, out_names());
 			o->format = optarg;
 			break;
 		case 'o':
@@ -525,8 +529,9 @@ static int parse_opts(struct cli_opts *o, int argc, char **argv)
 			char host[256], port[16];
 
 			if (serve_parse_listen(optarg, host, sizeof(host), port, sizeof(port)))
-				return cli_usage_error(o->cmd, "invalid --listen '%s': want ADDR:PORT, e.g. "
-						   "127.0.0.1:6060, 0.0.0.0:6060 or [::1]:6060", optarg);
+				return cli_usage_error(
+						o->cmd, "invalid --listen '%s': want ADDR:PORT, e.g. "
+						"127.0.0.1:6060, 0.0.0.0:6060 or [::1]:6060", optarg);
 			o->listen = optarg;
 			break;
 		}
@@ -541,8 +546,9 @@ static int parse_opts(struct cli_opts *o, int argc, char **argv)
 			else if (!strcmp(optarg, "pprof"))
 				o->up.format = INGEST_FORMAT_PPROF;
 			else
-				return cli_usage_error(o->cmd, "unknown ingest format '%s': want folded, trie "
-						   "or pprof", optarg);
+				return cli_usage_error(
+						o->cmd, "unknown ingest format '%s': want folded, trie "
+						"or pprof", optarg);
 			break;
 		case OPT_PROTOCOL:
 			if (!strcmp(optarg, "ingest"))
@@ -550,8 +556,9 @@ static int parse_opts(struct cli_opts *o, int argc, char **argv)
 			else if (!strcmp(optarg, "push"))
 				o->up.protocol = INGEST_PROTOCOL_PUSH;
 			else
-				return cli_usage_error(o->cmd, "unknown protocol '%s': want ingest or push",
-						   optarg);
+				return cli_usage_error(
+						o->cmd, "unknown protocol '%s': want ingest or push",
+						optarg);
 			break;
 		case 'q':
 			o->quiet = 1;
@@ -566,7 +573,8 @@ static int parse_opts(struct cli_opts *o, int argc, char **argv)
 			print_version();
 			return EXIT_OK;
 		case ':':
-			return cli_usage_error(o->cmd, "option '%s' needs a value", argv[optind - 1]);
+			return cli_usage_error(
+					o->cmd, "option '%s' needs a value", argv[optind - 1]);
 		default:
 			if (optopt)
 				return cli_usage_error(o->cmd, "unknown option '-%c'", optopt);
@@ -576,8 +584,9 @@ static int parse_opts(struct cli_opts *o, int argc, char **argv)
 	if (o->raw && (!strcmp(o->raw, o->output ? o->output : "") ||
 		       (o->format && out_find(o->format)->open) ||
 		       (!o->format && o->output && out_by_ext(o->output))))
-		return cli_usage_error(o->cmd, "--raw FILE is a raw recording besides another output: "
-				   "give -o another file and format");
+		return cli_usage_error(
+				o->cmd, "--raw FILE is a raw recording besides another output: "
+				"give -o another file and format");
 	if (!strcmp(o->cmd, "exec")) {
 		if (optind >= argc)
 			return cli_usage_error(o->cmd, "no command to run");
@@ -590,7 +599,8 @@ static int parse_opts(struct cli_opts *o, int argc, char **argv)
 		if (o->pid && o->pid_of)
 			return cli_usage_error(o->cmd, "give --pid or --pid-of, not both");
 		if (!o->pid && !o->pid_of)
-			return cli_usage_error(o->cmd, "%s needs --pid PID (or --pid-of PATTERN)", o->cmd);
+			return cli_usage_error(
+					o->cmd, "%s needs --pid PID (or --pid-of PATTERN)", o->cmd);
 	}
 	return check_upload(o);
 }
