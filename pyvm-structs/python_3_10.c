@@ -44,6 +44,7 @@ const struct pyvm_layout pyvm_python_3_10 = {
 		.tstate_current = 568,
 		.gil_locked = 368,
 		.gil_last_holder = 360,
+		.gc_collecting = PYVM_NONE,
 	},
 	.interp = {
 		.next = 0,
@@ -51,6 +52,7 @@ const struct pyvm_layout pyvm_python_3_10 = {
 		.id = 24,
 		.ceval_gil = PYVM_NONE,
 		.modules = 856,
+		.gc_collecting = 816,
 	},
 	.gil = {
 		.locked = 16,

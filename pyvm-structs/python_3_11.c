@@ -32,6 +32,7 @@ const struct pyvm_layout pyvm_python_3_11 = {
 		.tstate_current = 576,
 		.gil_locked = 376,
 		.gil_last_holder = 368,
+		.gc_collecting = PYVM_NONE,
 	},
 	.interp = {
 		.next = 0,
@@ -39,6 +40,7 @@ const struct pyvm_layout pyvm_python_3_11 = {
 		.id = 48,
 		.ceval_gil = PYVM_NONE,
 		.modules = 888,
+		.gc_collecting = 848,
 	},
 	.gil = {
 		.locked = 16,

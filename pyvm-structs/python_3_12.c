@@ -40,6 +40,7 @@ const struct pyvm_layout pyvm_python_3_12 = {
 		.tstate_current = PYVM_NONE,
 		.gil_locked = PYVM_NONE,
 		.gil_last_holder = PYVM_NONE,
+		.gc_collecting = PYVM_NONE,
 	},
 	.interp = {
 		.next = 0,
@@ -47,6 +48,7 @@ const struct pyvm_layout pyvm_python_3_12 = {
 		.id = 8,
 		.ceval_gil = 384,
 		.modules = 944,
+		.gc_collecting = 312,
 	},
 	.gil = {
 		.locked = 16,

@@ -40,6 +40,7 @@ const struct pyvm_layout pyvm_python_3_13 = {
 		.tstate_current = PYVM_NONE,
 		.gil_locked = PYVM_NONE,
 		.gil_last_holder = PYVM_NONE,
+		.gc_collecting = PYVM_NONE,
 	},
 	.interp = {
 		.next = 7264,
@@ -47,6 +48,7 @@ const struct pyvm_layout pyvm_python_3_13 = {
 		.id = 7272,
 		.ceval_gil = 16,
 		.modules = 7656,
+		.gc_collecting = 7600,
 	},
 	.gil = {
 		.locked = 16,

@@ -55,6 +55,7 @@ const struct pyvm_layout pyvm_python_3_14 = {
 		.tstate_current = PYVM_NONE,
 		.gil_locked = PYVM_NONE,
 		.gil_last_holder = PYVM_NONE,
+		.gc_collecting = PYVM_NONE,
 	},
 	.interp = {
 		.next = 7272,
@@ -62,6 +63,7 @@ const struct pyvm_layout pyvm_python_3_14 = {
 		.id = 7280,
 		.ceval_gil = 16,
 		.modules = 7688,
+		.gc_collecting = 7600,
 	},
 	.gil = {
 		.locked = 16,

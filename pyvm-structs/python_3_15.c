@@ -52,6 +52,7 @@ const struct pyvm_layout pyvm_python_3_15 = {
 		.tstate_current = PYVM_NONE,
 		.gil_locked = PYVM_NONE,
 		.gil_last_holder = PYVM_NONE,
+		.gc_collecting = PYVM_NONE,
 	},
 	.interp = {
 		.next = 7264,
@@ -59,6 +60,7 @@ const struct pyvm_layout pyvm_python_3_15 = {
 		.id = 7272,
 		.ceval_gil = 16,
 		.modules = 7592,
+		.gc_collecting = 7512,
 	},
 	.gil = {
 		.locked = 16,

@@ -44,6 +44,7 @@ const struct pyvm_layout pyvm_python_3_8 = {
 		.tstate_current = 1368,
 		.gil_locked = 1168,
 		.gil_last_holder = 1160,
+		.gc_collecting = 544,
 	},
 	.interp = {
 		.next = 0,
@@ -51,6 +52,7 @@ const struct pyvm_layout pyvm_python_3_8 = {
 		.id = 16,
 		.ceval_gil = PYVM_NONE,
 		.modules = 56,
+		.gc_collecting = PYVM_NONE,
 	},
 	.gil = {
 		.locked = 16,

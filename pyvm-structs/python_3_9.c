@@ -37,6 +37,7 @@ const struct pyvm_layout pyvm_python_3_9 = {
 		.tstate_current = 568,
 		.gil_locked = 368,
 		.gil_last_holder = 360,
+		.gc_collecting = PYVM_NONE,
 	},
 	.interp = {
 		.next = 0,
@@ -44,6 +45,7 @@ const struct pyvm_layout pyvm_python_3_9 = {
 		.id = 24,
 		.ceval_gil = PYVM_NONE,
 		.modules = 856,
+		.gc_collecting = 816,
 	},
 	.gil = {
 		.locked = 16,

@@ -117,6 +117,11 @@ static void layout(void)
 	none("gil_locked");
 	none("gil_last_holder");
 #endif
+#if MINOR == 8
+	OFF("gc_collecting", _PyRuntimeState, gc.collecting);
+#else
+	none("gc_collecting");
+#endif
 	end();
 
 	group("interp");
@@ -133,6 +138,11 @@ static void layout(void)
 #else
 	none("ceval_gil");
 	OFF("modules", PyInterpreterState, modules);
+#endif
+#if MINOR >= 9
+	OFF("gc_collecting", PyInterpreterState, gc.collecting);
+#else
+	none("gc_collecting");
 #endif
 	end();
 
@@ -254,6 +264,9 @@ static void debug_layout(void)
 	DOFF("interp_gil_holder", interpreter_state.gil_runtime_state_holder);
 	DOFF("interp_gil_runtime_state", interpreter_state.gil_runtime_state);
 	DOFF("interp_modules", interpreter_state.imports_modules);
+	DOFF("interp_gc", interpreter_state.gc);
+	DOFF("gc_size", gc.size);
+	DOFF("gc_collecting", gc.collecting);
 	DOFF("tstate_size", thread_state.size);
 	DOFF("tstate_next", thread_state.next);
 	DOFF("tstate_interp", thread_state.interp);

@@ -49,7 +49,7 @@ struct cli_opts {
 	const char *format;
 	const char *output;
 	const char *raw;	/* --raw FILE: a raw recording besides the profile */
-	int idle, gil, threads, function, subprocesses, no_tags;
+	int idle, gil, threads, function, subprocesses, no_tags, no_gc;
 	int locals;		/* dump --locals */
 	const char *listen;	/* serve --listen ADDR:PORT */
 	char *tagset;		/* --tag as one clean tag set */
@@ -171,6 +171,7 @@ static const char usage_options[] =
 	"      --tag KEY=VALUE    a tag for every sample (repeatable); the program's\n"
 	"                         own tags (see pyrospy(1), TAGS) win over it\n"
 	"      --no-tags          merge the tag sets: no {k=v} frame at the root\n"
+	"      --no-gc            no (garbage collection) frame on the collecting thread\n"
 	"      --function         aggregate by function, dropping line numbers\n"
 	"      --subprocesses     also profile the Ruby and Python processes it starts\n"
 	"      --locals           dump: each Python frame's local variables\n"
@@ -293,7 +294,7 @@ enum {
 	OPT_IDLE = 256, OPT_GIL, OPT_THREADS, OPT_NO_TAGS, OPT_FUNCTION, OPT_SUBPROCESSES, OPT_SERVER,
 	OPT_APP_NAME, OPT_TAG, OPT_AUTH_TOKEN, OPT_BASIC_AUTH, OPT_TENANT_ID, OPT_HEADER,
 	OPT_INSECURE, OPT_CACERT, OPT_INGEST_FORMAT, OPT_PID_OF, OPT_PROTOCOL, OPT_RAW, OPT_LOCALS,
-	OPT_LISTEN,
+	OPT_LISTEN, OPT_NO_GC,
 };
 
 static const struct option long_opts[] = {
@@ -308,6 +309,7 @@ static const struct option long_opts[] = {
 	{ "gil", no_argument, NULL, OPT_GIL },
 	{ "threads", no_argument, NULL, OPT_THREADS },
 	{ "no-tags", no_argument, NULL, OPT_NO_TAGS },
+	{ "no-gc", no_argument, NULL, OPT_NO_GC },
 	{ "function", no_argument, NULL, OPT_FUNCTION },
 	{ "subprocesses", no_argument, NULL, OPT_SUBPROCESSES },
 	{ "locals", no_argument, NULL, OPT_LOCALS },
@@ -361,7 +363,7 @@ static unsigned int opt_cmds(int c)
 		return CMD_DUMP;
 	case OPT_LISTEN:
 		return CMD_SERVE;
-	case 'q': case 'v': case 'h': case 'V':
+	case 'q': case 'v': case 'h': case 'V': case OPT_NO_GC:
 		return CMD_ALL;
 	default:	/* what shapes a profile file or an upload */
 		return CMD_RECORD | CMD_EXEC;
@@ -483,6 +485,9 @@ static int parse_opts(struct cli_opts *o, int argc, char **argv)
 			break;
 		case OPT_NO_TAGS:
 			o->no_tags = 1;
+			break;
+		case OPT_NO_GC:
+			o->no_gc = 1;
 			break;
 		case OPT_FUNCTION:
 			o->function = 1;
@@ -1001,7 +1006,7 @@ static int profile_target(struct cli_opts *o, struct target *t, pid_t pid, pid_t
 	struct sampler_opts so = {
 		.rate = o->rate,
 		.duration = o->duration,
-		.reader = { .idle = o->idle, .gil_only = o->gil },
+		.reader = { .idle = o->idle, .gil_only = o->gil, .no_gc = o->no_gc },
 		.child = child,
 		.root = o->subprocesses ? pid : 0,
 		.announce = !o->quiet,
@@ -1342,7 +1347,7 @@ static void dump_thread(void *arg, const struct stack *st)
  */
 static int dump_one(struct cli_opts *o, pid_t pid, int *any, int *dumped)
 {
-	struct reader_opts ro = { .idle = 1, .locals = o->locals };
+	struct reader_opts ro = { .idle = 1, .locals = o->locals, .no_gc = o->no_gc };
 	struct dump d = { 0 };
 	struct reader *r = NULL;
 	struct target t;
@@ -1490,7 +1495,7 @@ static int cmd_top(struct cli_opts *o)
 	struct sampler_opts so = {
 		.rate = o->rate,
 		.duration = o->duration,
-		.reader = { .idle = o->idle, .gil_only = o->gil },
+		.reader = { .idle = o->idle, .gil_only = o->gil, .no_gc = o->no_gc },
 		.tick = top_tick,
 		.arg = &top,
 	};
@@ -1539,6 +1544,7 @@ static int cmd_serve(struct cli_opts *o)
 		.duration = o->duration,
 		.idle = o->idle,
 		.gil = o->gil,
+		.no_gc = o->no_gc,
 		.subprocesses = o->subprocesses,
 		.quiet = o->quiet,
 		.verbose = o->verbose,

@@ -729,6 +729,50 @@ static void locals_fill(struct pyreader *pr, struct stack *st)
 	st->locals = pr->flocals;
 }
 
+/*
+ * Where the interpreter says its cyclic garbage collector is running (an
+ * int, per interpreter from 3.9, process-wide in 3.8), 0 where unknown.
+ */
+static uint64_t gc_flag_at(const struct pyreader *pr, uint64_t interp)
+{
+	const struct pyvm_layout *L = &pr->lay;
+
+	if (pr->opts.no_gc)
+		return 0;
+	if (L->interp.gc_collecting != PYVM_NONE)
+		return interp + L->interp.gc_collecting;
+	if (L->runtime.gc_collecting != PYVM_NONE)
+		return pr->runtime + L->runtime.gc_collecting;
+	return 0;
+}
+
+/*
+ * The collector runs on the thread holding the GIL, inside whatever that
+ * thread was doing: "(garbage collection)" on top of its stack when the
+ * flag was set before the walk (was) and still is after it, so that the
+ * stack read is one the program had while collecting.  1: it stopped in
+ * between, and the stack cannot be said to be either: drop it.
+ */
+static int gc_leaf(struct pyreader *pr, uint64_t at, int32_t was, struct stack *st)
+{
+	int32_t now = 0;
+
+	if (!at || was != 1 || st->holds_gil != 1)
+		return 0;
+	if (procmem_read(&pr->t->mem, at, &now, sizeof(now)) || now != 1)
+		return 1;
+	if (st->depth == STACK_MAX_DEPTH)
+		return 0;	/* cut: its innermost frames are not all there */
+	memmove(st->frame + 1, st->frame, st->depth * sizeof(st->frame[0]));
+	st->frame[0] = (struct stack_frame){ "(garbage collection)", "", 0 };
+	if (st->locals) {
+		memmove(pr->flocals + 1, pr->flocals, st->depth * sizeof(pr->flocals[0]));
+		pr->flocals[0] = NULL;
+	}
+	st->depth++;
+	return 0;
+}
+
 /* runtime: the address of _PyRuntime, or NULL to look it up in t's ELF */
 static enum perr pyreader_setup(struct target *t, const struct reader_opts *opts,
 				const uint64_t *runtime, struct pyreader **out)
@@ -1166,8 +1210,9 @@ enum perr pyreader_sample(struct pyreader *pr, reader_cb cb, void *arg)
 		return PERR_STARTUP;
 	for (; interp && ninterp < INTERP_MAX; ninterp++) {
 		unsigned char gilp[8] = { 0 };
-		uint64_t next, tstate, holder;
+		uint64_t next, tstate, holder, gc_at = gc_flag_at(pr, interp);
 		unsigned int nthreads = 0;
+		int32_t collecting = 0;
 
 		if ((err = rd_u64(pr, interp + L->interp.next, &next)) ||
 		    (err = rd_u64(pr, interp + L->interp.threads_head, &head)))
@@ -1175,6 +1220,8 @@ enum perr pyreader_sample(struct pyreader *pr, reader_cb cb, void *arg)
 		if (L->interp.ceval_gil != PYVM_NONE)
 			rd(pr, interp + L->interp.ceval_gil, gilp, sizeof(gilp));
 		holder = gil_holder(pr, gilp);
+		if (gc_at && rd(pr, gc_at, &collecting, sizeof(collecting)))
+			gc_at = 0;
 		if (L->tstate.datastack_chunk == PYVM_NONE) {
 			tags_load(pr, interp);		/* <= 3.10: once for all threads */
 		} else {
@@ -1258,7 +1305,12 @@ enum perr pyreader_sample(struct pyreader *pr, reader_cb cb, void *arg)
 							       st.tid, pr->stats.samples);
 				if (pr->flocals)
 					locals_fill(pr, &st);
-				cb(arg, &st);
+				if (gc_leaf(pr, gc_at, collecting, &st)) {
+					pr->stats.stacks--;
+					pr->stats.dropped++;
+				} else {
+					cb(arg, &st);
+				}
 			}
 			tstate = tnext;
 		}

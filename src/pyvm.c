@@ -115,6 +115,21 @@ int pyvm_from_debug(struct pyvm_layout *out, const struct pyvm_layout *base,
 	take(&im, &out->interp.id, dl->interp_size, dl->interp_id, 8);
 	take(&im, &out->interp.ceval_gil, dl->interp_size, dl->interp_ceval_gil, 8);
 	take(&im, &out->interp.modules, dl->interp_size, dl->interp_modules, 8);
+	if (dl->interp_gc != PYVM_NONE) {
+		/* gc.collecting, inside the gc state embedded in the interpreter's */
+		uint32_t gc = 0, in_gc = 0;
+		unsigned int was = im.mismatch;	/* the sum is compared, not its parts */
+
+		take(&im, &gc, dl->interp_size, dl->interp_gc, 0);
+		take(&im, &in_gc, dl->gc_size, dl->gc_collecting, 4);
+		im.mismatch = was;
+		if (!im.bad && (uint64_t)gc + in_gc + 4 > img_u64(&im, dl->interp_size))
+			im.bad = 1;	/* not inside the interpreter's state */
+		if (!im.bad && out->interp.gc_collecting != PYVM_NONE &&
+		    out->interp.gc_collecting != gc + in_gc)
+			im.mismatch++;
+		out->interp.gc_collecting = gc + in_gc;
+	}
 	if (dl->interp_gil_runtime_state != PYVM_NONE) {
 		uint64_t gil = img_u64(&im, dl->interp_gil_runtime_state);
 		uint64_t locked = img_u64(&im, dl->interp_gil_locked);

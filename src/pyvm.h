@@ -50,6 +50,7 @@ struct pyvm_layout {
 		uint32_t tstate_current;	/* gilstate.tstate_current (<= 3.11) */
 		uint32_t gil_locked;		/* ceval.gil.locked (<= 3.11) */
 		uint32_t gil_last_holder;	/* ceval.gil.last_holder (<= 3.11) */
+		uint32_t gc_collecting;		/* gc.collecting, an int (3.8) */
 	} runtime;
 	struct {
 		uint32_t next;
@@ -57,6 +58,7 @@ struct pyvm_layout {
 		uint32_t id;
 		uint32_t ceval_gil;		/* 3.12+: pointer to struct _gil_runtime_state */
 		uint32_t modules;		/* sys.modules dict */
+		uint32_t gc_collecting;		/* gc.collecting, an int (3.9+) */
 	} interp;
 	struct {
 		uint32_t locked;		/* offsets inside struct _gil_runtime_state */
@@ -124,7 +126,8 @@ struct pyvm_debug_layout {
 	uint32_t runtime_size, runtime_interpreters_head;
 	uint32_t interp_size, interp_next, interp_threads_head, interp_id,
 		 interp_ceval_gil, interp_gil_locked, interp_gil_holder,
-		 interp_gil_runtime_state, interp_modules;
+		 interp_gil_runtime_state, interp_modules, interp_gc;
+	uint32_t gc_size, gc_collecting;
 	uint32_t tstate_size, tstate_next, tstate_interp, tstate_current_frame,
 		 tstate_thread_id, tstate_native_thread_id, tstate_datastack_chunk,
 		 tstate_status;

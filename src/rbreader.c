@@ -1979,7 +1979,7 @@ enum perr rbreader_sample(struct rbreader *rr, reader_cb cb, void *arg)
 	 */
 	if ((err = rd(rr, base + lo, top, hi - lo)))
 		return perr_is_fatal(err) ? err : PERR_OK;
-	gc = rr->objspace && !rd(rr, rr->objspace + L->gc.flags, &gcflags, sizeof(gcflags)) &&
+	gc = !rr->opts.no_gc && rr->objspace && !rd(rr, rr->objspace + L->gc.flags, &gcflags, sizeof(gcflags)) &&
 	     (gcflags >> L->gc.during_gc_bit & 1);
 	rr->main_read = rr->tag_sets && rr->main_store.n &&
 			!rd(rr, rr->main_store.tbl, rr->main_hdr, storage_hdr_len(rr)) &&

@@ -19,6 +19,7 @@ struct reader_opts {
 	int idle;		/* keep threads that are not running */
 	int gil_only;		/* keep only the thread holding the GIL/GVL */
 	int locals;		/* each frame's local variables (Python: pylocals.h) */
+	int no_gc;		/* no "(garbage collection)" leaf on the collecting thread */
 };
 
 /* Counters a reader keeps; the CLI reports them. */

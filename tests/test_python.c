@@ -171,3 +171,42 @@ ParameterizedTest(size_t *i, python, gil_only, .timeout = 60)
 		     in->bin);
 	free(out);
 }
+
+ParameterizedTestParameters(python, gc_frame)
+{
+	return cr_make_param_array(size_t, (void *)test_indexes(test_npythons), test_npythons);
+}
+
+/*
+ * While the cyclic collector runs, the thread running it (the one holding
+ * the GIL) shows a (garbage collection) leaf over the Python code that
+ * started it; code that allocates nothing it tracks, and a thread asleep,
+ * never do.  --no-gc leaves the leaf out.
+ */
+ParameterizedTest(size_t *i, python, gc_frame, .timeout = 60)
+{
+	const struct interp *in = &test_pythons[*i];
+	const char *extra[] = { "--function", "--idle", "-r", "100", "-d", "3", NULL };
+	const char *off[] = { "--function", "--no-gc", "-r", "100", "-d", "2", NULL };
+	const char *path;
+	char *out = test_profile(in, "gcwork.py", extra, &path), want[1100];
+	unsigned long in_collect = test_folded_count(out, "collect ("), gc, all_gc, idle;
+
+	snprintf(want, sizeof(want), ";collect (%s);(garbage collection)", path);
+	gc = test_folded_count(out, want);
+	all_gc = test_folded_count(out, "(garbage collection)");
+	idle = test_folded_count(out, "idle (");
+	cr_assert_gt(in_collect, 50, "%s: %lu samples in collect():\n%s", in->bin, in_collect, out);
+	cr_assert_gt(idle, 150, "%s: %lu samples of the sleeping thread:\n%s", in->bin, idle, out);
+	cr_assert_geq(gc * 10, in_collect * 9, "%s: %lu of %lu samples in collect() in GC:\n%s",
+		      in->bin, gc, in_collect, out);
+	cr_assert_eq(all_gc, gc, "%s: a (garbage collection) leaf outside collect():\n%s",
+		     in->bin, out);
+	free(out);
+
+	out = test_profile(in, "gcwork.py", off, &path);
+	cr_assert_gt(test_folded_count(out, "collect ("), 20, "%s: --no-gc:\n%s", in->bin, out);
+	cr_assert_eq(test_folded_count(out, "(garbage collection)"), 0,
+		     "%s: --no-gc and still a (garbage collection) leaf:\n%s", in->bin, out);
+	free(out);
+}

@@ -42,6 +42,9 @@ static unsigned char *image_for(unsigned int minor, const struct pyvm_debug_layo
 	PUT(dl->interp_id, l->interp.id);
 	PUT(dl->interp_ceval_gil, l->interp.ceval_gil);
 	PUT(dl->interp_modules, l->interp.modules);
+	PUT(dl->interp_gc, l->interp.gc_collecting - 8);	/* gc.collecting, 8 bytes in */
+	PUT(dl->gc_size, 600);
+	PUT(dl->gc_collecting, 8);
 	PUT(dl->interp_gil_runtime_state, 5000);
 	PUT(dl->interp_gil_locked, 5000 + l->gil.locked);
 	PUT(dl->interp_gil_holder, 5000 + l->gil.last_holder);
@@ -94,6 +97,8 @@ Test(pyvm, debug_offsets_roundtrip_and_reject)
 		cr_assert_eq(memcmp(&out, pyvm_find(m), sizeof(out)), 0);
 
 		/* an offset beyond its group's size is refused */
+		memcpy(img + dl->gc_collecting, &big, 8);
+		cr_assert_eq(pyvm_from_debug(&out, pyvm_find(m), dl, img, dl->size, NULL), -1);
 		memcpy(img + dl->tstate_next, &big, 8);
 		cr_assert_eq(pyvm_from_debug(&out, pyvm_find(m), dl, img, dl->size, NULL), -1);
 		/* a bad cookie or a short image too */

@@ -188,3 +188,22 @@ ParameterizedTest(size_t *i, ruby, gc_frame, .timeout = 60)
 	cr_assert_geq(gc * 2, total, "%s: %lu of %lu samples in GC:\n%s", in->bin, gc, total, out);
 	free(out);
 }
+
+ParameterizedTestParameters(ruby, gc_frame_off)
+{
+	return cr_make_param_array(size_t, (void *)test_indexes(test_nrubies), test_nrubies);
+}
+
+/* --no-gc: the same program, and no (garbage collection) leaf. */
+ParameterizedTest(size_t *i, ruby, gc_frame_off, .timeout = 60)
+{
+	const struct interp *in = &test_rubies[*i];
+	const char *extra[] = { "--function", "--no-gc", "-r", "100", "-d", "2", NULL };
+	const char *path;
+	char *out = test_profile(in, "alloc.rb", extra, &path);
+
+	cr_assert_gt(test_folded_count(out, "GC.start ("), 100, "%s:\n%s", in->bin, out);
+	cr_assert_eq(test_folded_count(out, "(garbage collection)"), 0,
+		     "%s: --no-gc and still a (garbage collection) leaf:\n%s", in->bin, out);
+	free(out);
+}
