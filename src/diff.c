@@ -342,6 +342,58 @@ out:
 	return ret;
 }
 
+/*
+ * The differential flame graph, and for each value of its tag bar the
+ * diff of that tag's samples on both sides.  0, or -1 with errno set.
+ */
+static int diff_flamegraph(FILE *f, const struct diff *d, const struct diff_side *base,
+			   const struct diff_side *next, int absolute)
+{
+	const struct profile *both[2] = { &next->p, &base->p };
+	struct out_tag *tags;
+	size_t ntag = out_tag_bar(both, 2, &tags);
+	struct out_view *v = xcalloc(ntag + 1, sizeof(*v));
+	struct out_diff *od = xcalloc(ntag + 1, sizeof(*od));
+	struct diff *dt = xcalloc(ntag + 1, sizeof(*dt));
+	struct out_meta meta;
+	char title[2300];
+	int ret;
+
+	for (size_t i = 0; i <= ntag; i++) {
+		const struct diff *di = d;
+
+		if (i) {
+			struct profile b, n;
+
+			profile_project_tag(&base->p, 0, tags[i - 1].kv, &b);
+			profile_project_tag(&next->p, 0, tags[i - 1].kv, &n);
+			diff_build(&dt[i], &b, &n);
+			profile_release(&b);
+			profile_release(&n);
+			di = &dt[i];
+			v[i].tag = tags[i - 1].kv;
+		}
+		od[i] = (struct out_diff){ di->base, di->next, di->base_total, di->new_total,
+					   absolute };
+		v[i].p = &di->u;
+		v[i].diff = &od[i];
+		v[i].samples = i ? tags[i - 1].samples : d->new_total;
+	}
+	snprintf(title, sizeof(title), "%s \xe2\x86\x92 %s", base->label, next->label);
+	memset(&meta, 0, sizeof(meta));
+	meta.title = title;
+	meta.rate = next->info.rate;
+	meta.duration = next->info.duration;
+	ret = out_flamegraph_diff(f, v, ntag + 1, &meta);
+	for (size_t i = 1; i <= ntag; i++)
+		diff_release(&dt[i]);
+	out_tags_free(tags, ntag);
+	free(dt);
+	free(od);
+	free(v);
+	return ret;
+}
+
 static int load(struct diff_side *s, const char *which)
 {
 	int ret = report_load(s->in, &s->flt, 1, &s->p, &s->info, "diff");
@@ -399,20 +451,9 @@ int diff_main(int argc, char **argv)
 			ret = cli_output_failed(&of);
 			goto out;
 		}
-	} else {
-		struct out_diff od = { d.base, d.next, d.base_total, d.new_total, o.absolute };
-		struct out_meta meta;
-		char title[2300];
-
-		snprintf(title, sizeof(title), "%s \xe2\x86\x92 %s", base.label, next.label);
-		memset(&meta, 0, sizeof(meta));
-		meta.title = title;
-		meta.rate = next.info.rate;
-		meta.duration = next.info.duration;
-		if (out_flamegraph_diff(of.f, &d.u, &od, &meta)) {
-			ret = cli_output_failed(&of);
-			goto out;
-		}
+	} else if (diff_flamegraph(of.f, &d, &base, &next, o.absolute)) {
+		ret = cli_output_failed(&of);
+		goto out;
 	}
 	ret = cli_output_commit(&of, 0);
 	if (ret == EXIT_OK && !o.quiet && strcmp(of.path, "-"))
