@@ -15,6 +15,7 @@
 #include "foldedread.h"
 #include "out.h"
 #include "outfile.h"
+#include "pprofread.h"
 #include "profile.h"
 #include "raw.h"
 #include "rawread.h"
@@ -26,8 +27,9 @@ const char report_usage[] =
 	"usage: pyrospy report RECORDING [options]\n"
 	"\n"
 	"Write a raw recording (pyrospy record -f raw) in any format, keeping only\n"
-	"the samples the filters select.  A folded profile is read too, with the\n"
-	"filters its lines can answer (--pid, --thread, --tag).\n"
+	"the samples the filters select.  A folded profile or a gzipped pprof CPU\n"
+	"profile (pyrospy's, go tool pprof -proto's) is read too, with the filters\n"
+	"its samples can answer (--pid, --thread, --tag).\n"
 	"\n"
 	"options:\n"
 	"  -f, --format FMT       folded (default for -o -), flamegraph (default for\n"
@@ -533,10 +535,14 @@ static int parse_opts(struct report_opts *o, int argc, char **argv)
 	return -1;
 }
 
+/* What an input is: a recording, or a profile of sums (folded, pprof). */
+#define IN_RAW		0
+#define IN_FOLDED	1
+#define IN_PPROF	2
+
 /*
- * 1 when the file in is not a raw recording (then a folded profile), 0
- * when it is, -1 with errno set when it cannot be read; it is read again
- * from its start.
+ * The kind of the file in (IN_*), -1 with errno set when it cannot be
+ * read; it is read again from its start.
  */
 static int is_folded(FILE *in)
 {
@@ -545,7 +551,9 @@ static int is_folded(FILE *in)
 
 	if (ferror(in) || fseek(in, 0, SEEK_SET))
 		return -1;
-	return n < sizeof(magic) || memcmp(magic, RAW_MAGIC, RAW_MAGIC_LEN);
+	if (pprofread_is((const unsigned char *)magic, n))
+		return IN_PPROF;
+	return n < sizeof(magic) || memcmp(magic, RAW_MAGIC, RAW_MAGIC_LEN) ? IN_FOLDED : IN_RAW;
 }
 
 /* The input could not be read as a recording: say why; the exit status. */
@@ -557,8 +565,10 @@ static int bad_input(const char *path, const struct rawread *r, enum perr err, i
 		return EXIT_FAIL;
 	}
 	if (folded) {
-		cli_error("cannot read '%s' as a folded profile: %s", path, r->why);
-		cli_hint("give a raw recording (pyrospy record -f raw) or a folded profile (-f folded)");
+		cli_error("cannot read '%s' as a %s profile: %s", path,
+			  folded == IN_PPROF ? "pprof" : "folded", r->why);
+		cli_hint("give a raw recording (pyrospy record -f raw), a folded profile (-f folded) "
+			 "or a gzipped pprof CPU profile (-f pprof)");
 		return EXIT_BADFILE;
 	}
 	cli_error("cannot read '%s' as a recording: %s", path, r->why);
@@ -598,10 +608,13 @@ static int report_run(struct report *rp, FILE *in, int folded, const char *path,
 		char why[160];
 
 		rp->ids = xmalloc((FOLDEDREAD_MAX_DEPTH + 2) * sizeof(*rp->ids));
-		err = foldedread_run(in, report_folded, rp, why, sizeof(why));
+		if (folded == IN_PPROF)
+			err = pprofread_run(in, report_folded, rp, why, sizeof(why));
+		else
+			err = foldedread_run(in, report_folded, rp, why, sizeof(why));
 		if (err) {
 			snprintf(r->why, sizeof(r->why), "%s", why);
-			return bad_input(path, r, err, 1);
+			return bad_input(path, r, err, folded);
 		}
 		r->samples = rp->total;
 	} else {
@@ -620,7 +633,7 @@ static int folded_cannot(const struct report_filter *f, const char *path, const 
 	if (!(report_filter_timed(f) || f->idle || f->gil))
 		return EXIT_OK;
 	cli_error("filters by time (--from, --until, diff's --base-from ...), --idle and --gil "
-		  "need a raw recording: '%s' is no raw recording", path);
+		  "need a raw recording: '%s' is a profile of sums", path);
 	cli_hint("see 'pyrospy help %s'", cmd);
 	return EXIT_USAGE;
 }
