@@ -536,9 +536,7 @@ static int parse_opts(struct report_opts *o, int argc, char **argv)
 }
 
 /* What an input is: a recording, or a profile of sums (folded, pprof). */
-#define IN_RAW		0
-#define IN_FOLDED	1
-#define IN_PPROF	2
+enum { IN_RAW, IN_FOLDED, IN_PPROF };
 
 /*
  * The kind of the file in (IN_*), -1 with errno set when it cannot be
