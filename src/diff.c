@@ -48,10 +48,11 @@ const char diff_usage[] =
 	"                         diff-1.svg ... for a flame graph; - for a summary)\n"
 	"      --base KEY=VALUE   only BASE's samples tagged so (repeatable; KEY!=VALUE)\n"
 	"      --new KEY=VALUE    only NEW's samples tagged so (repeatable; KEY!=VALUE)\n"
-	"      --base-from SECS   only BASE's samples SECS seconds or more into it\n"
-	"      --base-until SECS  only BASE's samples less than SECS seconds into it\n"
-	"      --new-from SECS    only NEW's samples SECS seconds or more into it\n"
-	"      --new-until SECS   only NEW's samples less than SECS seconds into it\n"
+	"      --base-from WHEN   only BASE's samples from WHEN on: seconds into it, or a\n"
+	"                         wall time, HH:MM:SS or YYYY-MM-DDTHH:MM:SS[Z]\n"
+	"      --base-until WHEN  only BASE's samples before WHEN\n"
+	"      --new-from WHEN    only NEW's samples from WHEN on\n"
+	"      --new-until WHEN   only NEW's samples before WHEN\n"
 	"      --absolute         compare samples, not shares of each side's samples\n"
 	"  -q, --quiet            print nothing but errors and warnings\n"
 	"  -h, --help             show this help\n";
@@ -111,8 +112,6 @@ static const struct option long_opts[] = {
 static int parse_side_opt(struct diff_side *side, int c, const char *arg)
 {
 	static const char *const what[] = { "from ", "until ", "from ", "until " };
-	double *at;
-
 	if (c == OPT_BASE || c == OPT_NEW) {
 		switch (report_filter_tag(&side->flt, arg)) {
 		case 1:
@@ -125,12 +124,13 @@ static int parse_side_opt(struct diff_side *side, int c, const char *arg)
 		side_note(side, "", arg);
 		return -1;
 	}
-	at = c == OPT_BASE_FROM || c == OPT_NEW_FROM ? &side->flt.from : &side->flt.until;
-	if (!report_seconds(arg, at))
-		return cli_usage_error("diff", "invalid --%s '%s': want seconds into the recording",
+	if (!report_filter_time(&side->flt, arg, c == OPT_BASE_UNTIL || c == OPT_NEW_UNTIL))
+		return cli_usage_error("diff", "invalid --%s '%s': want seconds into the recording, "
+				   "HH:MM:SS or YYYY-MM-DDTHH:MM:SS[Z]",
 				   long_opts[c - OPT_BASE + 2].name, arg);
 	side_note(side, what[c - OPT_BASE_FROM], arg);
-	strncat(side->desc, " s", sizeof(side->desc) - strlen(side->desc) - 1);
+	if (!strchr(arg, ':'))
+		strncat(side->desc, " s", sizeof(side->desc) - strlen(side->desc) - 1);
 	return -1;
 }
 
@@ -195,10 +195,12 @@ static int parse_opts(struct diff_opts *o, struct diff_side *base, struct diff_s
 	if (optind + 1 == argc && !base->filtered && !next->filtered)
 		return cli_usage_error("diff", "diff of one recording needs filters: --base KEY=VALUE --new "
 				   "KEY=VALUE, or --base-until and --new-from");
-	if (base->flt.until >= 0 && base->flt.until <= base->flt.from)
+	if (base->flt.until >= 0 && base->flt.until <= base->flt.from && base->flt.from_at < 0 &&
+	    base->flt.until_at < 0)
 		return cli_usage_error("diff", "--base-until %g is not after --base-from %g", base->flt.until,
 				   base->flt.from);
-	if (next->flt.until >= 0 && next->flt.until <= next->flt.from)
+	if (next->flt.until >= 0 && next->flt.until <= next->flt.from && next->flt.from_at < 0 &&
+	    next->flt.until_at < 0)
 		return cli_usage_error("diff", "--new-until %g is not after --new-from %g", next->flt.until,
 				   next->flt.from);
 	return -1;
@@ -342,6 +344,58 @@ out:
 	return ret;
 }
 
+/*
+ * The differential flame graph, and for each value of its tag bar the
+ * diff of that tag's samples on both sides.  0, or -1 with errno set.
+ */
+static int diff_flamegraph(FILE *f, const struct diff *d, const struct diff_side *base,
+			   const struct diff_side *next, int absolute)
+{
+	const struct profile *both[2] = { &next->p, &base->p };
+	struct out_tag *tags;
+	size_t ntag = out_tag_bar(both, 2, &tags);
+	struct out_view *v = xcalloc(ntag + 1, sizeof(*v));
+	struct out_diff *od = xcalloc(ntag + 1, sizeof(*od));
+	struct diff *dt = xcalloc(ntag + 1, sizeof(*dt));
+	struct out_meta meta;
+	char title[2300];
+	int ret;
+
+	for (size_t i = 0; i <= ntag; i++) {
+		const struct diff *di = d;
+
+		if (i) {
+			struct profile b, n;
+
+			profile_project_tag(&base->p, 0, tags[i - 1].kv, &b);
+			profile_project_tag(&next->p, 0, tags[i - 1].kv, &n);
+			diff_build(&dt[i], &b, &n);
+			profile_release(&b);
+			profile_release(&n);
+			di = &dt[i];
+			v[i].tag = tags[i - 1].kv;
+		}
+		od[i] = (struct out_diff){ di->base, di->next, di->base_total, di->new_total,
+					   absolute };
+		v[i].p = &di->u;
+		v[i].diff = &od[i];
+		v[i].samples = i ? tags[i - 1].samples : d->new_total;
+	}
+	snprintf(title, sizeof(title), "%s \xe2\x86\x92 %s", base->label, next->label);
+	memset(&meta, 0, sizeof(meta));
+	meta.title = title;
+	meta.rate = next->info.rate;
+	meta.duration = next->info.duration;
+	ret = out_flamegraph_diff(f, v, ntag + 1, &meta);
+	for (size_t i = 1; i <= ntag; i++)
+		diff_release(&dt[i]);
+	out_tags_free(tags, ntag);
+	free(dt);
+	free(od);
+	free(v);
+	return ret;
+}
+
 static int load(struct diff_side *s, const char *which)
 {
 	int ret = report_load(s->in, &s->flt, 1, &s->p, &s->info, "diff");
@@ -399,20 +453,9 @@ int diff_main(int argc, char **argv)
 			ret = cli_output_failed(&of);
 			goto out;
 		}
-	} else {
-		struct out_diff od = { d.base, d.next, d.base_total, d.new_total, o.absolute };
-		struct out_meta meta;
-		char title[2300];
-
-		snprintf(title, sizeof(title), "%s \xe2\x86\x92 %s", base.label, next.label);
-		memset(&meta, 0, sizeof(meta));
-		meta.title = title;
-		meta.rate = next.info.rate;
-		meta.duration = next.info.duration;
-		if (out_flamegraph_diff(of.f, &d.u, &od, &meta)) {
-			ret = cli_output_failed(&of);
-			goto out;
-		}
+	} else if (diff_flamegraph(of.f, &d, &base, &next, o.absolute)) {
+		ret = cli_output_failed(&of);
+		goto out;
 	}
 	ret = cli_output_commit(&of, 0);
 	if (ret == EXIT_OK && !o.quiet && strcmp(of.path, "-"))

@@ -99,6 +99,11 @@ static int thread_frame(char *s, struct folded_line *l)
 	return 1;
 }
 
+int foldedread_thread(char *s, struct folded_line *l)
+{
+	return thread_frame(s, l);
+}
+
 /*
  * "name (file:line)", "name (file)" or "name" into f; s is cut in place.
  * The last " (" starts the location: names hold parentheses ("block (2

@@ -41,6 +41,13 @@ struct folded_line {
 /* fn gets each line, valid during the call; non-zero stops the read. */
 typedef int (*foldedread_fn)(void *arg, const struct folded_line *l);
 
+/*
+ * A thread frame's text, "[pid N: ]thread (TID)[: NAME]", into l's
+ * thread, pid, tid and thread_name (pointing into s, cut in place);
+ * 0 when s is none.
+ */
+int foldedread_thread(char *s, struct folded_line *l);
+
 /* Read f to its end.  PERR_OK, PERR_IO (errno), PERR_CORRUPT, PERR_TOOBIG. */
 enum perr foldedread_run(FILE *f, foldedread_fn fn, void *arg, char *why, size_t cap);
 

@@ -60,17 +60,51 @@ extern const struct out_ops out_timeline;
  * A differential flame graph (pyrospy diff) of p, the union of BASE's and
  * NEW's stacks with neither tag sets nor threads: for every node of p,
  * base[] and next[] hold its total in each (node 0: all).  Widths come
- * from NEW, with the frames only in BASE added at BASE's share; colours
- * from the change of share (absolute: of samples).  0, or -1 with errno
- * set when writing failed.
+ * from NEW, with the frames only in BASE added at BASE's share (the page
+ * can hide them); colours from the change of share (absolute: of
+ * samples).
  */
 struct out_diff {
 	const uint64_t *base, *next;
 	uint64_t base_total, new_total;
 	int absolute;
 };
-int out_flamegraph_diff(FILE *f, const struct profile *p, const struct out_diff *d,
+
+/*
+ * One graph of a flame graph file: all samples (tag NULL), or only those
+ * of one tag, which the tag bar's value tag ("key=value") shows instead.
+ * p is the profile drawn, diff its counts in a diff (else NULL); samples
+ * is the tag's share's numerator (NEW's in a diff), of v[0].samples.
+ */
+struct out_view {
+	const char *tag;
+	const struct profile *p;
+	const struct out_diff *diff;
+	uint64_t samples;
+};
+
+/*
+ * A differential flame graph: v[0] of all samples, v[1..n-1] one tag
+ * each, in the order out_tag_bar() gives.  0, or -1 with errno set when
+ * writing failed.
+ */
+int out_flamegraph_diff(FILE *f, const struct out_view *v, size_t n,
 			const struct out_meta *meta);
+
+/* A pair of a tag bar: "key=value" (owned) and its samples. */
+struct out_tag {
+	char *kv;
+	uint64_t samples;
+};
+
+/*
+ * The pairs a flame graph's tag bar shows of the tag sets of the profiles
+ * p[0..np-1] (with their tag sets, as sampled or read): by key, then most
+ * samples first, as many as fit the bar; the samples are p[0]'s.  Returns
+ * how many, *tags to free with out_tags_free().
+ */
+size_t out_tag_bar(const struct profile *const *p, size_t np, struct out_tag **tags);
+void out_tags_free(struct out_tag *tags, size_t n);
 
 /* The format that ends path's name (".raw"), or NULL. */
 const struct out_ops *out_by_ext(const char *path);

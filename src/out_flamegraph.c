@@ -51,16 +51,27 @@
  * seen or clicked, and a long tail of them would make the file huge.
  */
 #define FG_MIN_SHARE	0.001
+/*
+ * The tag bar: at most FG_TAG_KEYS keys and FG_TAG_CHARS characters of
+ * names and shares (a line of the page), each name cut to FG_TAG_NAME.
+ * Every value shown brings its own graph, so the file grows by at most
+ * one graph's frames per key shown (a key's values split its samples).
+ */
+#define FG_TAG_KEYS	8
+#define FG_TAG_CHARS	150
+#define FG_TAG_NAME	32
 
 struct fg {
 	FILE *f;
+	/* the graph being written (fg_view_begin()) */
 	const struct profile *p;	/* the projected view */
 	const struct out_diff *diff;	/* a differential flame graph's counts, or NULL */
 	uint64_t *width;		/* with diff: each node's width, in units */
 	double scale;			/* with diff: the change that is the deepest colour */
 	uint64_t total;
-	uint32_t maxdepth;		/* of the frames shown */
+	uint32_t maxdepth;		/* of the frames shown, in all graphs */
 	uint64_t *next;			/* per depth: where the next child starts */
+	uint64_t *next2;		/* with diff: the same without the frames only in BASE */
 	size_t nnext;
 	int errnum;			/* first write error, 0 if none */
 	char text[8192], clean[8192];
@@ -268,7 +279,7 @@ static void fg_diff_title(struct fg *fg, uint32_t id)
 		fg_printf(fg, "%+.2f points)</title>", fg_delta(fg, id));
 }
 
-static void fg_frame(struct fg *fg, uint32_t id, uint32_t depth, uint64_t start)
+static void fg_frame(struct fg *fg, uint32_t id, uint32_t depth, uint64_t start, uint64_t start2)
 {
 	const struct profile_node *n = &fg->p->node[id];
 	uint64_t width = fg_width(fg, id);
@@ -282,8 +293,13 @@ static void fg_frame(struct fg *fg, uint32_t id, uint32_t depth, uint64_t start)
 		fg_diff_colour(fg, id, rgb);
 	else
 		fg_colour(fg->p, n->frame, rgb);
-	fg_printf(fg, "<g data-s=\"%" PRIu64 "\" data-n=\"%" PRIu64 "\" data-d=\"%" PRIu32
-		  "\"><title>", start, width, depth);
+	fg_printf(fg, "<g data-s=\"%" PRIu64 "\" data-n=\"%" PRIu64 "\" data-d=\"%" PRIu32 "\"",
+		  start, width, depth);
+	/* where the frame goes with the frames only in BASE hidden */
+	if (fg->diff)
+		fg_printf(fg, " data-s2=\"%" PRIu64 "\" data-n2=\"%" PRIu64 "\"", start2,
+			  fg->diff->next[id]);
+	fg_puts(fg, "><title>");
 	fg_escaped(fg, fg->clean);
 	if (fg->diff)
 		fg_diff_title(fg, id);
@@ -303,6 +319,7 @@ static void fg_reserve(struct fg *fg, size_t depth)
 		return;
 	fg->nnext = depth * 2 + 16;
 	fg->next = xreallocarray(fg->next, fg->nnext, sizeof(*fg->next));
+	fg->next2 = xreallocarray(fg->next2, fg->nnext, sizeof(*fg->next2));
 }
 
 /*
@@ -316,15 +333,17 @@ static void fg_walk(struct fg *fg, int emit)
 	uint32_t id = p->node[0].child, depth = 1;
 
 	fg_reserve(fg, 1);
-	fg->next[0] = 0;
+	fg->next[0] = fg->next2[0] = 0;
 	while (id) {
 		const struct profile_node *n = &p->node[id];
 		uint64_t start = fg->next[depth - 1], width = fg_width(fg, id);
+		uint64_t start2 = fg->next2[depth - 1];
 
 		fg->next[depth - 1] += width;
+		fg->next2[depth - 1] += fg->diff ? fg->diff->next[id] : 0;
 		if ((double)width >= FG_MIN_SHARE * (double)fg->total) {
 			if (emit) {
-				fg_frame(fg, id, depth, start);
+				fg_frame(fg, id, depth, start, start2);
 			} else {
 				if (depth > fg->maxdepth)
 					fg->maxdepth = depth;
@@ -339,6 +358,7 @@ static void fg_walk(struct fg *fg, int emit)
 			}
 			if (n->child) {
 				fg_reserve(fg, depth);
+				fg->next2[depth] = start2;
 				fg->next[depth++] = start;
 				id = n->child;
 				continue;
@@ -361,7 +381,11 @@ static const char fg_style[] =
 	"text { font-family: Verdana, sans-serif; font-size: 12px; fill: #000; }\n"
 	"#title { font-size: 17px; text-anchor: middle; }\n"
 	"#search, #matched { text-anchor: end; }\n"
-	"#search, #unzoom { cursor: pointer; }\n"
+	"#search, #unzoom, #gone, #tags .tv { cursor: pointer; }\n"
+	"#gone { text-anchor: end; }\n"
+	"#tags .key { fill: #555; }\n"
+	"#tags .tv { fill: #1a4fd0; }\n"
+	"#tags .on { font-weight: bold; text-decoration: underline; }\n"
 	"#search:hover, #unzoom:hover { fill: #1a4fd0; }\n"
 	"#frames g { cursor: pointer; }\n"
 	"#frames g:hover rect { stroke: #000; stroke-width: 0.5; }\n"
@@ -378,33 +402,47 @@ static const char fg_style[] =
 static const char fg_script[] =
 	"<script type=\"text/ecmascript\"><![CDATA[\n"
 	"\"use strict\";\n"
-	"var frames = [], total = 0, gx = 0, gw = 0, details, matched, unzoom, searchbtn;\n"
-	"var hilite = \"rgb(230,0,230)\", searching = false;\n"
+	"var views = [], view = 0, frames = [], total = 0, gx = 0, gw = 0;\n"
+	"var details, matched, unzoom, searchbtn, gonebtn;\n"
+	"var hilite = \"rgb(230,0,230)\", searching = false, gone = false;\n"
 	"var cw = 7;\n"
 	"function init(evt) {\n"
-	"\tvar g = document.getElementById(\"frames\"), gs = g.getElementsByTagName(\"g\");\n"
+	"\tvar g = document.getElementById(\"frames\"), vs = g.getElementsByClassName(\"view\");\n"
+	"\tvar tags = document.getElementById(\"tags\");\n"
 	"\tdetails = document.getElementById(\"details\").firstChild;\n"
 	"\tmatched = document.getElementById(\"matched\").firstChild;\n"
 	"\tunzoom = document.getElementById(\"unzoom\");\n"
 	"\tsearchbtn = document.getElementById(\"search\");\n"
-	"\ttotal = +g.getAttribute(\"data-total\");\n"
+	"\tgonebtn = document.getElementById(\"gone\");\n"
 	"\tgx = +g.getAttribute(\"data-x\");\n"
 	"\tgw = +g.getAttribute(\"data-w\");\n"
-	"\tfor (var i = 0; i < gs.length; i++) {\n"
-	"\t\tvar e = gs[i], t = e.getElementsByTagName(\"title\")[0].textContent;\n"
-	"\t\tvar r = e.getElementsByTagName(\"rect\")[0];\n"
-	"\t\te.fg = { g: e, rect: r, label: e.getElementsByTagName(\"text\")[0],\n"
-	"\t\t\ts: +e.getAttribute(\"data-s\"), n: +e.getAttribute(\"data-n\"),\n"
-	"\t\t\td: +e.getAttribute(\"data-d\"), title: t,\n"
-	"\t\t\tname: t.substring(0, t.lastIndexOf(\" (\")), fill: r.getAttribute(\"fill\") };\n"
-	"\t\tframes.push(e.fg);\n"
+	"\tfor (var v = 0; v < vs.length; v++) {\n"
+	"\t\tvar gs = vs[v].getElementsByTagName(\"g\"), fs = [];\n"
+	"\t\tfor (var i = 0; i < gs.length; i++) {\n"
+	"\t\t\tvar e = gs[i], t = e.getElementsByTagName(\"title\")[0].textContent;\n"
+	"\t\t\tvar r = e.getElementsByTagName(\"rect\")[0];\n"
+	"\t\t\tvar s = +e.getAttribute(\"data-s\"), n = +e.getAttribute(\"data-n\");\n"
+	"\t\t\tvar two = e.hasAttribute(\"data-n2\");\n"
+	"\t\t\te.fg = { g: e, rect: r, label: e.getElementsByTagName(\"text\")[0],\n"
+	"\t\t\t\ts: s, n: n, s1: s, n1: n, d: +e.getAttribute(\"data-d\"), title: t,\n"
+	"\t\t\t\ts2: two ? +e.getAttribute(\"data-s2\") : s,\n"
+	"\t\t\t\tn2: two ? +e.getAttribute(\"data-n2\") : n,\n"
+	"\t\t\t\tname: t.substring(0, t.lastIndexOf(\" (\")), fill: r.getAttribute(\"fill\") };\n"
+	"\t\t\tfs.push(e.fg);\n"
+	"\t\t}\n"
+	"\t\tviews.push({ g: vs[v], frames: fs, total1: +vs[v].getAttribute(\"data-total\"),\n"
+	"\t\t\ttotal2: +vs[v].getAttribute(\"data-total2\") });\n"
 	"\t}\n"
+	"\tframes = views[0].frames;\n"
+	"\ttotal = views[0].total1;\n"
 	"\t/* the writer clipped labels for Verdana; measure the font we got */\n"
 	"\tdetails.nodeValue = \"sub (/usr/lib/python3.11/re/__init__.py:185) Shop#checkout\";\n"
 	"\tcw = document.getElementById(\"details\").getComputedTextLength() /\n"
 	"\t\tdetails.nodeValue.length || 7;\n"
 	"\tdetails.nodeValue = \" \";\n"
-	"\tframes.forEach(function (f) { fit(f, +f.rect.getAttribute(\"width\")); });\n"
+	"\tviews.forEach(function (w) {\n"
+	"\t\tw.frames.forEach(function (f) { fit(f, +f.rect.getAttribute(\"width\")); });\n"
+	"\t});\n"
 	"\tg.addEventListener(\"mouseover\", function (ev) {\n"
 	"\t\tvar f = frame_of(ev.target);\n"
 	"\t\tif (f) details.nodeValue = \"Function: \" + f.title;\n"
@@ -418,6 +456,12 @@ static const char fg_script[] =
 	"\tsearchbtn.addEventListener(\"click\", function () {\n"
 	"\t\tif (searching) reset_search(); else search_prompt();\n"
 	"\t});\n"
+	"\t/* a tag's value shows only its samples' graph; clicked again, all */\n"
+	"\tif (tags) tags.addEventListener(\"click\", function (ev) {\n"
+	"\t\tvar i = ev.target.getAttribute(\"data-view\");\n"
+	"\t\tif (i) show(+i === view ? 0 : +i);\n"
+	"\t});\n"
+	"\tif (gonebtn) gonebtn.addEventListener(\"click\", function () { show_gone(!gone); });\n"
 	"\twindow.addEventListener(\"keydown\", function (ev) {\n"
 	"\t\tif (ev.keyCode === 114 || ((ev.ctrlKey || ev.metaKey) && ev.keyCode === 70)) {\n"
 	"\t\t\tev.preventDefault();\n"
@@ -426,6 +470,33 @@ static const char fg_script[] =
 	"\t\t\treset_search();\n"
 	"\t\t}\n"
 	"\t});\n"
+	"}\n"
+	"function show(i) {\n"
+	"\tvar ts = document.querySelectorAll(\"#tags .tv\");\n"
+	"\treset_search();\n"
+	"\tviews[view].g.classList.add(\"hide\");\n"
+	"\tview = i;\n"
+	"\tviews[i].g.classList.remove(\"hide\");\n"
+	"\tframes = views[i].frames;\n"
+	"\tfor (var k = 0; k < ts.length; k++)\n"
+	"\t\tts[k].classList.toggle(\"on\", +ts[k].getAttribute(\"data-view\") === i);\n"
+	"\tlayout();\n"
+	"}\n"
+	"/* a diff's frames only in BASE: shown, or hidden with NEW's layout */\n"
+	"function show_gone(hide) {\n"
+	"\tgone = hide;\n"
+	"\tgonebtn.firstChild.nodeValue = hide ? \"Show BASE-only\" : \"Hide BASE-only\";\n"
+	"\tlayout();\n"
+	"}\n"
+	"function layout() {\n"
+	"\tviews.forEach(function (w) {\n"
+	"\t\tw.frames.forEach(function (f) {\n"
+	"\t\t\tf.s = gone ? f.s2 : f.s1;\n"
+	"\t\t\tf.n = gone ? f.n2 : f.n1;\n"
+	"\t\t});\n"
+	"\t});\n"
+	"\ttotal = gone ? views[view].total2 : views[view].total1;\n"
+	"\treset_zoom();\n"
 	"}\n"
 	"function frame_of(e) {\n"
 	"\tfor (; e && e.nodeName !== \"svg\"; e = e.parentNode)\n"
@@ -448,7 +519,7 @@ static const char fg_script[] =
 	"\tvar scale = gw / z.n;\n"
 	"\tframes.forEach(function (f) {\n"
 	"\t\tvar above = f.d < z.d && f.s <= z.s && f.s + f.n >= z.s + z.n;\n"
-	"\t\tvar below = f.d >= z.d && f.s >= z.s && f.s + f.n <= z.s + z.n;\n"
+	"\t\tvar below = f.n && f.d >= z.d && f.s >= z.s && f.s + f.n <= z.s + z.n;\n"
 	"\t\tf.g.style.display = above || below ? \"\" : \"none\";\n"
 	"\t\tif (above) f.g.classList.add(\"parent\"); else f.g.classList.remove(\"parent\");\n"
 	"\t\tif (above) place(f, gx, gw);\n"
@@ -458,9 +529,9 @@ static const char fg_script[] =
 	"}\n"
 	"function reset_zoom() {\n"
 	"\tframes.forEach(function (f) {\n"
-	"\t\tf.g.style.display = \"\";\n"
+	"\t\tf.g.style.display = f.n ? \"\" : \"none\";\n"
 	"\t\tf.g.classList.remove(\"parent\");\n"
-	"\t\tplace(f, gx + f.s * gw / total, f.n * gw / total);\n"
+	"\t\tif (f.n) place(f, gx + f.s * gw / total, f.n * gw / total);\n"
 	"\t});\n"
 	"\tunzoom.classList.add(\"hide\");\n"
 	"}\n"
@@ -477,7 +548,7 @@ static const char fg_script[] =
 	"\t\treturn;\n"
 	"\t}\n"
 	"\tframes.forEach(function (f) {\n"
-	"\t\tvar hit = re.test(f.name);\n"
+	"\t\tvar hit = f.n > 0 && re.test(f.name);\n"
 	"\t\tf.rect.setAttribute(\"fill\", hit ? hilite : f.fill);\n"
 	"\t\tif (hit) hits.push(f);\n"
 	"\t});\n"
@@ -524,6 +595,9 @@ static void fg_header(struct fg *fg, const struct profile *p, const struct out_m
 	fg_printf(fg, "<text id=\"unzoom\" class=\"hide\" x=\"%u\" y=\"24\">Reset zoom</text>\n",
 		  FG_XPAD);
 	fg_printf(fg, "<text id=\"search\" x=\"%u\" y=\"24\">Search</text>\n", FG_WIDTH - FG_XPAD);
+	if (fg->diff)
+		fg_printf(fg, "<text id=\"gone\" x=\"%u\" y=\"24\">Hide BASE-only</text>\n",
+			  FG_WIDTH - FG_XPAD - 70);
 	fg_printf(fg, "<text id=\"details\" x=\"%u\" y=\"%u\"> </text>\n", FG_XPAD, height - 12);
 	fg_printf(fg, "<text id=\"matched\" x=\"%u\" y=\"%u\"> </text>\n", FG_WIDTH - FG_XPAD,
 		  height - 12);
@@ -562,38 +636,113 @@ static void fg_diff_layout(struct fg *fg)
 	free(extra);
 }
 
-static int fg_write(struct fg *fg, const struct profile *p, const struct profile *view,
+/* Make v the graph being written: its layout, its colour scale. */
+static void fg_view_begin(struct fg *fg, const struct out_view *v)
+{
+	fg->p = v->p;
+	fg->diff = v->diff;
+	fg->width = NULL;
+	if (fg->diff) {
+		const struct out_diff *d = fg->diff;
+
+		fg_diff_layout(fg);
+		fg->scale = d->absolute ? 0.05 * (double)(d->new_total > d->base_total ?
+							  d->new_total : d->base_total) : 5.0;
+		if (fg->scale < 1)
+			fg->scale = 1;
+	}
+	fg->total = fg->width ? fg->width[0] : fg->p->total;
+}
+
+static void fg_view_end(struct fg *fg)
+{
+	free(fg->width);
+	fg->width = NULL;
+}
+
+/* A name of the tag bar, cut to FG_TAG_NAME characters. */
+static void fg_tag_name(struct fg *fg, const char *s, size_t len)
+{
+	char raw[FG_TAG_NAME * 4 + 8];
+
+	snprintf(raw, sizeof(raw), "%.*s", (int)len, s);
+	fg_clean(fg->clean, sizeof(fg->clean), raw);
+	fg_escaped(fg, fg_fit(fg->label, sizeof(fg->label), fg->clean,
+			      FG_TAG_NAME * FG_CHAR_W + 6));
+}
+
+/*
+ * The tag bar, one line under the title:
+ *
+ *   region: eu 100.0%   vehicle: car 49.9% bike 33.5% scooter 16.6%
+ *
+ * each value a tspan naming its graph (data-view), which the script shows.
+ */
+static void fg_tag_bar(struct fg *fg, const struct out_view *v, size_t n)
+{
+	const char *key = NULL;
+	size_t klen = 0;
+	double all = v[0].samples ? (double)v[0].samples : 1;
+
+	fg_printf(fg, "<text id=\"tags\" x=\"%u\" y=\"46\">", FG_XPAD);
+	for (size_t i = 1; i < n; i++) {
+		const char *kv = v[i].tag, *eq = strchr(kv, '=');
+		size_t kl = eq ? (size_t)(eq - kv) : strlen(kv);
+
+		if (!key || kl != klen || memcmp(kv, key, kl)) {
+			fg_puts(fg, key ? "   <tspan class=\"key\">" : "<tspan class=\"key\">");
+			fg_tag_name(fg, kv, kl);
+			fg_puts(fg, ":</tspan>");
+			key = kv;
+			klen = kl;
+		}
+		fg_printf(fg, " <tspan class=\"tv\" data-view=\"%zu\">", i);
+		fg_tag_name(fg, eq ? eq + 1 : "", eq ? strlen(eq + 1) : 0);
+		fg_printf(fg, " %.1f%%</tspan>", 100.0 * (double)v[i].samples / all);
+	}
+	fg_puts(fg, "</text>\n");
+}
+
+/*
+ * The file: the header, then one group (class "view") per graph in the
+ * group the script lays out (id "frames"); all but the first hidden.
+ */
+static int fg_write(struct fg *fg, const struct out_view *v, size_t n,
 		    const struct out_meta *meta)
 {
 	unsigned int height;
 	int ret;
 
-	fg->p = view;
-	if (fg->diff) {
-		fg_diff_layout(fg);
-		fg->scale = fg->diff->absolute ? 0.05 * (double)(fg->diff->new_total >
-								  fg->diff->base_total ?
-								  fg->diff->new_total :
-								  fg->diff->base_total) : 5.0;
-		if (fg->scale < 1)
-			fg->scale = 1;
+	for (size_t i = 0; i < n; i++) {
+		fg_view_begin(fg, &v[i]);
+		if (fg->total)
+			fg_walk(fg, 0);
+		fg_view_end(fg);
 	}
-	fg->total = fg->width ? fg->width[0] : view->total;
-	if (fg->total)
-		fg_walk(fg, 0);
 	height = FG_TOP + (fg->maxdepth ? fg->maxdepth : 1) * FG_FRAME_H + FG_BOTTOM;
-	fg_header(fg, p, meta, height);
-	if (!fg->total)
-		fg_printf(fg, "<text x=\"%u\" y=\"%u\" text-anchor=\"middle\">no samples</text>\n",
-			  FG_WIDTH / 2, FG_TOP + FG_FRAME_H - 4);
-	fg_printf(fg, "<g id=\"frames\" data-total=\"%" PRIu64 "\" data-x=\"%u\" data-w=\"%u\">\n",
-		  fg->total, FG_XPAD, FG_GRAPH_W);
-	if (fg->total)
-		fg_walk(fg, 1);
+	fg_view_begin(fg, &v[0]);
+	fg_header(fg, v[0].p, meta, height);
+	fg_view_end(fg);
+	if (n > 1)
+		fg_tag_bar(fg, v, n);
+	fg_printf(fg, "<g id=\"frames\" data-x=\"%u\" data-w=\"%u\">\n", FG_XPAD, FG_GRAPH_W);
+	for (size_t i = 0; i < n; i++) {
+		fg_view_begin(fg, &v[i]);
+		fg_printf(fg, "<g class=\"view%s\" data-total=\"%" PRIu64 "\" data-total2=\"%"
+			  PRIu64 "\">\n", i ? " hide" : "", fg->total,
+			  fg->diff ? fg->diff->new_total : fg->total);
+		if (!fg->total)
+			fg_printf(fg, "<text x=\"%u\" y=\"%u\" text-anchor=\"middle\">no samples"
+				  "</text>\n", FG_WIDTH / 2, FG_TOP + FG_FRAME_H - 4);
+		else
+			fg_walk(fg, 1);
+		fg_puts(fg, "</g>\n");
+		fg_view_end(fg);
+	}
 	fg_puts(fg, "</g>\n</svg>\n");
 	ret = fg->errnum;
 	free(fg->next);
-	free(fg->width);
+	free(fg->next2);
 	free(fg);
 	if (ret) {
 		errno = ret;
@@ -602,27 +751,142 @@ static int fg_write(struct fg *fg, const struct profile *p, const struct profile
 	return 0;
 }
 
+/* By key, then most samples first, then by value. */
+static int tag_order(const void *a, const void *b)
+{
+	const struct out_tag *x = a, *y = b;
+	size_t kx = strcspn(x->kv, "="), ky = strcspn(y->kv, "=");
+	int c = memcmp(x->kv, y->kv, kx < ky ? kx : ky);
+
+	if (c || kx != ky)
+		return c ? c : kx < ky ? -1 : 1;
+	if (x->samples != y->samples)
+		return x->samples > y->samples ? -1 : 1;
+	return strcmp(x->kv, y->kv);
+}
+
+static int tag_by_kv(const void *a, const void *b)
+{
+	return strcmp(((const struct out_tag *)a)->kv, ((const struct out_tag *)b)->kv);
+}
+
+/* The characters a name takes in the bar. */
+static size_t tag_chars(const char *s, size_t len)
+{
+	size_t c = 0;
+
+	for (size_t i = 0; i < len; i++)
+		c += ((unsigned char)s[i] & 0xc0) != 0x80;
+	return c < FG_TAG_NAME ? c : FG_TAG_NAME;
+}
+
+size_t out_tag_bar(const struct profile *const *p, size_t np, struct out_tag **tags)
+{
+	struct out_tag *t = NULL;
+	size_t n = 0, a = 0, m = 0, chars = 0, keys = 0;
+
+	/* every pair of every tag set (the nodes under the root), then merged */
+	for (size_t k = 0; k < np; k++) {
+		for (uint32_t id = p[k]->nnode ? p[k]->node[0].child : 0; id;
+		     id = p[k]->node[id].sibling) {
+			const struct profile_frame *fr = &p[k]->frame[p[k]->node[id].frame];
+			const char *set = profile_str(p[k], fr->name);
+
+			if (fr->kind != PROFILE_TAGS)
+				continue;
+			while (*set) {
+				size_t len = strcspn(set, ",");
+
+				if (memchr(set, '=', len)) {
+					if (n == a)
+						t = xreallocarray(t, a = a ? 2 * a : 16, sizeof(*t));
+					t[n].kv = xstrndup(set, len);
+					t[n++].samples = k ? 0 : p[k]->node[id].total;
+				}
+				set += len + (set[len] == ',');
+			}
+		}
+	}
+	if (n)
+		qsort(t, n, sizeof(*t), tag_by_kv);
+	for (size_t i = 0; i < n; i++) {
+		if (m && !strcmp(t[m - 1].kv, t[i].kv)) {
+			t[m - 1].samples += t[i].samples;
+			free(t[i].kv);
+		} else {
+			t[m++] = t[i];
+		}
+	}
+	if (m)
+		qsort(t, m, sizeof(*t), tag_order);
+	/* as many as fit the bar, by key: "   key:" then " value 12.3%" */
+	n = 0;
+	for (size_t i = 0; i < m; i++) {
+		size_t kl = strcspn(t[i].kv, "=");
+		int first = !n || kl != strcspn(t[n - 1].kv, "=") || memcmp(t[i].kv, t[n - 1].kv, kl);
+		size_t cost = tag_chars(t[i].kv + kl + 1, strlen(t[i].kv + kl + 1)) + 8 +
+			      (first ? tag_chars(t[i].kv, kl) + 4 : 0);
+
+		if ((first && keys == FG_TAG_KEYS) || chars + cost > FG_TAG_CHARS) {
+			free(t[i].kv);
+			continue;
+		}
+		keys += first;
+		chars += cost;
+		t[n++] = t[i];
+	}
+	*tags = t;
+	return n;
+}
+
+void out_tags_free(struct out_tag *tags, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(tags[i].kv);
+	free(tags);
+}
+
+/*
+ * The graph of all samples, and one per value of the tag bar: the
+ * samples of its tag sets, merged (as Pyroscope's UI shows a tag).
+ */
 static int flamegraph_write(FILE *f, const struct profile *p, const struct out_meta *meta)
 {
-	struct profile view;
+	struct profile view, *tp;
+	struct out_tag *tags;
+	size_t ntag = out_tag_bar(&p, 1, &tags);
+	struct out_view *v = xcalloc(ntag + 1, sizeof(*v));
 	struct fg *fg = xcalloc(1, sizeof(*fg));
 	int ret;
 
+	tp = xcalloc(ntag + 1, sizeof(*tp));
 	profile_project(p, OUT_KEEP(meta), &view);
+	v[0].p = &view;
+	v[0].samples = p->total;
+	for (size_t i = 0; i < ntag; i++) {
+		profile_project_tag(p, OUT_KEEP(meta), tags[i].kv, &tp[i]);
+		v[i + 1].tag = tags[i].kv;
+		v[i + 1].p = &tp[i];
+		v[i + 1].samples = tags[i].samples;
+	}
 	fg->f = f;
-	ret = fg_write(fg, p, &view, meta);
+	ret = fg_write(fg, v, ntag + 1, meta);
+	for (size_t i = 0; i < ntag; i++)
+		profile_release(&tp[i]);
 	profile_release(&view);
+	out_tags_free(tags, ntag);
+	free(tp);
+	free(v);
 	return ret;
 }
 
-int out_flamegraph_diff(FILE *f, const struct profile *p, const struct out_diff *d,
+int out_flamegraph_diff(FILE *f, const struct out_view *v, size_t n,
 			const struct out_meta *meta)
 {
 	struct fg *fg = xcalloc(1, sizeof(*fg));
 
 	fg->f = f;
-	fg->diff = d;
-	return fg_write(fg, p, p, meta);
+	return fg_write(fg, v, n, meta);
 }
 
 const struct out_ops out_flamegraph = {

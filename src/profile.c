@@ -349,14 +349,36 @@ int profile_stacks_below(const struct profile *p, uint32_t top, profile_stack_fn
 struct project {
 	struct profile *dst;
 	unsigned int keep;
+	const char *tag;	/* "k=v": only the tag sets holding it; NULL: all */
 };
+
+/* Whether the tag set set ("k=v,k=v") holds the pair kv ("k=v") whole. */
+static int tags_hold(const char *set, const char *kv)
+{
+	size_t n = strlen(kv);
+
+	for (const char *s = set; *s;) {
+		size_t len = strcspn(s, ",");
+
+		if (len == n && !memcmp(s, kv, n))
+			return 1;
+		s += len;
+		if (*s)
+			s++;
+	}
+	return 0;
+}
 
 static int project_one(void *arg, const struct profile *src, const uint32_t *frames,
 		       uint32_t depth, uint64_t count)
 {
 	struct project *pj = arg;
-	uint32_t *ids = xmalloc((depth ? depth : 1) * sizeof(*ids)), n = 0;
+	uint32_t *ids, n = 0;
 
+	if (pj->tag && (!depth || src->frame[frames[0]].kind != PROFILE_TAGS ||
+			!tags_hold(profile_str(src, src->frame[frames[0]].name), pj->tag)))
+		return 0;
+	ids = xmalloc((depth ? depth : 1) * sizeof(*ids));
 	for (uint32_t i = 0; i < depth; i++) {
 		const struct profile_frame *f = &src->frame[frames[i]];
 
@@ -375,7 +397,17 @@ static int project_one(void *arg, const struct profile *src, const uint32_t *fra
 
 void profile_project(const struct profile *src, unsigned int keep, struct profile *dst)
 {
-	struct project pj = { dst, keep };
+	struct project pj = { dst, keep, NULL };
+
+	profile_init(dst);
+	dst->no_lines = src->no_lines;
+	profile_stacks(src, project_one, &pj);
+}
+
+void profile_project_tag(const struct profile *src, unsigned int keep, const char *tag,
+			 struct profile *dst)
+{
+	struct project pj = { dst, keep & ~PROFILE_KEEP_TAGS, tag };
 
 	profile_init(dst);
 	dst->no_lines = src->no_lines;

@@ -111,6 +111,14 @@ uint32_t profile_str_id(struct profile *p, const char *s);
 void profile_project(const struct profile *src, unsigned int keep, struct profile *dst);
 
 /*
+ * The same for the stacks of the tag sets of src (unprojected, or
+ * projected with PROFILE_KEEP_TAGS) that hold the pair tag ("key=value")
+ * only, their tag sets merged away: the profile of one tag's samples.
+ */
+void profile_project_tag(const struct profile *src, unsigned int keep, const char *tag,
+			 struct profile *dst);
+
+/*
  * Call fn once for every node with samples that ended there, in trie order
  * (depth first, children in the order first seen), with the path of frame
  * ids from below the root down to it.  Stops early, returning fn's value,

@@ -9,11 +9,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cli.h"
 #include "foldedread.h"
 #include "out.h"
 #include "outfile.h"
+#include "pprofread.h"
 #include "profile.h"
 #include "raw.h"
 #include "rawread.h"
@@ -25,16 +27,18 @@ const char report_usage[] =
 	"usage: pyrospy report RECORDING [options]\n"
 	"\n"
 	"Write a raw recording (pyrospy record -f raw) in any format, keeping only\n"
-	"the samples the filters select.  A folded profile is read too, with the\n"
-	"filters its lines can answer (--pid, --thread, --tag).\n"
+	"the samples the filters select.  A folded profile or a gzipped pprof CPU\n"
+	"profile (pyrospy's, go tool pprof -proto's) is read too, with the filters\n"
+	"its samples can answer (--pid, --thread, --tag).\n"
 	"\n"
 	"options:\n"
 	"  -f, --format FMT       folded (default for -o -), flamegraph (default for\n"
 	"                         files), speedscope (in time order), pprof, summary,\n"
 	"                         raw, chrome (trace events: each thread over time)\n"
 	"  -o, --output FILE      write to FILE, - for stdout (default: -)\n"
-	"      --from SECS        only samples SECS seconds or more into the recording\n"
-	"      --until SECS       only samples less than SECS seconds into it\n"
+	"      --from WHEN        only samples from WHEN on: seconds into the recording,\n"
+	"                         or a wall time, HH:MM:SS or YYYY-MM-DDTHH:MM:SS[Z]\n"
+	"      --until WHEN       only samples before WHEN (as --from)\n"
 	"      --pid PID          only the samples of process PID\n"
 	"      --thread TID|NAME  only the samples of this thread (repeatable: any of them)\n"
 	"      --tag KEY=VALUE    only samples tagged so (repeatable: all of them);\n"
@@ -65,6 +69,8 @@ struct report {
 	struct outfile *of;
 	int failed;			/* the streaming writer could not start */
 	uint64_t kept, total;		/* samples kept, read */
+	double from, until;		/* flt's bounds, into the recording (report_bounds()) */
+	int bounded;			/* from and until are set */
 	int64_t first_ns, last_ns;	/* of the samples kept */
 	uint32_t *ids;			/* a folded line's path */
 };
@@ -90,6 +96,64 @@ void report_filter_init(struct report_filter *f)
 {
 	memset(f, 0, sizeof(*f));
 	f->until = -1;
+	f->from_at = f->until_at = -1;
+}
+
+int report_filter_timed(const struct report_filter *f)
+{
+	return f->from > 0 || f->until >= 0 || f->from_at >= 0 || f->until_at >= 0;
+}
+
+/*
+ * The Unix time of the local time of day tod (seconds after midnight)
+ * nearest start: on start's day, the day before or the day after.
+ */
+static double time_of_day(double start, double tod)
+{
+	time_t t = (time_t)start;
+	double best = -1;
+	struct tm tm;
+
+	for (int day = -1; day <= 1; day++) {
+		double at;
+
+		if (!localtime_r(&t, &tm))
+			return -1;
+		tm.tm_mday += day;
+		tm.tm_hour = (int)(tod / 3600);
+		tm.tm_min = (int)(tod / 60) % 60;
+		tm.tm_sec = (int)tod % 60;
+		tm.tm_isdst = -1;
+		at = (double)mktime(&tm) + (tod - (double)(long)tod);
+		if (best < 0 || (at > start ? at - start : start - at) <
+				(best > start ? best - start : start - best))
+			best = at;
+	}
+	return best;
+}
+
+/* A wall time into seconds into the recording that started at start. */
+static double into(double start, double at, int tod)
+{
+	return (tod ? time_of_day(start, at) : at) - start;
+}
+
+/* The filter's bounds in seconds into the recording, once its start is known. */
+static void report_bounds(struct report *rp)
+{
+	const struct report_filter *f = rp->flt;
+	double start = rp->r->start;
+
+	if (rp->bounded)
+		return;
+	rp->bounded = 1;
+	rp->from = f->from_at >= 0 ? into(start, f->from_at, f->from_tod) : f->from;
+	if (rp->from < 0)
+		rp->from = 0;
+	rp->until = f->until_at >= 0 ? into(start, f->until_at, f->until_tod) : f->until;
+	/* a wall end before the start: nothing, not "no end" */
+	if (f->until_at >= 0 && rp->until < 0)
+		rp->until = 0;
 }
 
 /* --pid, --thread and --tag */
@@ -120,12 +184,13 @@ static int keep_where(const struct report_filter *o, pid_t pid, pid_t tid, const
 	return 1;
 }
 
-static int keep(const struct report *rp, int64_t when_ns, const char *tags, const struct stack *st)
+static int keep(struct report *rp, int64_t when_ns, const char *tags, const struct stack *st)
 {
 	const struct report_filter *o = rp->flt;
 	double at = (double)when_ns / 1e9 - rp->r->start;
 
-	if (at < o->from || (o->until >= 0 && at >= o->until))
+	report_bounds(rp);
+	if (at < rp->from || (rp->until >= 0 && at >= rp->until))
 		return 0;
 	if ((o->gil && st->holds_gil != 1) || (!o->idle && st->idle == 1))
 		return 0;
@@ -160,18 +225,19 @@ static int report_folded(void *arg, const struct folded_line *l)
 }
 
 /* What the writers are told of the recording, once its header is read. */
-static void report_meta(const struct report *rp, struct out_meta *meta)
+static void report_meta(struct report *rp, struct out_meta *meta)
 {
 	const struct report_opts *o = rp->o;
 	const struct rawread *r = rp->r;
-	const struct report_filter *f = &o->flt;
-	double end = f->until >= 0 && f->until < r->duration ? f->until : r->duration;
+	double end;
 
+	report_bounds(rp);
+	end = rp->until >= 0 && rp->until < r->duration ? rp->until : r->duration;
 	memset(meta, 0, sizeof(*meta));
 	meta->title = r->title;
 	meta->rate = r->rate;
-	meta->start = r->start + f->from;
-	meta->duration = end > f->from ? end - f->from : 0;
+	meta->start = r->start + rp->from;
+	meta->duration = end > rp->from ? end - rp->from : 0;
 	meta->threads = o->threads;
 	meta->no_tags = o->no_tags;
 }
@@ -227,6 +293,105 @@ int report_seconds(const char *s, double *out)
 	if (errno || *end || end == s || !(v >= 0) || v > 1e9)
 		return 0;
 	*out = v;
+	return 1;
+}
+
+/* "HH:MM[:SS[.frac]]": seconds after midnight, or -1. */
+static double parse_tod(const char *s, const char **end)
+{
+	unsigned int h, m, sec = 0;
+	int n = 0;
+	double frac = 0;
+
+	if (sscanf(s, "%2u:%2u%n", &h, &m, &n) != 2 || n != 5 || h > 23 || m > 59)
+		return -1;
+	s += n;
+	if (*s == ':') {
+		if (sscanf(s, ":%2u%n", &sec, &n) != 1 || n != 3 || sec > 60)
+			return -1;
+		s += n;
+		if (*s == '.' && s[1] >= '0' && s[1] <= '9') {
+			char *e;
+
+			frac = strtod(s, &e);
+			s = e;
+		}
+	}
+	*end = s;
+	return h * 3600.0 + m * 60.0 + sec + frac;
+}
+
+/* "YYYY-MM-DD(T| )HH:MM[:SS[.frac]][Z|+HH:MM|-HH:MM|+HHMM]": a Unix time, or -1. */
+static double parse_iso(const char *s)
+{
+	unsigned int y, mo, d, zh, zm;
+	int n = 0, sign;
+	double tod;
+	const char *p;
+	struct tm tm;
+	time_t t;
+
+	if (sscanf(s, "%4u-%2u-%2u%n", &y, &mo, &d, &n) != 3 || n != 10 || (s[10] != 'T' &&
+									      s[10] != ' ') ||
+	    y < 1970 || y > 9999 || mo < 1 || mo > 12 || d < 1 || d > 31)
+		return -1;
+	tod = parse_tod(s + 11, &p);
+	if (tod < 0)
+		return -1;
+	memset(&tm, 0, sizeof(tm));
+	tm.tm_year = (int)y - 1900;
+	tm.tm_mon = (int)mo - 1;
+	tm.tm_mday = (int)d;
+	tm.tm_hour = (int)(tod / 3600);
+	tm.tm_min = (int)(tod / 60) % 60;
+	tm.tm_sec = (int)tod % 60;
+	if (!*p) {
+		tm.tm_isdst = -1;
+		t = mktime(&tm);
+	} else if (!strcmp(p, "Z")) {
+		t = timegm(&tm);
+	} else {
+		sign = *p == '+' ? 1 : *p == '-' ? -1 : 0;
+		if (!sign || !((sscanf(p + 1, "%2u:%2u%n", &zh, &zm, &n) == 2 && n == 5) ||
+			       (sscanf(p + 1, "%2u%2u%n", &zh, &zm, &n) == 2 && n == 4)) ||
+		    p[1 + n] || zh > 23 || zm > 59)
+			return -1;
+		t = timegm(&tm);
+		if (t != (time_t)-1)
+			t -= sign * (time_t)(zh * 3600 + zm * 60);
+	}
+	if (t == (time_t)-1 || t < 0)
+		return -1;
+	return (double)t + (tod - (double)(long)tod);
+}
+
+int report_filter_time(struct report_filter *f, const char *s, int until)
+{
+	double *rel = until ? &f->until : &f->from, *at = until ? &f->until_at : &f->from_at;
+	int *tod = until ? &f->until_tod : &f->from_tod;
+	const char *end;
+	double v;
+
+	/* the last one given counts */
+	if (!strchr(s, ':')) {
+		if (!report_seconds(s, rel))
+			return 0;
+		*at = -1;
+		return 1;
+	}
+	if (strchr(s, '-')) {
+		v = parse_iso(s);
+		*tod = 0;
+	} else {
+		v = parse_tod(s, &end);
+		*tod = 1;
+		if (v >= 0 && *end)
+			v = -1;
+	}
+	if (v < 0)
+		return 0;
+	*at = v;
+	*rel = until ? -1 : 0;
 	return 1;
 }
 
@@ -307,8 +472,9 @@ static int parse_opts(struct report_opts *o, int argc, char **argv)
 			break;
 		case OPT_FROM:
 		case OPT_UNTIL:
-			if (!report_seconds(optarg, c == OPT_FROM ? &o->flt.from : &o->flt.until))
-				return cli_usage_error("report", "invalid %s '%s': want seconds into the recording",
+			if (!report_filter_time(&o->flt, optarg, c == OPT_UNTIL))
+				return cli_usage_error("report", "invalid %s '%s': want seconds into the recording, "
+						   "HH:MM:SS or YYYY-MM-DDTHH:MM:SS[Z]",
 						   c == OPT_FROM ? "--from" : "--until", optarg);
 			break;
 		case OPT_PID:
@@ -363,15 +529,18 @@ static int parse_opts(struct report_opts *o, int argc, char **argv)
 	if (optind + 1 < argc)
 		return cli_usage_error("report", "unexpected argument '%s'", argv[optind + 1]);
 	o->in = argv[optind];
-	if (o->flt.until >= 0 && o->flt.until <= o->flt.from)
+	if (o->flt.until >= 0 && o->flt.until <= o->flt.from && o->flt.from_at < 0 &&
+	    o->flt.until_at < 0)
 		return cli_usage_error("report", "--until %g is not after --from %g", o->flt.until, o->flt.from);
 	return -1;
 }
 
+/* What an input is: a recording, or a profile of sums (folded, pprof). */
+enum { IN_RAW, IN_FOLDED, IN_PPROF };
+
 /*
- * 1 when the file in is not a raw recording (then a folded profile), 0
- * when it is, -1 with errno set when it cannot be read; it is read again
- * from its start.
+ * The kind of the file in (IN_*), -1 with errno set when it cannot be
+ * read; it is read again from its start.
  */
 static int is_folded(FILE *in)
 {
@@ -380,7 +549,9 @@ static int is_folded(FILE *in)
 
 	if (ferror(in) || fseek(in, 0, SEEK_SET))
 		return -1;
-	return n < sizeof(magic) || memcmp(magic, RAW_MAGIC, RAW_MAGIC_LEN);
+	if (pprofread_is((const unsigned char *)magic, n))
+		return IN_PPROF;
+	return n < sizeof(magic) || memcmp(magic, RAW_MAGIC, RAW_MAGIC_LEN) ? IN_FOLDED : IN_RAW;
 }
 
 /* The input could not be read as a recording: say why; the exit status. */
@@ -392,8 +563,10 @@ static int bad_input(const char *path, const struct rawread *r, enum perr err, i
 		return EXIT_FAIL;
 	}
 	if (folded) {
-		cli_error("cannot read '%s' as a folded profile: %s", path, r->why);
-		cli_hint("give a raw recording (pyrospy record -f raw) or a folded profile (-f folded)");
+		cli_error("cannot read '%s' as a %s profile: %s", path,
+			  folded == IN_PPROF ? "pprof" : "folded", r->why);
+		cli_hint("give a raw recording (pyrospy record -f raw), a folded profile (-f folded) "
+			 "or a gzipped pprof CPU profile (-f pprof)");
 		return EXIT_BADFILE;
 	}
 	cli_error("cannot read '%s' as a recording: %s", path, r->why);
@@ -433,10 +606,13 @@ static int report_run(struct report *rp, FILE *in, int folded, const char *path,
 		char why[160];
 
 		rp->ids = xmalloc((FOLDEDREAD_MAX_DEPTH + 2) * sizeof(*rp->ids));
-		err = foldedread_run(in, report_folded, rp, why, sizeof(why));
+		if (folded == IN_PPROF)
+			err = pprofread_run(in, report_folded, rp, why, sizeof(why));
+		else
+			err = foldedread_run(in, report_folded, rp, why, sizeof(why));
 		if (err) {
 			snprintf(r->why, sizeof(r->why), "%s", why);
-			return bad_input(path, r, err, 1);
+			return bad_input(path, r, err, folded);
 		}
 		r->samples = rp->total;
 	} else {
@@ -452,10 +628,10 @@ static int report_run(struct report *rp, FILE *in, int folded, const char *path,
 /* A filter only a raw recording answers, given for a folded profile. */
 static int folded_cannot(const struct report_filter *f, const char *path, const char *cmd)
 {
-	if (!(f->from > 0 || f->until >= 0 || f->idle || f->gil))
+	if (!(report_filter_timed(f) || f->idle || f->gil))
 		return EXIT_OK;
 	cli_error("filters by time (--from, --until, diff's --base-from ...), --idle and --gil "
-		  "need a raw recording: '%s' is no raw recording", path);
+		  "need a raw recording: '%s' is a profile of sums", path);
 	cli_hint("see 'pyrospy help %s'", cmd);
 	return EXIT_USAGE;
 }

@@ -31,6 +31,12 @@ struct report_tag {
 /* The samples a report keeps (its --from ... --gil); strings stay the caller's. */
 struct report_filter {
 	double from, until;	/* seconds into the recording; until < 0: none */
+	/*
+	 * Or wall times: Unix times, or with *_tod seconds after a local
+	 * midnight (HH:MM:SS), the one nearest the recording's start; < 0: none
+	 */
+	double from_at, until_at;
+	int from_tod, until_tod;
 	pid_t pid;		/* 0: all */
 	const char *thread[REPORT_MAX_THREADS];
 	unsigned int nthread;
@@ -50,6 +56,17 @@ int report_filter_tag(struct report_filter *f, const char *arg);
 
 /* Seconds into a recording ("60", "0.5"): 1 and *out, or 0 when s is none. */
 int report_seconds(const char *s, double *out);
+
+/*
+ * Set f's start (until unset) or end (set) from s: seconds into the
+ * recording, or a wall time, "2026-11-24T05:58:00Z" (ISO 8601, a zone of
+ * Z or +HH:MM, local time without) or "05:58:00" (local time of day, the
+ * one within 12 hours of the start).  1, or 0 when s is none of those.
+ */
+int report_filter_time(struct report_filter *f, const char *s, int until);
+
+/* Whether f has a bound by time (relative or wall). */
+int report_filter_timed(const struct report_filter *f);
 
 /* What report_load() read. */
 struct report_input {

@@ -509,3 +509,44 @@ void test_screenshot(const char *svg, const char *png, struct test_pixels *px)
 	png_decode(png, px);
 	cr_assert_eq(px->w, 1200);
 }
+
+void test_svg_onload(const char *svg, const char *out, const char *js)
+{
+	static const char init[] = "onload=\"init(evt)\"";
+	char *s = test_slurp(svg), *at = strstr(s, init);
+	FILE *f = fopen(out, "w");
+
+	cr_assert(at, "%s: no onload handler", svg);
+	cr_assert(f, "cannot create %s", out);
+	fwrite(s, 1, (size_t)(at - s), f);
+	fputs("onload=\"init(evt);", f);
+	for (const char *c = js; *c; c++) {
+		switch (*c) {
+		case '\'': fputs("&apos;", f); break;
+		case '"': fputs("&quot;", f); break;
+		case '&': fputs("&amp;", f); break;
+		case '<': fputs("&lt;", f); break;
+		default: putc(*c, f);
+		}
+	}
+	fputs(at + strlen(init) - 1, f);
+	cr_assert_eq(fclose(f), 0);
+	free(s);
+}
+
+char *test_dom(const char *svg)
+{
+	char dir[] = "/tmp/pyrospy-chromium-XXXXXX", cmd[4096], *dom;
+	int st;
+
+	cr_assert(mkdtemp(dir));
+	/* its own profile directory: another chromium may be running */
+	snprintf(cmd, sizeof(cmd),
+		 "timeout 90 chromium --headless --no-sandbox --disable-gpu --user-data-dir=%s "
+		 "--dump-dom file://%s 2>/dev/null", dir, svg);
+	dom = test_run(cmd, &st);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	cr_assert_eq(system(cmd), 0);
+	cr_assert_eq(st, 0, "chromium failed (status %d): is /usr/bin/chromium installed?", st);
+	return dom;
+}

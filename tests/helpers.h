@@ -126,6 +126,18 @@ struct test_pixels {
  */
 void test_screenshot(const char *svg, const char *png, struct test_pixels *px);
 
+/*
+ * Copy the flame graph svg to out with js run after the page's own load
+ * handler (a user's clicks, as script), escaped for the attribute.
+ */
+void test_svg_onload(const char *svg, const char *out, const char *js);
+
+/*
+ * Open svg in headless Chromium and return its DOM once loaded, as its
+ * script left it (caller frees); fails the test if Chromium fails.
+ */
+char *test_dom(const char *svg);
+
 /* Directory of the npm consumers (tests/consumers, with node_modules). */
 #define TEST_CONSUMERS SRCDIR "/tests/consumers"
 

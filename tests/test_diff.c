@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <criterion/criterion.h>
+#include <criterion/parameterized.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -225,14 +226,106 @@ static void diff(const struct interp *in, const char *script)
 	files_remove(&f);
 }
 
-Test(diff, foo_shrinks_python, .timeout = 90)
+ParameterizedTestParameters(diff, foo_shrinks_python)
 {
-	diff(&test_pythons[1], "diffwork.py");
+	return cr_make_param_array(size_t, (void *)test_indexes(test_npythons), test_npythons);
 }
 
-Test(diff, foo_shrinks_ruby, .timeout = 90)
+ParameterizedTest(size_t *i, diff, foo_shrinks_python, .timeout = 90)
 {
-	diff(&test_rubies[1], "diffwork.rb");
+	diff(&test_pythons[*i], "diffwork.py");
+}
+
+ParameterizedTestParameters(diff, foo_shrinks_ruby)
+{
+	return cr_make_param_array(size_t, (void *)test_indexes(test_nrubies), test_nrubies);
+}
+
+ParameterizedTest(size_t *i, diff, foo_shrinks_ruby, .timeout = 90)
+{
+	diff(&test_rubies[*i], "diffwork.rb");
+}
+
+/* The <g ...> tag of the frame of func in dom, and its rect's width. */
+static void frame_tag(const char *dom, const char *func, char *tag, size_t cap, double *width)
+{
+	char needle[128];
+	const char *t, *g, *r;
+
+	snprintf(needle, sizeof(needle), "<title>%s (", func);
+	t = strstr(dom, needle);
+	cr_assert_not_null(t, "no frame of %s", func);
+	for (g = t; g > dom && strncmp(g, "<g ", 3); g--)
+		;
+	snprintf(tag, cap, "%.*s", (int)(t - g), g);
+	r = strstr(t, "<rect ");
+	cr_assert_not_null(r);
+	r = strstr(r, " width=\"");
+	cr_assert_not_null(r);
+	*width = strtod(r + 8, NULL);
+}
+
+/* The page's script, then n clicks on its "Hide BASE-only" */
+#define GONE_CLICKS(n) "var b = document.getElementById('gone');" \
+	"for (var k = 0; k < " #n "; k++) b.dispatchEvent(new MouseEvent('click', " \
+	"{ bubbles: true }));"
+
+/*
+ * Frames only in BASE (car's, in a diff of car's samples against bike's)
+ * are drawn at BASE's share, and the page's "Hide BASE-only" hides them
+ * and gives NEW's frames all the width; clicked again, they are back.
+ * Read in headless Chromium, as the page's script left the DOM.
+ */
+Test(diff, base_only_frames_toggle, .timeout = 120)
+{
+	const char *fixture = SRCDIR "/tests/fixtures/rideshare-py311.raw";
+	const char *svg = "/tmp/pyrospy-diff-gone.svg", *click = "/tmp/pyrospy-diff-gone-click.svg";
+	const char *args[] = { "diff", fixture, "--base", "vehicle=car", "--new", "vehicle=bike",
+			       "-o", svg, NULL };
+	char *out, *err, *s, *dom, tag[512];
+	double car_w, bike_w;
+	int st = test_pyrospy(args, &out, &err);
+
+	cr_assert_eq(st, 0, "diff failed (%d): %s", st, err);
+	free(out);
+	free(err);
+	s = test_slurp(svg);
+	cr_assert(strstr(s, ">Hide BASE-only</text>"), "no toggle");
+	frame_tag(s, "order_car", tag, sizeof(tag), &car_w);
+	cr_assert(strstr(tag, "data-n2=\"0\""), "order_car is in NEW: %s", tag);
+	free(s);
+
+	/* as written: car's frames beside bike's, about half the width each */
+	dom = test_dom(svg);
+	frame_tag(dom, "order_car", tag, sizeof(tag), &car_w);
+	cr_assert(!strstr(tag, "display"), "order_car hidden before any click: %s", tag);
+	frame_tag(dom, "order_bike", tag, sizeof(tag), &bike_w);
+	cr_log_info("shown: order_car %.2f px, order_bike %.2f px", car_w, bike_w);
+	cr_assert(car_w > 400 && bike_w > 400 && bike_w < 800, "car %.2f, bike %.2f px", car_w,
+		  bike_w);
+	free(dom);
+
+	/* hidden: bike's frames take the whole graph */
+	test_svg_onload(svg, click, GONE_CLICKS(1));
+	dom = test_dom(click);
+	frame_tag(dom, "order_car", tag, sizeof(tag), &car_w);
+	cr_assert(strstr(tag, "display: none"), "order_car still shown: %s", tag);
+	frame_tag(dom, "order_bike", tag, sizeof(tag), &bike_w);
+	cr_log_info("hidden: order_bike %.2f px", bike_w);
+	cr_assert_gt(bike_w, 1150, "order_bike %.2f px wide without BASE's frames", bike_w);
+	cr_assert(strstr(dom, ">Show BASE-only</text>"), "the toggle does not say so");
+	free(dom);
+
+	/* and back */
+	test_svg_onload(svg, click, GONE_CLICKS(2));
+	dom = test_dom(click);
+	frame_tag(dom, "order_car", tag, sizeof(tag), &car_w);
+	cr_assert(!strstr(tag, "display: none"), "order_car hidden after two clicks: %s", tag);
+	frame_tag(dom, "order_bike", tag, sizeof(tag), &bike_w);
+	cr_assert_lt(bike_w, 800, "order_bike %.2f px after two clicks", bike_w);
+	free(dom);
+	unlink(svg);
+	unlink(click);
 }
 
 static void refused(const char *const *args, int status, const char *what)

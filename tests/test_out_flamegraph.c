@@ -310,3 +310,89 @@ Test(flamegraph, write_error_sets_errno)
 	fclose(f);
 	profile_release(&p);
 }
+
+/* The hidden graph of total samples in s (caller frees). */
+static char *view_of(const char *s, unsigned int total)
+{
+	char needle[64];
+	const char *v, *end;
+
+	snprintf(needle, sizeof(needle), "<g class=\"view hide\" data-total=\"%u\"", total);
+	v = strstr(s, needle);
+	cr_assert_not_null(v, "no graph of %u samples", total);
+	end = strstr(v + 1, "<g class=\"view");
+	if (!end)
+		end = v + strlen(v);
+	return strndup(v, (size_t)(end - v));
+}
+
+/*
+ * The tag bar: each key's values, most samples first, with their share;
+ * each value's graph of its samples alone, its tag sets merged (region=eu
+ * holds car's and bike's); names as text, never markup.
+ */
+Test(flamegraph, tag_bar_views)
+{
+	const char *car[] = { "main", "order_car", NULL };
+	const char *bike[] = { "main", "order_bike", NULL };
+	struct profile p;
+	char *s;
+	const char *bar;
+	char *view;
+
+	profile_init(&p);
+	add(&p, "region=eu,vehicle=car", car, 60);
+	add(&p, "region=eu,vehicle=bike", bike, 30);
+	add(&p, "vehicle=<b>&\"x\"", bike, 10);
+	s = svg(&p);
+	cr_assert(xml_ok(s));
+	bar = strstr(s, "<text id=\"tags\"");
+	cr_assert_not_null(bar);
+	cr_assert(strstr(bar, "<tspan class=\"key\">region:</tspan> <tspan class=\"tv\" "
+			      "data-view=\"1\">eu 90.0%</tspan>   <tspan class=\"key\">vehicle:"
+			      "</tspan> <tspan class=\"tv\" data-view=\"2\">car 60.0%</tspan> "
+			      "<tspan class=\"tv\" data-view=\"3\">bike 30.0%</tspan> <tspan "
+			      "class=\"tv\" data-view=\"4\">&lt;b&gt;&amp;&quot;x&quot; 10.0%</tspan>"
+			      "</text>"), "%.600s", bar);
+	cr_assert_eq(count(s, "<g class=\"view"), 5);
+	cr_assert_eq(count(s, "<g class=\"view hide\""), 4, "only all samples shown at first");
+	/* region=eu: 90 samples, main merged across its two tag sets, no tag frame */
+	view = view_of(s, 90);
+	cr_assert(strstr(view, "<title>main (app.py:10) (90 samples, 100.00%)</title>"), "%s", view);
+	cr_assert_null(strstr(view, "{"), "%s", view);
+	free(view);
+	/* vehicle=car: car's function only */
+	view = view_of(s, 60);
+	cr_assert(strstr(view, "<title>order_car (app.py:11) (60 samples, 100.00%)</title>"));
+	cr_assert_null(strstr(view, "order_bike"), "%s", view);
+	free(view);
+	free(s);
+	profile_release(&p);
+}
+
+/*
+ * A key of many values (a request id): the bar shows what fits one line
+ * (150 characters), so the file carries at most that many more graphs,
+ * whatever the number of values.
+ */
+Test(flamegraph, tag_bar_bounded)
+{
+	const char *work[] = { "main", "work", NULL };
+	struct profile p;
+	char tags[64], *s;
+	size_t values, plain;
+
+	profile_init(&p);
+	for (int i = 0; i < 5000; i++) {
+		snprintf(tags, sizeof(tags), "request=%08d", i);
+		add(&p, tags, work, 1 + (uint64_t)(i % 3));
+	}
+	s = svg_meta(&p, "pid 42", 0, 1);
+	values = count(s, "class=\"tv\"");
+	cr_assert(values >= 5 && values <= 150 / 18, "%zu values in the bar", values);
+	cr_assert_eq(count(s, "<g class=\"view"), values + 1);
+	plain = strlen(s);
+	free(s);
+	profile_release(&p);
+	cr_assert_lt(plain, 64 * 1024, "%zu bytes", plain);
+}

@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "helpers.h"
 #include "target.h"
@@ -464,4 +465,158 @@ Test(raw, report_refuses_what_is_no_recording)
 	cr_assert_eq(st, 2, "exit %d: %s", st, err);
 	free(out);
 	free(err);
+}
+
+/*
+ * The recording's start, read as docs/raw-format.md says: the first
+ * block's first record, "M" and start_us.
+ */
+static double raw_start(const char *raw)
+{
+	unsigned char head[21], *z, out[64];
+	uLongf outlen = sizeof(out);
+	uint32_t zlen;
+	uint64_t us = 0;
+	FILE *f = fopen(raw, "rb");
+
+	cr_assert_not_null(f);
+	cr_assert_eq(fread(head, 1, sizeof(head), f), sizeof(head));
+	cr_assert(!memcmp(head, "PYSPYRAW\001", 9));
+	zlen = head[9] | head[10] << 8 | head[11] << 16 | (uint32_t)head[12] << 24;
+	z = malloc(zlen);
+	cr_assert_eq(fread(z, 1, zlen, f), zlen);
+	fclose(f);
+	/* the block holds more: a partial inflate of its start is enough */
+	{
+		z_stream zs;
+
+		memset(&zs, 0, sizeof(zs));
+		cr_assert_eq(inflateInit(&zs), Z_OK);
+		zs.next_in = z;
+		zs.avail_in = zlen;
+		zs.next_out = out;
+		zs.avail_out = sizeof(out);
+		inflate(&zs, Z_SYNC_FLUSH);
+		outlen = sizeof(out) - zs.avail_out;
+		inflateEnd(&zs);
+	}
+	free(z);
+	cr_assert(outlen > 2 && out[0] == 'M');
+	for (unsigned int i = 1, shift = 0; i < outlen && shift < 64; i++, shift += 7) {
+		us |= (uint64_t)(out[i] & 0x7f) << shift;
+		if (!(out[i] & 0x80))
+			break;
+	}
+	return (double)us / 1e6;
+}
+
+/* at as ISO 8601 in UTC ("Z"), or at the offset off seconds east (+HH:MM). */
+static void iso(char *buf, size_t cap, double at, long off)
+{
+	time_t t = (time_t)at + off;
+	struct tm tm;
+	char day[32];
+
+	gmtime_r(&t, &tm);
+	strftime(day, sizeof(day), "%Y-%m-%dT%H:%M:%S", &tm);
+	if (off)
+		snprintf(buf, cap, "%s.%06ld%c%02ld:%02ld", day, (long)((at - (double)(time_t)at) * 1e6),
+			 off < 0 ? '-' : '+', labs(off) / 3600, labs(off) / 60 % 60);
+	else
+		snprintf(buf, cap, "%s.%06ldZ", day, (long)((at - (double)(time_t)at) * 1e6));
+}
+
+/* at as local time of day, HH:MM:SS.ffffff, in the time zone TZ says. */
+static void tod(char *buf, size_t cap, double at)
+{
+	time_t t = (time_t)at;
+	struct tm tm;
+	char hms[16];
+
+	localtime_r(&t, &tm);
+	strftime(hms, sizeof(hms), "%H:%M:%S", &tm);
+	snprintf(buf, cap, "%s.%06ld", hms, (long)((at - (double)(time_t)at) * 1e6));
+}
+
+/*
+ * --from and --until as wall times: the start of the recording plus 1 s
+ * and 3 s, as ISO 8601 in UTC, at another offset, without a zone (local
+ * time), and as a time of day (local: TZ 9 hours east of UTC) keep the
+ * samples "--from 1 --until 3" keeps; a wall end before the start keeps
+ * none; a time that is none is refused.
+ */
+Test(raw, wall_times, .timeout = 90)
+{
+	const struct interp *in = &test_pythons[1];
+	struct files f;
+	char *err, *want, *out, a[64], b[64];
+	const char *extra[] = { "-d", "4", "-r", "100", NULL };
+	const char *rel[] = { "--from", "1", "--until", "3", NULL };
+	const char *wall[] = { "--from", a, "--until", b, NULL };
+	const char *before[] = { "--until", a, NULL };
+	double start;
+	int st;
+
+	files_make(&f);
+	st = test_record_to(in, "seed.py", extra, f.raw, &err);
+	cr_assert_eq(st, 0, "%s: record failed (%d): %s", in->bin, st, err);
+	free(err);
+	start = raw_start(f.raw);
+	want = report(f.raw, rel, NULL);
+	cr_assert_gt(total(want), 100, "%s: %lu samples from 1 s to 3 s", in->bin, total(want));
+
+	iso(a, sizeof(a), start + 1, 0);
+	iso(b, sizeof(b), start + 3, 0);
+	out = report(f.raw, wall, NULL);
+	cr_log_info("start %.6f: --from %s --until %s: %lu samples (relative: %lu)", start, a, b,
+		    total(out), total(want));
+	cr_assert_str_eq(out, want, "--from %s --until %s", a, b);
+	free(out);
+
+	iso(a, sizeof(a), start + 1, -(5 * 3600 + 30 * 60));
+	iso(b, sizeof(b), start + 3, 2 * 3600);
+	out = report(f.raw, wall, NULL);
+	cr_assert_str_eq(out, want, "--from %s --until %s", a, b);
+	free(out);
+
+	setenv("TZ", "XST-9", 1);
+	tzset();
+	iso(a, sizeof(a), start + 1 + 9 * 3600, 0);
+	iso(b, sizeof(b), start + 3 + 9 * 3600, 0);
+	a[strlen(a) - 1] = b[strlen(b) - 1] = '\0';	/* local: no zone */
+	out = report(f.raw, wall, NULL);
+	cr_assert_str_eq(out, want, "TZ=XST-9 --from %s --until %s", a, b);
+	free(out);
+	tod(a, sizeof(a), start + 1);
+	tod(b, sizeof(b), start + 3);
+	out = report(f.raw, wall, NULL);
+	cr_log_info("TZ=XST-9: --from %s --until %s: %lu samples", a, b, total(out));
+	cr_assert_str_eq(out, want, "TZ=XST-9 --from %s --until %s", a, b);
+	free(out);
+	unsetenv("TZ");
+	tzset();
+
+	iso(a, sizeof(a), start - 60, 0);
+	out = report(f.raw, before, NULL);
+	cr_assert_str_eq(out, "", "--until %s, before the start", a);
+	free(out);
+	free(want);
+
+	{
+		const char *bad[][5] = {
+			{ "report", f.raw, "--from", "25:00:00", NULL },
+			{ "report", f.raw, "--until", "2026-13-01T00:00:00Z", NULL },
+			{ "report", f.raw, "--until", "2026-11-01T00:00:00+0x:00", NULL },
+			{ "report", f.raw, "--from", "12:00:00junk", NULL },
+		};
+
+		for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+			st = test_pyrospy(bad[i], &out, &err);
+			cr_assert_eq(st, 2, "%s: exit %d: %s", bad[i][3], st, err);
+			cr_assert(strstr(err, "HH:MM:SS") && strstr(err, "\nhint: "), "%s", err);
+			free(out);
+			free(err);
+		}
+	}
+	files_remove(&f);
 }
