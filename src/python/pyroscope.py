@@ -5,11 +5,18 @@ pyrospy exec puts this module ahead of the real one, so that an app
 instrumented with `pyroscope.configure(...)` and `pyroscope.tag_wrapper`
 is profiled from outside, unchanged.  configure() keeps the tags and
 ignores everything else (server address, sample rate, ...): pyrospy's own
-options decide those.
+options decide those.  `pyroscope.otel` is pyroscope_otel.py: the span
+processor of the pyroscope-otel package.
 """
 
+import sys
+
 import pyrospy
+import pyroscope_otel as otel
 from pyrospy import tag_wrapper
+
+# import pyroscope.otel finds it here once pyroscope is imported
+sys.modules[__name__ + ".otel"] = otel
 
 __all__ = ["configure", "tag_wrapper", "add_thread_tag", "remove_thread_tag", "shutdown"]
 
