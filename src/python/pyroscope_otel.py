@@ -36,7 +36,9 @@ SPAN_NAME_PYROSCOPE_TAG_KEY = "span_name"
 TRACE_ID_PYROSCOPE_TAG_KEY = "trace_id"
 
 _get_ident = threading.get_ident
-_open = {}      # id(span) -> (thread ident, set before, set while it runs)
+# (trace_id, span_id) of a root span -> (thread ident, set before, set
+# while it runs); the SDK hands on_end a ReadableSpan, not the Span itself
+_open = {}
 
 
 def _is_root_span(span):
@@ -60,11 +62,12 @@ def _start(span):
     pyrospy._pyrospy_tags[ident] = new
     if old is None and ident not in pyrospy._watched:
         pyrospy._watch(ident)
-    _open[id(span)] = (ident, old, new)
+    _open[(ctx.trace_id, ctx.span_id)] = (ident, old, new)
 
 
 def _end(span):
-    got = _open.pop(id(span), None)
+    ctx = span.context
+    got = _open.pop((ctx.trace_id, ctx.span_id), None)
     if got is None:
         return
     ident, old, new = got

@@ -1,7 +1,8 @@
 # A traced app: two threads, each running root spans around units of work
 # (unit_T_I, with a nested span inside), and idle() outside any span.  The
 # tracer is a minimal OpenTelemetry-like span API (the SDK is not in every
-# Debian of the matrix): it calls the span processor the way the SDK does.
+# Debian of the matrix): it calls the span processor the way the SDK does
+# (on_start with the Span, on_end with a ReadableSpan made of it).
 # Prints one line per span: "root unit_T_I SPAN_ID TRACE_ID ATTR" or
 # "inner unit_T_I - - ATTR" (ATTR: pyroscope.profile.id, or "-").
 import os
@@ -30,7 +31,14 @@ class Span:
         self.attributes[key] = value
 
     def end(self):
-        self._tracer.processor.on_end(self)
+        # as the SDK does: on_end gets a ReadableSpan, another object
+        self._tracer.processor.on_end(ReadableSpan(self))
+
+
+class ReadableSpan:
+    def __init__(self, span):
+        self.name, self.context, self.parent = span.name, span.context, span.parent
+        self.attributes = dict(span.attributes)
 
 
 class Tracer:

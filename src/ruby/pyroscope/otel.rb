@@ -44,6 +44,7 @@ module Pyroscope
         @root_span_only = true
         @add_span_name = true
         @add_url = true
+        @open = {}  # span id of a root span running -> what Pyrospy._enter said
       end
 
       def on_start(span, parent_context = nil)
@@ -55,17 +56,16 @@ module Pyroscope
         tags = { "span_id" => span_id, "trace_id" => ctx.trace_id.unpack1("H*") }
         tags["span_name"] = span.name.to_s if @add_span_name
         got = Pyrospy._enter(tags)
-        span.instance_variable_set(:@__pyrospy_span__, got) if got
+        @open[ctx.span_id] = got if got
       rescue StandardError => e
         OpenTelemetry.handle_error(exception: e, message: "pyrospy: span start") if defined?(OpenTelemetry.handle_error)
       end
 
       def on_finish(span)
-        return unless span.instance_variable_defined?(:@__pyrospy_span__)
+        return if @open.empty?
 
-        got = span.instance_variable_get(:@__pyrospy_span__)
-        span.remove_instance_variable(:@__pyrospy_span__)
-        Pyrospy._leave(got, KEYS)
+        got = @open.delete(span.context.span_id)
+        Pyrospy._leave(got, KEYS) if got
       rescue StandardError => e
         OpenTelemetry.handle_error(exception: e, message: "pyrospy: span finish") if defined?(OpenTelemetry.handle_error)
       end
