@@ -17,12 +17,14 @@
  * inside, idle time between) registers the span processor written for
  * pyroscope-otel (pyroscope.otel.PyroscopeSpanProcessor,
  * Pyroscope::Otel::SpanProcessor) and runs under pyrospy exec --server
- * tests/receiver.py.  tests/span-check then holds what the receiver
+ * tests/receiver.py (the tracer: a minimal span API written in the app, as
+ * no Debian of the matrix but sid has an OpenTelemetry SDK; on sid the
+ * SDK's too).  tests/span-check then holds what the receiver
  * accepted against the spans the app printed: every sample in a unit
  * carries its root span's span_id, span_name and trace_id, none outside,
  * and each root span has the pyroscope.profile.id attribute.
  */
-static void traced_app(const struct interp *in, const char *protocol)
+static void traced_app(const struct interp *in, const char *protocol, int sdk)
 {
 	const char *script = test_target_for(in, in->lang == TARGET_RUBY ? "span.rb" : "span.py");
 	char log[64], appout[64], file[64], port[32], url[64], root[1024], cmd[512];
@@ -51,6 +53,10 @@ static void traced_app(const struct interp *in, const char *protocol)
 	}
 	args[n++] = in->bin;
 	args[n++] = script;
+	if (sdk) {
+		args[n++] = "0.5";
+		args[n++] = "sdk";
+	}
 	args[n] = NULL;
 	st = test_pyrospy(args, &out, &err);
 	test_stop(rx);
@@ -80,7 +86,7 @@ ParameterizedTestParameters(span, python)
 
 ParameterizedTest(size_t *i, span, python, .timeout = 90)
 {
-	traced_app(&test_pythons[*i], "push");
+	traced_app(&test_pythons[*i], "push", 0);
 }
 
 ParameterizedTestParameters(span, ruby)
@@ -90,16 +96,38 @@ ParameterizedTestParameters(span, ruby)
 
 ParameterizedTest(size_t *i, span, ruby, .timeout = 90)
 {
-	traced_app(&test_rubies[*i], "push");
+	traced_app(&test_rubies[*i], "push", 0);
 }
 
 /* The same over /ingest (folded: the tags in the name), on one of each. */
 Test(span, ingest_python, .timeout = 90)
 {
-	traced_app(&test_pythons[1], "ingest");
+	traced_app(&test_pythons[1], "ingest", 0);
 }
 
 Test(span, ingest_ruby, .timeout = 90)
 {
-	traced_app(&test_rubies[1], "ingest");
+	traced_app(&test_rubies[1], "ingest", 0);
+}
+
+/*
+ * On the OpenTelemetry SDK itself where the matrix's Debian has it
+ * (python3-opentelemetry-sdk: sid, scripts/provision-chroots): the
+ * processor registered with a TracerProvider, whose spans the SDK makes
+ * and ends (on_end gets a ReadableSpan).
+ */
+ParameterizedTestParameters(span, python_sdk)
+{
+	static size_t sid[2];
+	size_t n = 0;
+
+	for (size_t i = 0; i < test_npythons; i++)
+		if (test_pythons[i].root && !strcmp(test_pythons[i].root, "sid"))
+			sid[n++] = i;
+	return cr_make_param_array(size_t, sid, n);
+}
+
+ParameterizedTest(size_t *i, span, python_sdk, .timeout = 90)
+{
+	traced_app(&test_pythons[*i], "push", 1);
 }

@@ -2,7 +2,8 @@
 # (unit_T_I, with a nested span inside), and idle() outside any span.  The
 # tracer is a minimal OpenTelemetry-like span API (the SDK is not in every
 # Debian of the matrix): it calls the span processor the way the SDK does
-# (on_start with the Span, on_end with a ReadableSpan made of it).
+# (on_start with the Span, on_end with a ReadableSpan made of it), or the
+# SDK itself: span.py SECS sdk.
 # Prints one line per span: "root unit_T_I SPAN_ID TRACE_ID ATTR" or
 # "inner unit_T_I - - ATTR" (ATTR: pyroscope.profile.id, or "-").
 import os
@@ -61,7 +62,41 @@ class Tracer:
         span.end()
 
 
-tracer = Tracer(PyroscopeSpanProcessor())
+class SdkTracer:
+    """The same on the OpenTelemetry SDK (argument "sdk"), where Debian has it."""
+
+    def __init__(self, processor):
+        from opentelemetry import trace
+        from opentelemetry.sdk.trace import TracerProvider
+
+        self.api = trace
+        provider = TracerProvider()
+        provider.add_span_processor(processor)
+        self.tracer = provider.get_tracer("span")
+        self.local = threading.local()
+
+    def start(self, name, remote_parent=None):
+        api = self.api
+        stack = self.local.__dict__.setdefault("stack", [])
+        if stack:
+            parent = stack[-1]
+        elif remote_parent:
+            parent = api.NonRecordingSpan(api.SpanContext(
+                remote_parent.trace_id, remote_parent.span_id, is_remote=True,
+                trace_flags=api.TraceFlags(1)))
+        else:
+            parent = api.INVALID_SPAN
+        span = self.tracer.start_span(name, context=api.set_span_in_context(parent))
+        stack.append(span)
+        return span
+
+    def finish(self, span):
+        self.local.stack.pop()
+        span.end()
+
+
+sdk = len(sys.argv) > 2 and sys.argv[2] == "sdk"
+tracer = (SdkTracer if sdk else Tracer)(PyroscopeSpanProcessor())
 lock = threading.Lock()
 log = []
 
