@@ -10,6 +10,7 @@ processor of the pyroscope-otel package.
 """
 
 import sys
+import threading
 
 import pyrospy
 import pyroscope_otel as otel
@@ -26,13 +27,26 @@ def configure(tags=None, **ignored):
         pyrospy.add_tags(tags)
 
 
-def add_thread_tag(thread_id, key, value):
+def _thread_args(args):
+    # the agent's two APIs: (thread_id, key, value), and since its 1.0
+    # (what pyroscope-otel 1.1 calls) (key, value) on the calling thread
+    if len(args) == 2:
+        return (threading.get_ident(),) + tuple(args)
+    if len(args) == 3:
+        return tuple(args)
+    raise TypeError("expected (key, value) or (thread_id, key, value), got %d arguments"
+                    % len(args))
+
+
+def add_thread_tag(*args):
+    thread_id, key, value = _thread_args(args)
     tags = pyrospy._thread_tags(thread_id)
     tags[key] = value
     pyrospy._thread_set(thread_id, tags)
 
 
-def remove_thread_tag(thread_id, key, value):
+def remove_thread_tag(*args):
+    thread_id, key, value = _thread_args(args)
     tags = pyrospy._thread_tags(thread_id)
     tags.pop(str(key), None)
     pyrospy._thread_set(thread_id, tags)
