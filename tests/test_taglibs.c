@@ -46,8 +46,9 @@ static int entries(const char *dir)
 
 /*
  * Every helper of the sources (the .py of src/python, the .rb of src/ruby
- * and its subdirectories: ruby/pyroscope/otel.rb) is written out byte for byte, in a new directory of TMPDIR that only its owner may
- * enter; release removes it.
+ * and its subdirectories: ruby/pyroscope/otel.rb) is written out byte for
+ * byte, in a new directory of TMPDIR that only its owner may enter;
+ * release removes it.
  */
 Test(taglibs, extract_is_the_sources, .init = make_tmp, .fini = remove_tmp)
 {
