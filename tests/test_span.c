@@ -66,7 +66,8 @@ static void traced_app(const struct interp *in, const char *protocol, int sdk)
 	cr_assert_not_null(f);
 	fputs(out, f);
 	fclose(f);
-	snprintf(cmd, sizeof(cmd), "%s/tests/span-check %s %s", SRCDIR, log, appout);
+	snprintf(cmd, sizeof(cmd), "/usr/bin/python3.11 %s/tests/span-check %s %s", SRCDIR, log,
+		 appout);
 	check = test_run(cmd, &st);
 	cr_log_info("%s %s: %s", in->bin, protocol, check);
 	cr_assert_eq(st, 0, "%s (%s): %s\napp:\n%s\npyrospy: %s", in->bin, protocol, check, out,
