@@ -81,6 +81,13 @@ struct ingest_chunk {
 size_t ingest_pprof_chunks(const struct ingest_opts *o, const struct profile *p, time_t from,
 			   time_t until, struct ingest_chunk **out);
 
+/*
+ * Add src's stacks to dst under a tag set frame "k=v,k=v" (tags; "": no
+ * labels), for ingest_pprof_chunks() to make sample labels of.  Stacks are
+ * at most INGEST_MAX_DEPTH deep (an ingest_group's are).
+ */
+void ingest_profile_under(struct profile *dst, const char *tags, const struct profile *src);
+
 /* A growing, NUL-terminated byte buffer. */
 struct ingest_buf {
 	char *s;

@@ -122,6 +122,16 @@ static int copy_stack(void *arg, const struct profile *p, const uint32_t *frames
 	return 0;
 }
 
+void ingest_profile_under(struct profile *dst, const char *tags, const struct profile *src)
+{
+	struct copier c = { .dst = dst };
+
+	c.ids = xmalloc((INGEST_MAX_DEPTH + 2) * sizeof(*c.ids));
+	c.tags = profile_frame(dst, PROFILE_TAGS, tags, "", 0);
+	profile_stacks(src, copy_stack, &c);
+	free(c.ids);
+}
+
 /*
  * One request per window (more if it is big): the groups under their tag
  * sets in one profile, each tag a sample label, which Grafana turns into
@@ -132,20 +142,17 @@ static struct ingest_req **pprof_encode(const struct ingest_opts *o, const struc
 					struct ingest_req **tail)
 {
 	struct profile all;
-	struct copier c = { .dst = &all };
 	struct ingest_chunk *ck;
 	char *app = ingest_service_name(o), *eapp = ingest_urlencode(app);
 	char *espy = ingest_urlencode(o->spy_name ? o->spy_name : "pyrospy");
 	size_t n;
 
 	profile_init(&all);
-	c.ids = xmalloc((INGEST_MAX_DEPTH + 2) * sizeof(*c.ids));
 	for (size_t i = 0; i < ng; i++) {
 		char *t = tags_text(&g[i]);
 
-		c.tags = profile_frame(&all, PROFILE_TAGS, t, "", 0);
+		ingest_profile_under(&all, t, &g[i].prof);
 		free(t);
-		profile_stacks(&g[i].prof, copy_stack, &c);
 	}
 	n = ingest_pprof_chunks(o, &all, from, until, &ck);
 	for (size_t i = 0; i < n; i++) {
@@ -162,7 +169,6 @@ static struct ingest_req **pprof_encode(const struct ingest_opts *o, const struc
 		tail = &r->next;
 	}
 	free(ck);
-	free(c.ids);
 	profile_release(&all);
 	free(app);
 	free(eapp);

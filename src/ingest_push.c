@@ -26,6 +26,13 @@
  * samples one gzipped pprof.  The server gives each profile its ID.
  * Requests are cut at INGEST_MAX_BODY bytes of pprof uncompressed, under
  * the server's rate-limit burst.
+ *
+ * A span_id tag (span profiles: the helpers' span processors) is the
+ * exception: it goes in the pprof as a sample label, the groups that
+ * differ by it alone sharing one series.  That is where the agents put it
+ * and where Grafana Pyroscope looks for it (its distributor groups the
+ * samples without span_id, pkg/model VisitSampleSeries); as a series label
+ * every span would be a series of its own.
  */
 
 struct label {
@@ -67,6 +74,51 @@ static void series(struct pb *b, const struct ingest_opts *o, const char *servic
 	pb_close(b, msg);
 }
 
+#define SPAN_ID "span_id"
+
+/* Whether a and b have the same tags but for span_id (tags are by key). */
+static int same_but_span(const struct ingest_group *a, const struct ingest_group *b)
+{
+	size_t i = 0, j = 0;
+
+	for (;;) {
+		if (i < a->ntags && !strcmp(a->tags[i].key, SPAN_ID))
+			i++;
+		if (j < b->ntags && !strcmp(b->tags[j].key, SPAN_ID))
+			j++;
+		if (i == a->ntags || j == b->ntags)
+			return i == a->ntags && j == b->ntags;
+		if (strcmp(a->tags[i].key, b->tags[j].key) ||
+		    strcmp(a->tags[i].value, b->tags[j].value))
+			return 0;
+		i++;
+		j++;
+	}
+}
+
+/* Group g's span_id as a tag set text ("span_id=V"), "" without one; caller frees. */
+static char *span_text(const struct ingest_group *g)
+{
+	for (size_t i = 0; i < g->ntags; i++)
+		if (!strcmp(g->tags[i].key, SPAN_ID))
+			return xstrfmt("%s=%s", SPAN_ID, g->tags[i].value);
+	return xstrdup("");
+}
+
+/* g with its span_id left out (the tags shared, not copied), in buf[cap]. */
+static struct ingest_group without_span(const struct ingest_group *g, struct ingest_tag *buf,
+					size_t cap)
+{
+	struct ingest_group r = *g;
+
+	r.ntags = 0;
+	for (size_t i = 0; i < g->ntags && r.ntags < cap; i++)
+		if (strcmp(g->tags[i].key, SPAN_ID))
+			buf[r.ntags++] = g->tags[i];
+	r.tags = buf;
+	return r;
+}
+
 struct pending {
 	struct pb body;
 	size_t raw;
@@ -99,17 +151,37 @@ static struct ingest_req **push_encode(const struct ingest_opts *o, const struct
 {
 	struct pending q = { 0 };
 	char *service = ingest_service_name(o);
+	char *done = xcalloc(ng ? ng : 1, 1);
 
 	for (size_t i = 0; i < ng; i++) {
+		struct ingest_tag tags[INGEST_MAX_TAGS + 1];
+		struct ingest_group base;
 		struct ingest_chunk *ck;
-		size_t n = ingest_pprof_chunks(o, &g[i].prof, from, until, &ck);
+		struct profile all;
+		size_t n;
 
+		if (done[i])
+			continue;
+		/* this group and those differing from it by span_id alone */
+		profile_init(&all);
+		for (size_t j = i; j < ng; j++) {
+			char *t;
+
+			if (done[j] || !same_but_span(&g[i], &g[j]))
+				continue;
+			done[j] = 1;
+			t = span_text(&g[j]);
+			ingest_profile_under(&all, t, &g[j].prof);
+			free(t);
+		}
+		base = without_span(&g[i], tags, ARRAY_SIZE(tags));
+		n = ingest_pprof_chunks(o, &all, from, until, &ck);
 		for (size_t k = 0; k < n; k++) {
 			if (q.nseries && q.raw + ck[k].raw > INGEST_MAX_BODY)
 				tail = flush(&q, tail);
 			if (!q.nseries)
 				q.first = g[i].name;
-			series(&q.body, o, service, &g[i], &ck[k].gz);
+			series(&q.body, o, service, &base, &ck[k].gz);
 			q.raw += ck[k].raw;
 			q.nseries++;
 			q.stacks += ck[k].stacks;
@@ -117,8 +189,10 @@ static struct ingest_req **push_encode(const struct ingest_opts *o, const struct
 			pb_release(&ck[k].gz);
 		}
 		free(ck);
+		profile_release(&all);
 	}
 	tail = flush(&q, tail);
+	free(done);
 	free(service);
 	return tail;
 }

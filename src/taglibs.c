@@ -61,13 +61,12 @@ static int write_all(int fd, const unsigned char *p, size_t len)
 	return 0;
 }
 
-/* One helper, and the directory it sits in, inside the private dirfd. */
+/* One helper, and the directories it sits in, inside the private dirfd. */
 static int write_helper(int dirfd, const struct taglibs_file *f)
 {
-	const char *slash = strchr(f->name, '/');
 	int fd, ret;
 
-	if (slash) {
+	for (const char *slash = strchr(f->name, '/'); slash; slash = strchr(slash + 1, '/')) {
 		char sub[64];
 
 		if ((size_t)(slash - f->name) >= sizeof(sub)) {

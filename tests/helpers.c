@@ -394,7 +394,7 @@ void test_use_helpers(const struct interp *in)
 	if (!in->root) {
 		snprintf(dir, sizeof(dir), "%s/src/%s", SRCDIR, lang);
 	} else {
-		snprintf(cmd, sizeof(cmd), "cp %s/src/%s/* '%s/%s/tmp/'", SRCDIR, lang,
+		snprintf(cmd, sizeof(cmd), "cp -r %s/src/%s/* '%s/%s/tmp/'", SRCDIR, lang,
 			 test_chroots(), in->root);
 		cr_assert_eq(system(cmd), 0, "cannot copy the %s helpers into chroot %s", lang,
 			     in->root);

@@ -987,16 +987,30 @@ class Handler(BaseHTTPRequestHandler):
                 # G's ingestion window: reject_older_than 1h, reject_newer_than 10m
                 if not now - 3600 < frm < now + 600:
                     raise Reject(400, "profile timestamp %d is outside the ingestion window" % frm)
-                if list(series) != ["{}"]:
-                    raise strict("sample labels in a push: %r (tags belong in the series)"
-                                 % list(series))
-                stacks = series["{}"]
-                r = dict(rec)
-                r.update(labels=ls, tags=tags, app=ls["service_name"], **{"from": frm},
-                         until=until, sampleRate=rate, format="pprof", bytes=len(raw["raw_profile"]),
-                         samples=sum(stacks.values()), stacks=stacks, content_type=ctype,
-                         runtime=[ls.get("process_runtime_name"), ls.get("process_runtime_version")])
-                out.append(r)
+                # tags belong in the series, but for span_id: G groups the
+                # samples without it and keeps it with them (span profiles);
+                # a series label span_id would make every span a series
+                if "span_id" in tags:
+                    raise strict("span_id as a series label: G reads span profiles from the "
+                                 "sample label, and each span would be a series")
+                first = True
+                for key, stacks in series.items():
+                    sl = json.loads(key)
+                    if set(sl) - {"span_id"}:
+                        raise strict("sample labels in a push: %r (tags belong in the series, "
+                                     "span_id alone in the samples)" % key)
+                    if "span_id" in sl and not re.fullmatch(r"[0-9a-f]{16}", sl["span_id"]):
+                        raise strict("span_id %r: not 16 lowercase hex digits" % sl["span_id"])
+                    r = dict(rec)
+                    r.update(labels=ls, tags=dict(tags, **sl), sample_labels=sl,
+                             app=ls["service_name"], **{"from": frm}, until=until,
+                             sampleRate=rate, format="pprof",
+                             bytes=len(raw["raw_profile"]) if first else 0,
+                             samples=sum(stacks.values()), stacks=stacks, content_type=ctype,
+                             runtime=[ls.get("process_runtime_name"),
+                                      ls.get("process_runtime_version")])
+                    first = False
+                    out.append(r)
         return out
 
 

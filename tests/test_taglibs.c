@@ -45,13 +45,15 @@ static int entries(const char *dir)
 }
 
 /*
- * Every helper of the sources (the .py of src/python, the .rb of src/ruby) is written
- * out byte for byte, in a new directory of TMPDIR that only its owner may
- * enter; release removes it.
+ * Every helper of the sources (the .py of src/python, the .rb of src/ruby
+ * and its subdirectories: ruby/pyroscope/otel.rb) is written out byte for
+ * byte, in a new directory of TMPDIR that only its owner may enter;
+ * release removes it.
  */
 Test(taglibs, extract_is_the_sources, .init = make_tmp, .fini = remove_tmp)
 {
-	static const char *const patterns[] = { SRCDIR "/src/python/*.py", SRCDIR "/src/ruby/*.rb" };
+	static const char *const patterns[] = { SRCDIR "/src/python/*.py", SRCDIR "/src/ruby/*.rb",
+						SRCDIR "/src/ruby/*/*.rb" };
 	struct taglibs h;
 	struct stat st;
 	size_t srclen = strlen(SRCDIR "/src/"), nfiles = 0, nembedded = 0;
@@ -63,7 +65,7 @@ Test(taglibs, extract_is_the_sources, .init = make_tmp, .fini = remove_tmp)
 	cr_assert(S_ISDIR(st.st_mode));
 	cr_assert_eq(st.st_mode & 0777, 0700, "mode %o", st.st_mode & 0777);
 	cr_assert_eq(st.st_uid, geteuid());
-	for (size_t i = 0; i < 2; i++) {
+	for (size_t i = 0; i < sizeof(patterns) / sizeof(patterns[0]); i++) {
 		glob_t g;
 
 		cr_assert_eq(glob(patterns[i], 0, NULL, &g), 0, "%s", patterns[i]);

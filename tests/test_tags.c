@@ -331,7 +331,8 @@ ParameterizedTest(size_t *i, tags, hostile_ruby, .timeout = 60)
 /*
  * pyrospy exec puts the helpers on the child's path, and code written for
  * the Pyroscope agents runs unchanged: configure's tags and tag_wrapper
- * are kept, its other settings ignored.
+ * are kept, its other settings ignored; Python's add_thread_tag and
+ * remove_thread_tag also in the 1.0 form (key, value: this thread).
  */
 Test(tags, exec_and_pyroscope_code, .timeout = 60)
 {
@@ -341,6 +342,9 @@ Test(tags, exec_and_pyroscope_code, .timeout = 60)
 		"pyroscope.configure(app_name='shop', server_address='http://x:4040',\n"
 		"                    sample_rate=100, detect_subprocesses=True,\n"
 		"                    tags={'env': 'prod'})\n"
+		"pyroscope.add_thread_tag('tier', 'web')\n"      /* the agent's 1.0 API */
+		"pyroscope.add_thread_tag('gone', 'x')\n"
+		"pyroscope.remove_thread_tag('gone', 'x')\n"
 		"def spin():\n"
 		"    while True:\n"
 		"        pass\n"
@@ -367,7 +371,8 @@ Test(tags, exec_and_pyroscope_code, .timeout = 60)
 
 		cr_assert_eq(test_pyrospy(cmd[i], &out, &err), 0, "%s", err);
 		all = count(out, NULL, i ? "Object#spin" : "spin");
-		tagged = count(out, "env=prod,route=/cart", i ? "Object#spin" : "spin");
+		tagged = count(out, i ? "env=prod,route=/cart" : "env=prod,route=/cart,tier=web",
+			       i ? "Object#spin" : "spin");
 		cr_assert_gt(all, 100, "%s:\n%s", err, out);
 		cr_assert_geq(tagged * 100, all * 99, "%lu of %lu tagged:\n%s", tagged, all, out);
 		free(out);

@@ -71,6 +71,30 @@ module Pyrospy
       self.tags = t
     end
 
+    # For pyroscope/otel.rb: the current fiber's tags plus tags (String
+    # keys and values) until _leave, which is handed what this returns
+    # (nil: no room for another set, nothing changed).
+    def _enter(tags)
+      t = Thread.current
+      old = t[:__pyrospy_tags__] || 0
+      new = set_of(@parsed[old].merge(clean(tags)))
+      return nil unless new
+      t[:__pyrospy_tags__] = new
+      [t, old, new]
+    end
+
+    # Back to the tags before _enter; should they have changed since (a
+    # wrapper left open), the keys are taken out of those there now, if
+    # they are still _enter's.
+    def _leave(entered, keys)
+      t, old, new = entered
+      now = t[:__pyrospy_tags__] || 0
+      return t[:__pyrospy_tags__] = old if now == new
+      tags = @parsed[now]
+      return unless tags[keys.first] == @parsed[new][keys.first]
+      t[:__pyrospy_tags__] = set_of(tags.reject { |k, _| keys.include?(k) }) || 0
+    end
+
     private
 
     def clean(tags)
