@@ -1,0 +1,573 @@
+/* SPDX-License-Identifier: MIT */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "pyobj.h"
+#include "pyreader.h"
+#include "pytasks.h"
+#include "pyvm.h"
+#include "rmem.h"
+#include "target.h"
+#include "xalloc.h"
+
+#define INTERP_MAX	64
+#define THREAD_MAX	4096
+#define NAME_MAX_CP	256	/* code points of a task's name shown */
+#define SET_MAX		(1u << 16)	/* slots of an awaited-by set */
+#define TREE_DEPTH	64	/* tasks nested in the printed tree */
+
+#define OWNED_BY_GENERATOR		1
+#define ASEND_GEN			16	/* PyAsyncGenASend.ags_gen */
+
+/*
+ * _Py_AsyncioModuleDebugOffsets as shipped, for x86-64 GIL builds: the
+ * struct is 13 uint64_t (task object: size, task_name, task_awaited_by,
+ * task_is_task, task_awaited_by_is_set, task_coro, task_node; interpreter:
+ * size, asyncio_tasks_head; thread: size, asyncio_running_loop,
+ * asyncio_running_task, asyncio_tasks_head).  Read from the .AsyncioDebug
+ * sections of Debian's 3.14.10 _asyncio.cpython-314-x86_64-linux-gnu.so
+ * and 3.15.2 python3.15 (sid chroot).  fut_state is not published: it is
+ * the int after task_awaited_by (Modules/_asynciomodule.c, FutureObj_HEAD:
+ * fut_awaited_by, fut_state, fut_is_task, fut_awaited_by_is_set), used
+ * only while the published task offsets equal the shipped ones.
+ *
+ * The rest comes from _Py_DebugOffsets (the start of _PyRuntime), at
+ * these positions in it, checked against the shipped values read there on
+ * the same live 3.14.10 and 3.15.2: gen_object.gi_iframe (72),
+ * gen_object.gi_frame_state (67), interpreter_frame.stackpointer (64),
+ * set_object.used/table/mask (24/40/32), llist_node.next (0).  3.15
+ * renumbered the frame states (FRAME_SUSPENDED_YIELD_FROM -1 -> 2,
+ * FRAME_CLEARED 4 -> 5) and keeps the awaited object one slot deeper.
+ */
+struct tasks_layout {
+	unsigned int minor;
+	uint64_t aio[13];
+	uint32_t state;			/* fut_state */
+	int await_slot;			/* the awaited object: stackpointer[-await_slot] */
+	int8_t yield_from, cleared;	/* gi_frame_state: FRAME_SUSPENDED_YIELD_FROM, FRAME_CLEARED */
+	uint32_t dbg_size;		/* bytes of _Py_DebugOffsets to read */
+	uint32_t pos_gi_iframe, pos_gi_frame_state, pos_stackpointer,
+		 pos_set_used, pos_set_table, pos_set_mask, pos_llist_next;
+	uint64_t gi_iframe, gi_frame_state, stackpointer, set_used, set_table, set_mask,
+		 llist_next;
+};
+
+enum {
+	A_TASK_SIZE, A_TASK_NAME, A_TASK_AWAITED_BY, A_TASK_IS_TASK, A_TASK_AB_IS_SET,
+	A_TASK_CORO, A_TASK_NODE, A_INTERP_SIZE, A_INTERP_HEAD, A_TS_SIZE, A_TS_LOOP,
+	A_TS_TASK, A_TS_HEAD
+};
+
+static const struct tasks_layout layouts[] = {
+	{ 14, { 168, 136, 96, 108, 109, 128, 152, 225864, 10880, 936, 864, 872, 880 },
+	  104, 1, -1, 4, 760, 680, 688, 296, 504, 512, 520, 696, 72, 67, 64, 24, 40, 32, 0 },
+	{ 15, { 168, 136, 96, 108, 109, 128, 152, 226240, 10856, 1104, 1024, 1032, 1048 },
+	  104, 2, 2, 5, 888, 808, 816, 360, 600, 608, 616, 824, 72, 67, 64, 24, 40, 32, 0 },
+};
+
+struct tframe {
+	char *name, *file;
+	int line;
+};
+
+struct ptask {
+	uint64_t addr;
+	pid_t tid;			/* of the thread whose list holds it; 0: ended */
+	char *name;
+	int state;			/* 0 pending, 1 cancelled, 2 done, -1 unknown */
+	struct tframe *frame;		/* innermost first */
+	unsigned int nframe;
+	uint64_t *awaiter;		/* tasks awaiting it */
+	unsigned int nawaiter;
+	int printing;			/* on the path being printed */
+};
+
+struct tasks {
+	struct pyreader *pr;
+	struct target *t;
+	struct rmem *mem;
+	const struct pyvm_layout *L;
+	struct tasks_layout T;		/* what the target says, checked */
+	int state_known;
+	uint64_t coro_type, agen_type, asend_type;	/* 0: unknown */
+	struct pyobj obj;
+	struct ptask *task;
+	size_t ntask, cap;
+};
+
+static enum perr rd(struct tasks *ts, uint64_t addr, void *out, size_t len)
+{
+	return rmem_read(ts->mem, addr, out, len);
+}
+
+static enum perr rd64(struct tasks *ts, uint64_t addr, uint64_t *v)
+{
+	return rmem_u64(ts->mem, addr, v);
+}
+
+static void task_release(struct ptask *k)
+{
+	for (unsigned int i = 0; i < k->nframe; i++) {
+		free(k->frame[i].name);
+		free(k->frame[i].file);
+	}
+	free(k->frame);
+	free(k->awaiter);
+	free(k->name);
+	memset(k, 0, sizeof(*k));
+}
+
+static void tasks_clear(struct tasks *ts)
+{
+	for (size_t i = 0; i < ts->ntask; i++)
+		task_release(&ts->task[i]);
+	ts->ntask = 0;
+}
+
+/*
+ * The asyncio offsets the target publishes, checked: every offset inside
+ * its struct, and the task's against the shipped table (else fut_state is
+ * not trusted).  PERR_NOTFOUND when asyncio is not loaded.
+ */
+static enum perr load_layout(struct tasks *ts, const char **why)
+{
+	const struct tasks_layout *ship = NULL;
+	uint64_t addr, size, img[13];
+	unsigned char *dbg;
+	enum perr err;
+
+	for (size_t i = 0; i < sizeof(layouts) / sizeof(layouts[0]); i++)
+		if (layouts[i].minor == ts->t->minor)
+			ship = &layouts[i];
+	if (!ship) {
+		*why = "reading asyncio tasks needs CPython 3.14 or 3.15";
+		return PERR_UNSUPPORTED;
+	}
+	ts->T = *ship;
+	/* built in (3.15 Debian), else the _asyncio extension module once imported */
+	err = target_section(ts->t, ".AsyncioDebug", &addr, &size);
+	if (err)
+		err = target_object_section(ts->t, "_asyncio.", ".AsyncioDebug", &addr, &size);
+	if (err == PERR_NOTFOUND) {
+		*why = "the program has not imported asyncio";
+		return PERR_NOTFOUND;
+	}
+	if (err)
+		return err;
+	if (size < sizeof(img) || rd(ts, addr, img, sizeof(img))) {
+		*why = "its _asyncio module's AsyncioDebug section cannot be read";
+		return PERR_CORRUPT;
+	}
+	if (img[A_TASK_SIZE] < 64 || img[A_TASK_SIZE] > 4096 ||
+	    img[A_INTERP_SIZE] > (64u << 20) || img[A_TS_SIZE] > (1u << 20)) {
+		*why = "its AsyncioDebug offsets do not hold together";
+		return PERR_CORRUPT;
+	}
+	for (int i = A_TASK_NAME; i <= A_TASK_NODE; i++)
+		if (img[i] + 8 > img[A_TASK_SIZE])
+			goto bad;
+	if (img[A_INTERP_HEAD] + 16 > img[A_INTERP_SIZE])
+		goto bad;
+	for (int i = A_TS_LOOP; i <= A_TS_HEAD; i++)
+		if (img[i] + 8 > img[A_TS_SIZE])
+			goto bad;
+	ts->state_known = !memcmp(img, ship->aio, 7 * sizeof(uint64_t));
+	memcpy(ts->T.aio, img, sizeof(img));
+
+	/* the generic part, from _Py_DebugOffsets, checked against the shipped values */
+	dbg = xmalloc(ship->dbg_size);
+	err = rd(ts, pyreader_runtime(ts->pr), dbg, ship->dbg_size);
+	if (!err && (get_u64(dbg, ship->pos_gi_iframe) != ship->gi_iframe ||
+		     get_u64(dbg, ship->pos_gi_frame_state) != ship->gi_frame_state ||
+		     get_u64(dbg, ship->pos_stackpointer) != ship->stackpointer ||
+		     get_u64(dbg, ship->pos_set_used) != ship->set_used ||
+		     get_u64(dbg, ship->pos_set_table) != ship->set_table ||
+		     get_u64(dbg, ship->pos_set_mask) != ship->set_mask ||
+		     get_u64(dbg, ship->pos_llist_next) != ship->llist_next))
+		err = PERR_UNSUPPORTED;
+	free(dbg);
+	if (err == PERR_UNSUPPORTED)
+		*why = "its _Py_DebugOffsets differ from the layout pyrospy knows for this version";
+	else if (err)
+		*why = "its _Py_DebugOffsets cannot be read";
+	return err;
+bad:
+	*why = "its AsyncioDebug offsets do not hold together";
+	return PERR_CORRUPT;
+}
+
+/* A task's name: a str, or an int N that asyncio shows as "Task-N". */
+static enum perr read_name(struct tasks *ts, uint64_t obj, char **out)
+{
+	char buf[NAME_MAX_CP * 4 + 1];
+	unsigned char lv[32];
+	uint64_t type;
+	int kind, cut = 0;
+	enum perr err;
+
+	if ((err = pyobj_type(&ts->obj, obj, &type, &kind)))
+		return err;
+	if (kind == PYOBJ_STR) {
+		if ((err = pyobj_str(&ts->obj, obj, NAME_MAX_CP, buf, sizeof(buf), &cut)))
+			return err;
+		*out = cut ? xstrfmt("%s...", buf) : xstrdup(buf);
+		return PERR_OK;
+	}
+	if (kind != PYOBJ_INT || rd(ts, obj, lv, sizeof(lv)))
+		return PERR_CORRUPT;
+	/* 3.12+ compact int: lv_tag at 16 (digits << 3 | sign), 30-bit digits at 24 */
+	{
+		uint64_t tag = get_u64(lv, 16), n = tag >> 3, v = 0;
+
+		if ((tag & 3) == 2 || n > 2)
+			return PERR_CORRUPT;	/* asyncio counts from 1 */
+		if (n >= 1)
+			v = get_u32(lv, 24);
+		if (n == 2)
+			v |= (uint64_t)get_u32(lv, 28) << 30;
+		*out = xstrfmt("Task-%llu", (unsigned long long)v);
+	}
+	return PERR_OK;
+}
+
+/* The coroutines of a task's await chain, outermost first in k->frame. */
+static enum perr read_chain(struct tasks *ts, struct ptask *k, uint64_t coro)
+{
+	const struct tasks_layout *T = &ts->T;
+	const struct pyvm_layout *L = ts->L;
+	unsigned char g[512];
+	uint64_t mask = L->stackref_tagged ? ~(uint64_t)3 : ~(uint64_t)0;
+	size_t glen = T->gi_iframe + L->frame.size;
+
+	if (glen > sizeof(g) || L->frame.owner == PYVM_NONE)
+		return PERR_UNSUPPORTED;
+	k->frame = xcalloc(PYTASKS_DEPTH, sizeof(*k->frame));
+	while (coro && k->nframe < PYTASKS_DEPTH) {
+		const unsigned char *fr = g + T->gi_iframe;
+		const char *name, *file;
+		uint64_t type, code, sp, awaited, atype;
+		int8_t state;
+		int line;
+
+		if (rd(ts, coro, g, glen))
+			return PERR_CORRUPT;
+		state = (int8_t)g[T->gi_frame_state];
+		if (state == T->cleared)
+			break;
+		type = get_u64(g, L->ob_type);
+		if (fr[L->frame.owner] != OWNED_BY_GENERATOR)
+			return PERR_CORRUPT;
+		code = get_u64(fr, L->frame.code) & mask;
+		if (pyreader_code(ts->pr, code, get_u64(fr, L->frame.instr), &name, &file, &line))
+			return PERR_CORRUPT;
+		k->frame[k->nframe].name = xstrdup(name);
+		k->frame[k->nframe].file = xstrdup(file);
+		k->frame[k->nframe].line = line;
+		k->nframe++;
+		if (state != T->yield_from)
+			break;
+		sp = get_u64(fr, T->stackpointer) & ~(uint64_t)3;
+		if (!sp || rd64(ts, sp - 8 * (uint64_t)T->await_slot, &awaited))
+			break;
+		awaited &= mask;
+		/*
+		 * Followed while it is a coroutine (or what this one is), or an
+		 * async generator's __anext__() awaitable (async for), as CPython's
+		 * own _remote_debugging does: not a future, an iterator.
+		 */
+		if (!awaited || rd64(ts, awaited + L->ob_type, &atype))
+			break;
+		if (ts->asend_type && atype == ts->asend_type) {
+			if (rd64(ts, awaited + ASEND_GEN, &awaited) || !awaited ||
+			    rd64(ts, awaited + L->ob_type, &atype) || atype != ts->agen_type)
+				break;
+		} else if (atype != type && (!ts->coro_type || atype != ts->coro_type)) {
+			break;
+		}
+		coro = awaited;
+	}
+	return PERR_OK;
+}
+
+/* The tasks awaiting k: one, or a set of them. */
+static enum perr read_awaiters(struct tasks *ts, struct ptask *k, const unsigned char *tb)
+{
+	const struct tasks_layout *T = &ts->T;
+	uint64_t ab = get_u64(tb, (uint32_t)T->aio[A_TASK_AWAITED_BY]) & ~(uint64_t)3;
+	unsigned char set[64], *tab;
+	uint64_t used, mask, table, n = 0;
+
+	if (!ab)
+		return PERR_OK;
+	if (!tb[T->aio[A_TASK_AB_IS_SET]]) {
+		k->awaiter = xmalloc(sizeof(*k->awaiter));
+		k->awaiter[k->nawaiter++] = ab;
+		return PERR_OK;
+	}
+	if (rd(ts, ab, set, sizeof(set)))
+		return PERR_CORRUPT;
+	used = get_u64(set, (uint32_t)T->set_used);
+	mask = get_u64(set, (uint32_t)T->set_mask);
+	table = get_u64(set, (uint32_t)T->set_table);
+	if (mask >= SET_MAX || ((mask + 1) & mask) || used > mask + 1)
+		return PERR_CORRUPT;
+	tab = xmalloc((mask + 1) * 16);
+	if (rd(ts, table, tab, (mask + 1) * 16)) {
+		free(tab);
+		return PERR_CORRUPT;
+	}
+	k->awaiter = xcalloc(used ? used : 1, sizeof(*k->awaiter));
+	for (uint64_t i = 0; i <= mask; i++) {
+		uint64_t key = get_u64(tab, (uint32_t)(i * 16));
+		int64_t hash = (int64_t)get_u64(tab, (uint32_t)(i * 16 + 8));
+
+		if (!key || hash == -1)
+			continue;	/* empty, or a dummy left by a removal */
+		if (n >= used)
+			break;
+		k->awaiter[n++] = key;
+	}
+	free(tab);
+	if (n != used)
+		return PERR_CORRUPT;	/* changed while read */
+	k->nawaiter = (unsigned int)n;
+	return PERR_OK;
+}
+
+static enum perr read_task(struct tasks *ts, uint64_t addr, pid_t tid)
+{
+	const struct tasks_layout *T = &ts->T;
+	unsigned char tb[4096];
+	struct ptask *k;
+	enum perr err;
+
+	if (ts->ntask >= PYTASKS_MAX)
+		return PERR_TOOBIG;
+	if (rd(ts, addr, tb, T->aio[A_TASK_SIZE]) || tb[T->aio[A_TASK_IS_TASK]] != 1)
+		return PERR_CORRUPT;
+	if (ts->ntask == ts->cap) {
+		ts->cap = ts->cap ? ts->cap * 2 : 64;
+		ts->task = xrealloc(ts->task, ts->cap * sizeof(*ts->task));
+	}
+	k = &ts->task[ts->ntask++];
+	memset(k, 0, sizeof(*k));
+	k->addr = addr;
+	k->tid = tid;
+	k->state = ts->state_known ? (int)get_i32(tb, T->state) : -1;
+	if (k->state < -1 || k->state > 2)
+		return PERR_CORRUPT;
+	if ((err = read_name(ts, get_u64(tb, (uint32_t)T->aio[A_TASK_NAME]) & ~(uint64_t)3,
+			     &k->name)) ||
+	    (err = read_chain(ts, k, get_u64(tb, (uint32_t)T->aio[A_TASK_CORO]) & ~(uint64_t)3)) ||
+	    (err = read_awaiters(ts, k, tb)))
+		return err == PERR_UNSUPPORTED ? err : PERR_CORRUPT;
+	return PERR_OK;
+}
+
+/*
+ * The tasks of one list (a thread's or the interpreter's): a circular
+ * llist whose head lives at `head'.  Each node's prev must point back.
+ */
+static enum perr read_list(struct tasks *ts, uint64_t head, pid_t tid, uint64_t *sig)
+{
+	uint64_t node, prev = head, back;
+	size_t n = 0;
+	enum perr err;
+
+	if (rd64(ts, head + ts->T.llist_next, &node))
+		return PERR_CORRUPT;
+	while (node != head) {
+		if (!node || ++n > PYTASKS_MAX || rd64(ts, node + 8, &back) || back != prev)
+			return PERR_CORRUPT;
+		if ((err = read_task(ts, node - ts->T.aio[A_TASK_NODE], tid)))
+			return err;
+		*sig = *sig * 1000003u ^ node;
+		prev = node;
+		if (rd64(ts, node + ts->T.llist_next, &node))
+			return PERR_CORRUPT;
+	}
+	return PERR_OK;
+}
+
+/* Every list of every interpreter; *sig sums up which tasks were seen where. */
+static enum perr read_all(struct tasks *ts, uint64_t *sig)
+{
+	const struct pyvm_layout *L = ts->L;
+	uint64_t interp, tstate, next;
+	unsigned int ni = 0;
+	enum perr err;
+
+	tasks_clear(ts);
+	rmem_begin(ts->mem, 0);
+	*sig = 0;
+	if (rd64(ts, pyreader_runtime(ts->pr) + L->runtime.interpreters_head, &interp))
+		return PERR_CORRUPT;
+	for (; interp && ni < INTERP_MAX; ni++) {
+		unsigned int nt = 0;
+
+		if (rd64(ts, interp + L->interp.threads_head, &tstate))
+			return PERR_CORRUPT;
+		for (; tstate && nt < THREAD_MAX; nt++) {
+			uint64_t tid = 0, back;
+
+			if (rd64(ts, tstate + L->tstate.interp, &back) || back != interp ||
+			    rd64(ts, tstate + L->tstate.native_thread_id, &tid))
+				return PERR_CORRUPT;
+			if ((err = read_list(ts, tstate + ts->T.aio[A_TS_HEAD], (pid_t)tid, sig)))
+				return err;
+			if (rd64(ts, tstate + L->tstate.next, &tstate))
+				return PERR_CORRUPT;
+		}
+		if ((err = read_list(ts, interp + ts->T.aio[A_INTERP_HEAD], 0, sig)))
+			return err;
+		if (rd64(ts, interp + L->interp.next, &next))
+			return PERR_CORRUPT;
+		interp = next;
+	}
+	return PERR_OK;
+}
+
+static struct ptask *find(struct tasks *ts, uint64_t addr)
+{
+	for (size_t i = 0; i < ts->ntask; i++)
+		if (ts->task[i].addr == addr)
+			return &ts->task[i];
+	return NULL;
+}
+
+static const char *state_str(int s)
+{
+	return s == 0 ? "pending" : s == 1 ? "cancelled" : s == 2 ? "done" : "state unknown";
+}
+
+/* k and, under it, every task it awaits (those k is an awaiter of). */
+static void print_task(struct tasks *ts, FILE *f, struct ptask *k, int depth)
+{
+	int ind = 2 + 4 * depth;
+
+	fprintf(f, "%*sTask \"%s\" (%s)\n", ind, "", k->name, state_str(k->state));
+	if (k->printing || depth >= TREE_DEPTH) {
+		fprintf(f, "%*s[awaits itself: a cycle]\n", ind + 4, "");
+		return;
+	}
+	for (unsigned int i = k->nframe; i-- > 0;)
+		fprintf(f, "%*s%s (%s:%d)\n", ind + 4, "", k->frame[i].name, k->frame[i].file,
+			k->frame[i].line);
+	k->printing = 1;
+	for (size_t i = 0; i < ts->ntask; i++)
+		for (unsigned int j = 0; j < ts->task[i].nawaiter; j++)
+			if (ts->task[i].awaiter[j] == k->addr) {
+				print_task(ts, f, &ts->task[i], depth + 1);
+				break;
+			}
+	k->printing = 0;
+}
+
+/* A task at the top: nobody awaits it, or only what is not a task. */
+static int is_root(struct tasks *ts, const struct ptask *k)
+{
+	for (unsigned int j = 0; j < k->nawaiter; j++)
+		if (find(ts, k->awaiter[j]))
+			return 0;
+	return 1;
+}
+
+static void print_tree(struct tasks *ts, FILE *f)
+{
+	pid_t *tids = xcalloc(ts->ntask + 1, sizeof(*tids));
+	size_t ntid = 0;
+
+	/* threads in the order met, those of ended threads last */
+	for (size_t i = 0; i < ts->ntask; i++) {
+		size_t j;
+
+		for (j = 0; j < ntid && tids[j] != ts->task[i].tid; j++)
+			;
+		if (j == ntid)
+			tids[ntid++] = ts->task[i].tid;
+	}
+	for (size_t j = 0; j < ntid; j++) {
+		size_t n = 0;
+
+		for (size_t i = 0; i < ts->ntask; i++)
+			n += ts->task[i].tid == tids[j];
+		if (tids[j])
+			fprintf(f, "\nThread %d: %zu task%s\n", (int)tids[j], n, n == 1 ? "" : "s");
+		else
+			fprintf(f, "\nTasks of threads that ended: %zu\n", n);
+		for (size_t i = 0; i < ts->ntask; i++)
+			if (ts->task[i].tid == tids[j] && is_root(ts, &ts->task[i]))
+				print_task(ts, f, &ts->task[i], 0);
+	}
+	free(tids);
+}
+
+enum perr pytasks_dump(struct pyreader *pr, struct target *t, FILE *f, unsigned int *ntasks,
+		       const char **why)
+{
+	struct tasks ts = { .pr = pr, .t = t };
+	uint64_t sig = 0, sig2 = 0;
+	enum perr err;
+	int tries, tls;
+
+	*why = NULL;
+	ts.mem = pyreader_mem(pr);
+	ts.L = pyreader_layout(pr);
+	if ((err = load_layout(&ts, why)))
+		return err;
+	pyobj_init(&ts.obj, ts.mem, ts.L, t);
+	if (target_symbol(t, "PyCoro_Type", &ts.coro_type, &tls))
+		ts.coro_type = 0;
+	if (target_symbol(t, "PyAsyncGen_Type", &ts.agen_type, &tls) ||
+	    target_symbol(t, "_PyAsyncGenASend_Type", &ts.asend_type, &tls))
+		ts.asend_type = 0;
+	/*
+	 * Read everything, then the lists again: the same tasks in the same
+	 * places, else a task came or went meanwhile and all is read again.
+	 */
+	for (tries = 0; tries < PYTASKS_TRIES; tries++) {
+		struct timespec pause = { 0, 2 * 1000 * 1000 };
+
+		err = read_all(&ts, &sig);
+		if (err == PERR_OK) {
+			struct tasks again = ts;
+
+			again.task = NULL;
+			again.ntask = again.cap = 0;
+			err = read_all(&again, &sig2);
+			if (!err && (sig2 != sig || again.ntask != ts.ntask))
+				err = PERR_CORRUPT;
+			for (size_t i = 0; !err && i < ts.ntask; i++)
+				if (again.task[i].nawaiter != ts.task[i].nawaiter ||
+				    again.task[i].nframe != ts.task[i].nframe ||
+				    (ts.task[i].nawaiter &&
+				     memcmp(again.task[i].awaiter, ts.task[i].awaiter,
+					    ts.task[i].nawaiter * sizeof(uint64_t))))
+					err = PERR_CORRUPT;
+			tasks_clear(&again);
+			free(again.task);
+			if (!err)
+				break;
+		}
+		if (err == PERR_UNSUPPORTED || err == PERR_TOOBIG || perr_is_fatal(err))
+			break;
+		nanosleep(&pause, NULL);
+	}
+	if (!err) {
+		*ntasks = (unsigned int)ts.ntask;
+		print_tree(&ts, f);
+	} else if (err == PERR_TOOBIG) {
+		*why = "it has more asyncio tasks than pyrospy reads (" "100000" ")";
+	} else if (err == PERR_UNSUPPORTED) {
+		*why = "its coroutine frames have a layout pyrospy does not know";
+	} else if (!perr_is_fatal(err)) {
+		*why = "its tasks changed under every read";
+		err = PERR_CORRUPT;
+	}
+	tasks_clear(&ts);
+	free(ts.task);
+	return err;
+}
