@@ -79,10 +79,11 @@ async def main(ready):
     loop = asyncio.get_running_loop()
     tasks = [
         asyncio.create_task(gatherer(), name="gatherer"),
-        asyncio.create_task(group_owner(), name="group-owner"),
         asyncio.create_task(nested(), name="nested"),
         asyncio.create_task(agen_user(), name="agen-user"),
     ]
+    if hasattr(asyncio, "TaskGroup"):
+        tasks.append(asyncio.create_task(group_owner(), name="group-owner"))
     s = asyncio.create_task(shared(), name="shared")
     tasks += [asyncio.create_task(waiter(s), name="waiter-a"),
               asyncio.create_task(waiter(s), name="waiter-b")]
@@ -115,11 +116,8 @@ if __name__ == "__main__":
     other = threading.Event()
     threading.Thread(target=in_thread, args=(other,), name="loop-thread", daemon=True).start()
     other.wait()
-    mine = threading.Event()
 
     async def start():
-        done = asyncio.Event()
-
         class Flag:
             def set(self):
                 print("ready", flush=True)

@@ -1,0 +1,263 @@
+/* SPDX-License-Identifier: MIT */
+#include "config.h"
+
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "helpers.h"
+#include "target.h"
+
+/*
+ * dump --tasks against CPython's own reader of the same process: `pythonX
+ * -m asyncio pstree PID' (3.14+, run in the target's chroot as root), for
+ * tests/targets/asynctasks.py (gather, TaskGroup, nested tasks, an async
+ * generator, an eager task factory, a task awaited by two others, a loop
+ * in a second thread).  Both trees are cut into their root-to-leaf paths
+ * ("T:task" and "C:function file:line" steps, outermost first), which must
+ * be the same, path for path.  3.14's pstree walks the thread list from
+ * the main thread on (interpreter threads_main, then next), so it misses
+ * the tasks of threads started after it: there, pyrospy's tasks of the
+ * other thread are checked to be there and left out of the comparison.
+ */
+
+#define MAXPATHS	256
+#define MAXDEPTH	64
+
+/* Every string of one comparison, freed at once. */
+static char pool[1 << 20];
+static size_t pooled;
+
+static char *pool_alloc(size_t n)
+{
+	char *p = pool + pooled;
+
+	cr_assert_lt(pooled + n, sizeof(pool));
+	pooled += n;
+	memset(p, 0, n);
+	return p;
+}
+
+struct paths {
+	char *path[MAXPATHS];
+	size_t n;
+};
+
+static void add_path(struct paths *ps, char *const *step, int n)
+{
+	size_t len = 1;
+	char *p;
+
+	for (int i = 0; i < n; i++)
+		len += strlen(step[i]) + 3;
+	p = pool_alloc(len);
+	for (int i = 0; i < n; i++) {
+		strcat(p, step[i]);
+		if (i + 1 < n)
+			strcat(p, " > ");
+	}
+	cr_assert_lt(ps->n, MAXPATHS);
+	ps->path[ps->n++] = p;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/*
+ * pstree's lines: ("│   " | "    ")* ("└── " | "├── ") label, a task's
+ * label "(T) name", a coroutine's " function file:line".
+ */
+static void pstree_paths(char *text, struct paths *ps)
+{
+	char *step[MAXDEPTH];
+	int depth = -1, last = -1;
+	char *line, *save = NULL;
+
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		const char *p = line;
+		int d = 0;
+
+		for (;;) {
+			if (!strncmp(p, "\xe2\x94\x82   ", 6))	/* "│   " */
+				p += 6;
+			else if (!strncmp(p, "    ", 4))
+				p += 4;
+			else
+				break;
+			d++;
+		}
+		cr_assert(!strncmp(p, "\xe2\x94\x94\xe2\x94\x80\xe2\x94\x80 ", 10) ||
+			  !strncmp(p, "\xe2\x94\x9c\xe2\x94\x80\xe2\x94\x80 ", 10),
+			  "pstree line: %s", line);
+		p += 10;
+		cr_assert_lt(d, MAXDEPTH);
+		if (d <= last)
+			add_path(ps, step, last + 1);	/* the one before was a leaf */
+		if (!strncmp(p, "(T) ", 4)) {
+			step[d] = pool_alloc(strlen(p) + 3);
+			sprintf(step[d], "T:%s", p + 4);
+		} else {
+			cr_assert_eq(*p, ' ', "pstree line: %s", line);
+			step[d] = pool_alloc(strlen(p) + 3);
+			sprintf(step[d], "C:%s", p + 1);
+		}
+		last = d;
+		depth = d;
+	}
+	if (last >= 0)
+		add_path(ps, step, last + 1);
+	(void)depth;
+}
+
+struct walk {
+	char *task[MAXDEPTH], *frames[MAXDEPTH][32];
+	int nframes[MAXDEPTH], depth, leaf, skip;
+};
+
+/* The path down to the task at w->depth, if it was a leaf (no task under it). */
+static void emit(struct walk *w, struct paths *ps)
+{
+	char *steps[MAXDEPTH * 33];
+	int n = 0;
+
+	if (w->depth < 0 || !w->leaf || w->skip)
+		return;
+	for (int i = 0; i <= w->depth; i++) {
+		steps[n++] = w->task[i];
+		for (int j = w->nframes[i]; j-- > 0;)
+			steps[n++] = w->frames[i][j];
+	}
+	add_path(ps, steps, n);
+}
+
+/*
+ * pyrospy's: "Thread N: ..." headers, then tasks "  Task \"name\" (state)"
+ * indented by 2 + 4 * depth, their frames "function (file:line)" 4 more,
+ * innermost first.  The root tasks of threads other than keep_tid are
+ * skipped (keep_tid 0: none is), and counted in *skipped.
+ */
+static void dump_paths(char *text, pid_t keep_tid, struct paths *ps, int *skipped)
+{
+	struct walk w = { .depth = -1 };
+	char *line, *save = NULL;
+
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		int ind = (int)strspn(line, " ");
+		const char *p = line + ind;
+
+		if (!strncmp(line, "Thread ", 7) || !strncmp(line, "Tasks of", 8)) {
+			emit(&w, ps);
+			w.depth = -1;
+			w.leaf = 0;
+			w.skip = keep_tid && atoi(line + 7) != keep_tid;
+		} else if (!strncmp(p, "Task \"", 6)) {
+			int d = (ind - 2) / 4;
+			const char *e = strrchr(p, '"');
+
+			cr_assert(ind >= 2 && (ind - 2) % 4 == 0 && d < MAXDEPTH, "line: %s", line);
+			if (d <= w.depth)
+				emit(&w, ps);
+			if (w.skip && d == 0)
+				(*skipped)++;
+			w.task[d] = pool_alloc(strlen(p) + 3);
+			sprintf(w.task[d], "T:%.*s", (int)(e - p - 6), p + 6);
+			w.nframes[d] = 0;
+			w.depth = d;
+			w.leaf = 1;
+		} else if (w.depth >= 0 && ind == 2 + 4 * w.depth + 4) {
+			/* "function (file:line)" -> "C:function file:line" */
+			const char *open = strrchr(p, '(');
+			char *s;
+
+			cr_assert_not_null(open, "line: %s", line);
+			cr_assert_lt(w.nframes[w.depth], 32);
+			s = pool_alloc(strlen(p) + 3);
+			sprintf(s, "C:%.*s %.*s", (int)(open - p - 1), p,
+				(int)(strlen(open) - 2), open + 1);
+			w.frames[w.depth][w.nframes[w.depth]++] = s;
+		}
+	}
+	emit(&w, ps);
+}
+
+static void compare_with_pstree(const struct interp *in)
+{
+	char ready[256], pidbuf[32], cmd[512], *out, *err, *tree, *mine;
+	const char *args[] = { "dump", "--tasks", "--pid", pidbuf, NULL };
+	const char *sargs[] = { test_target_for(in, "asynctasks.py"), NULL };
+	struct paths want = { 0 }, got = { 0 };
+	int st, skipped = 0;
+	pid_t pid;
+
+	pooled = 0;
+	pid = test_start(in, sargs, ready, sizeof(ready));
+	cr_assert(!strncmp(ready, "ready", 5), "target: %s", ready);
+	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)pid);
+	snprintf(cmd, sizeof(cmd), "chroot %s/%s %s -m asyncio pstree %d", test_chroots(), in->root,
+		 in->bin, (int)pid);
+	tree = test_run(cmd, &st);
+	cr_assert_eq(st, 0, "%s: exit %d", cmd, st);
+	st = test_pyrospy(args, &out, &err);
+	test_stop(pid);
+	cr_assert_eq(st, 0, "%s: dump --tasks: exit %d: %s", in->bin, st, err);
+	cr_log_info("%s", out);
+	cr_assert(strstr(out, ": 17 asyncio tasks\n"), "%s: %s", in->bin, out);
+	/* the task awaited by two shows under each; the other loop's tasks are there */
+	cr_assert(strstr(out, "Task \"thread-idle\" (pending)"), "%s: %s", in->bin, out);
+	pstree_paths(tree, &want);
+	mine = strdup(out);
+	dump_paths(mine, in->minor == 14 ? pid : 0, &got, &skipped);
+	if (in->minor == 14)
+		cr_assert_eq(skipped, 1, "%s: the other thread's root task: %s", in->bin, out);
+	qsort(want.path, want.n, sizeof(char *), cmp_str);
+	qsort(got.path, got.n, sizeof(char *), cmp_str);
+	cr_assert_geq(want.n, 9, "%s: pstree: %zu paths", in->bin, want.n);
+	for (size_t i = 0; i < want.n || i < got.n; i++)
+		cr_assert(i < want.n && i < got.n && !strcmp(want.path[i], got.path[i]),
+			  "%s: path %zu:\n  pstree:  %s\n  pyrospy: %s", in->bin, i,
+			  i < want.n ? want.path[i] : "(none)", i < got.n ? got.path[i] : "(none)");
+	free(mine);
+	free(tree);
+	free(out);
+	free(err);
+}
+
+Test(pytasks, pstree_3_14, .timeout = 60)
+{
+	compare_with_pstree(&test_pythons[3]);
+}
+
+Test(pytasks, pstree_3_15, .timeout = 60)
+{
+	compare_with_pstree(&test_pythons[4]);
+}
+
+/* A version without a task reader: one line saying so, exit 6, never an empty tree. */
+Test(pytasks, older_versions_refused, .timeout = 60)
+{
+	for (size_t i = 0; i < test_npythons; i++) {
+		const struct interp *in = &test_pythons[i];
+		const char *sargs[] = { test_target_for(in, "asynctasks.py"), NULL };
+		const char *args[] = { "dump", "--tasks", "--pid", NULL, NULL };
+		char ready[256], pidbuf[32], *out, *err;
+		pid_t pid;
+		int st;
+
+		if (in->minor >= 14)
+			continue;
+		pid = test_start(in, sargs, ready, sizeof(ready));
+		snprintf(pidbuf, sizeof(pidbuf), "%d", (int)pid);
+		args[3] = pidbuf;
+		st = test_pyrospy(args, &out, &err);
+		test_stop(pid);
+		cr_assert_eq(st, 6, "%s: exit %d: %s%s", in->bin, st, out, err);
+		cr_assert_eq(*out, '\0', "%s: %s", in->bin, out);
+		cr_assert(strstr(err, "needs CPython 3.14 or 3.15"), "%s: %s", in->bin, err);
+		free(out);
+		free(err);
+	}
+}
