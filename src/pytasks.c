@@ -241,10 +241,11 @@ static enum perr read_chain(struct tasks *ts, struct ptask *k, uint64_t coro)
 	unsigned char g[512];
 	uint64_t mask = L->stackref_tagged ? ~(uint64_t)3 : ~(uint64_t)0;
 	size_t glen = T->gi_iframe + L->frame.size;
+	unsigned int cap = 0;
 
 	if (glen > sizeof(g) || L->frame.owner == PYVM_NONE)
 		return PERR_UNSUPPORTED;
-	k->frame = xcalloc(PYTASKS_DEPTH, sizeof(*k->frame));
+
 	while (coro && k->nframe < PYTASKS_DEPTH) {
 		const unsigned char *fr = g + T->gi_iframe;
 		const char *name, *file;
@@ -263,6 +264,10 @@ static enum perr read_chain(struct tasks *ts, struct ptask *k, uint64_t coro)
 		code = get_u64(fr, L->frame.code) & mask;
 		if (pyreader_code(ts->pr, code, get_u64(fr, L->frame.instr), &name, &file, &line))
 			return PERR_CORRUPT;
+		if (k->nframe == cap) {
+			cap = cap ? cap * 2 : 4;
+			k->frame = xrealloc(k->frame, cap * sizeof(*k->frame));
+		}
 		k->frame[k->nframe].name = xstrdup(name);
 		k->frame[k->nframe].file = xstrdup(file);
 		k->frame[k->nframe].line = line;
