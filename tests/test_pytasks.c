@@ -261,3 +261,79 @@ Test(pytasks, older_versions_refused, .timeout = 60)
 		free(err);
 	}
 }
+
+/*
+ * Tasks finishing while read (tests/targets/asyncchurn.py: 50 tasks started
+ * at a time, each ending two awaits later, beside 20 idle ones): every
+ * dump is a whole tree or says it could not get one, never a torn one.
+ * Whole: the header counts the task lines; the 20 idle tasks are all
+ * there, each waiting in Event.wait under idle; every other task is the
+ * spawner, main's or a churn task, its frames the program's own.
+ */
+static void churn(const struct interp *in)
+{
+	char ready[256], pidbuf[32], *out, *err;
+	const char *args[] = { "dump", "--tasks", "--pid", pidbuf, NULL };
+	const char *sargs[] = { test_target_for(in, "asyncchurn.py"), NULL };
+	unsigned int whole = 0;
+	pid_t pid;
+
+	pid = test_start(in, sargs, ready, sizeof(ready));
+	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)pid);
+	for (int run = 0; run < 30; run++) {
+		unsigned int n = 0, tasks = 0, idles = 0;
+		char *line, *save = NULL, *prev = NULL;
+		int st = test_pyrospy(args, &out, &err);
+
+		if (st == 1 && strstr(err, "its tasks changed under every read")) {
+			cr_assert_eq(*out, '\0', "%s: %s", in->bin, out);
+			free(out);
+			free(err);
+			continue;
+		}
+		cr_assert_eq(st, 0, "%s: exit %d: %s", in->bin, st, err);
+		cr_assert(sscanf(out, "Process %*d (%*[^)]): %u asyncio task", &n) == 1, "%s", out);
+		for (line = strtok_r(out, "\n", &save); line; prev = line,
+		     line = strtok_r(NULL, "\n", &save)) {
+			const char *p = line + strspn(line, " ");
+			char name[64] = "";
+
+			if (!strncmp(line, "Process ", 8) || !strncmp(line, "Thread ", 7))
+				continue;
+			if (!strncmp(p, "Task \"", 6)) {
+				tasks++;
+				cr_assert(sscanf(p, "Task \"%63[^\"]\" (pending)", name) == 1 &&
+					  (!strncmp(name, "idle-", 5) || !strncmp(name, "churn-", 6) ||
+					   !strcmp(name, "spawner") || !strcmp(name, "Task-1")),
+					  "%s: task line: %s", in->bin, line);
+				continue;
+			}
+			cr_assert(!strncmp(p, "churn (", 7) || !strncmp(p, "sleep (", 7) ||
+				  !strncmp(p, "spawner (", 9) || !strncmp(p, "main (", 6) ||
+				  !strncmp(p, "Event.wait (", 12) || !strncmp(p, "idle (", 6),
+				  "%s: frame line: %s", in->bin, line);
+			if (!strncmp(p, "idle (", 6)) {
+				cr_assert(prev && strstr(prev, "Event.wait ("), "%s: %s", in->bin, line);
+				idles++;
+			}
+		}
+		cr_assert_eq(tasks, n, "%s: %u task lines, header says %u", in->bin, tasks, n);
+		cr_assert_eq(idles, 20, "%s: %u idle tasks", in->bin, idles);
+		whole++;
+		free(out);
+		free(err);
+	}
+	test_stop(pid);
+	cr_log_info("%s: %u whole trees of 30", in->bin, whole);
+	cr_assert_geq(whole, 15, "%s: only %u dumps of 30 got a whole tree", in->bin, whole);
+}
+
+Test(pytasks, churn_3_14, .timeout = 120)
+{
+	churn(&test_pythons[3]);
+}
+
+Test(pytasks, churn_3_15, .timeout = 120)
+{
+	churn(&test_pythons[4]);
+}
