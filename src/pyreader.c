@@ -1282,8 +1282,8 @@ uint64_t pyreader_runtime(const struct pyreader *pr)
 	return pr->runtime;
 }
 
-enum perr pyreader_code(struct pyreader *pr, uint64_t code, uint64_t instr, const char **name,
-			const char **file, int *line)
+enum perr pyreader_code(struct pyreader *pr, uint64_t code, int64_t lasti, uint64_t instr,
+			const char **name, const char **file, int *line)
 {
 	struct pycode *c;
 
@@ -1294,6 +1294,6 @@ enum perr pyreader_code(struct pyreader *pr, uint64_t code, uint64_t instr, cons
 		return PERR_CORRUPT;
 	*name = c->name;
 	*file = c->file;
-	*line = code_line(pr, c, 0, instr);
+	*line = code_line(pr, c, lasti, instr);
 	return PERR_OK;
 }

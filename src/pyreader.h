@@ -56,10 +56,11 @@ uint64_t pyreader_runtime(const struct pyreader *pr);
 
 /*
  * The qualified name and file of the code object at code, and the line of
- * the instruction at instr (3.11+: its address); valid until the reader's
- * next call.  PERR_CORRUPT if it is no code object.
+ * the instruction at f_lasti lasti (<= 3.10) or at address instr (3.11+);
+ * valid until the reader's next call.  PERR_CORRUPT if it is no code
+ * object.
  */
-enum perr pyreader_code(struct pyreader *pr, uint64_t code, uint64_t instr, const char **name,
-			const char **file, int *line);
+enum perr pyreader_code(struct pyreader *pr, uint64_t code, int64_t lasti, uint64_t instr,
+			const char **name, const char **file, int *line);
 
 #endif

@@ -68,6 +68,39 @@ static const struct tasks_layout layouts[] = {
 	  104, 2, 2, 5, 888, 808, 816, 360, 600, 608, 616, 824, 72, 67, 64, 24, 40, 32, 0 },
 };
 
+/*
+ * Before 3.14 the interpreter publishes nothing of the kind: the C Task
+ * objects of _asyncio are found in the Python-level registry that
+ * asyncio.all_tasks() reads, asyncio.tasks._all_tasks (3.9-3.11) or
+ * _scheduled_tasks (3.12+), a WeakSet (its `data' set holds weakrefs,
+ * wr_object at 16), and from 3.12 the set _eager_tasks.  A task is an
+ * instance of the type named "_asyncio.Task"; only pending ones are shown,
+ * as all_tasks() does.  Offsets in TaskObj and in the coroutine (x86-64,
+ * default builds) found on Debian's live 3.9.2, 3.11.2 and 3.13.5 by
+ * matching what the program itself says (id() of the task's coroutine,
+ * name and code object; fut_state of a pending and a finished task), and
+ * in line with Modules/_asynciomodule.c of each version (task_fut_waiter,
+ * task_coro, task_name follow one another).  Only the task's own
+ * coroutine is shown, where Task.get_stack() has it: how far it awaits
+ * further in is not read for these versions.  Who awaits a task is known
+ * only when a task awaits it directly (task_fut_waiter is that task).
+ */
+struct old_layout {
+	unsigned int minor;
+	uint32_t state, fut_waiter, coro, name;
+	uint32_t gi_frame;		/* 3.9: PyFrameObject *gi_frame; else PYVM_NONE */
+	uint32_t gi_iframe, gi_frame_state;	/* 3.11+: the frame inside the coroutine */
+	int8_t cleared;			/* FRAME_CLEARED */
+	const char *registry;
+	uint32_t frame_lasti;		/* 3.9: f_lasti in PyFrameObject */
+};
+
+static const struct old_layout olds[] = {
+	{ 9, 80, 144, 152, 160, 16, PYVM_NONE, PYVM_NONE, 0, "_all_tasks", 104 },
+	{ 11, 88, 128, 136, 144, PYVM_NONE, 80, 75, 4, "_all_tasks", PYVM_NONE },
+	{ 13, 96, 112, 120, 128, PYVM_NONE, 72, 67, 4, "_scheduled_tasks", PYVM_NONE },
+};
+
 struct tframe {
 	char *name, *file;
 	int line;
@@ -90,7 +123,9 @@ struct tasks {
 	struct target *t;
 	struct rmem *mem;
 	const struct pyvm_layout *L;
-	struct tasks_layout T;		/* what the target says, checked */
+	struct tasks_layout T;		/* what the target says, checked (3.14+) */
+	const struct old_layout *old;	/* or this (3.9-3.13) */
+	uint64_t task_type;		/* _asyncio.Task, once found (3.9-3.13) */
 	int state_known;
 	uint64_t coro_type, agen_type, asend_type;	/* 0: unknown */
 	struct pyobj obj;
@@ -139,11 +174,17 @@ static enum perr load_layout(struct tasks *ts, const char **why)
 	unsigned char *dbg;
 	enum perr err;
 
+	for (size_t i = 0; i < sizeof(olds) / sizeof(olds[0]); i++)
+		if (olds[i].minor == ts->t->minor) {
+			ts->old = &olds[i];
+			ts->state_known = 1;
+			return PERR_OK;
+		}
 	for (size_t i = 0; i < sizeof(layouts) / sizeof(layouts[0]); i++)
 		if (layouts[i].minor == ts->t->minor)
 			ship = &layouts[i];
 	if (!ship) {
-		*why = "reading asyncio tasks needs CPython 3.14 or 3.15";
+		*why = "pyrospy reads the asyncio tasks of CPython 3.9, 3.11, 3.13, 3.14 and 3.15 only";
 		return PERR_UNSUPPORTED;
 	}
 	ts->T = *ship;
@@ -216,7 +257,7 @@ static enum perr read_name(struct tasks *ts, uint64_t obj, char **out)
 		*out = cut ? xstrfmt("%s...", buf) : xstrdup(buf);
 		return PERR_OK;
 	}
-	if (kind != PYOBJ_INT || rd(ts, obj, lv, sizeof(lv)))
+	if (kind != PYOBJ_INT || ts->t->minor < 12 || rd(ts, obj, lv, sizeof(lv)))
 		return PERR_CORRUPT;
 	/* 3.12+ compact int: lv_tag at 16 (digits << 3 | sign), 30-bit digits at 24 */
 	{
@@ -262,7 +303,7 @@ static enum perr read_chain(struct tasks *ts, struct ptask *k, uint64_t coro)
 		if (fr[L->frame.owner] != OWNED_BY_GENERATOR)
 			return PERR_CORRUPT;
 		code = get_u64(fr, L->frame.code) & mask;
-		if (pyreader_code(ts->pr, code, get_u64(fr, L->frame.instr), &name, &file, &line))
+		if (pyreader_code(ts->pr, code, 0, get_u64(fr, L->frame.instr), &name, &file, &line))
 			return PERR_CORRUPT;
 		if (k->nframe == cap) {
 			cap = cap ? cap * 2 : 4;
@@ -397,6 +438,182 @@ static enum perr read_list(struct tasks *ts, uint64_t head, pid_t tid, uint64_t 
 	return PERR_OK;
 }
 
+static struct ptask *find(struct tasks *ts, uint64_t addr)
+{
+	for (size_t i = 0; i < ts->ntask; i++)
+		if (ts->task[i].addr == addr)
+			return &ts->task[i];
+	return NULL;
+}
+
+/* Is obj an instance of _asyncio.Task (by its type's tp_name, at 24)? */
+static int is_ctask(struct tasks *ts, uint64_t obj)
+{
+	char name[16];
+	uint64_t type, tp_name;
+
+	if (rd64(ts, obj + ts->L->ob_type, &type) || !type)
+		return 0;
+	if (type == ts->task_type)
+		return 1;
+	if (ts->task_type || rd64(ts, type + 24, &tp_name) || rd(ts, tp_name, name, 14))
+		return 0;
+	if (memcmp(name, "_asyncio.Task", 14))
+		return 0;
+	ts->task_type = type;
+	return 1;
+}
+
+/* A task of 3.9-3.13: its state, name and own coroutine's frame. */
+static enum perr read_old_task(struct tasks *ts, uint64_t addr)
+{
+	const struct old_layout *O = ts->old;
+	const struct pyvm_layout *L = ts->L;
+	unsigned char tb[256], g[256];
+	const char *name, *file;
+	uint64_t coro, code = 0, instr = 0;
+	int64_t lasti = 0;
+	struct ptask *k;
+	int line;
+
+	if (rd(ts, addr, tb, sizeof(tb)))
+		return PERR_CORRUPT;
+	if (get_i32(tb, O->state) != 0)
+		return PERR_OK;	/* done or cancelled: all_tasks() leaves it out too */
+	if (get_i32(tb, O->state) < 0 || ts->ntask >= PYTASKS_MAX)
+		return ts->ntask >= PYTASKS_MAX ? PERR_TOOBIG : PERR_CORRUPT;
+	if (ts->ntask == ts->cap) {
+		ts->cap = ts->cap ? ts->cap * 2 : 64;
+		ts->task = xrealloc(ts->task, ts->cap * sizeof(*ts->task));
+	}
+	k = &ts->task[ts->ntask++];
+	memset(k, 0, sizeof(*k));
+	k->addr = addr;
+	k->state = 0;
+	if (read_name(ts, get_u64(tb, O->name), &k->name))
+		return PERR_CORRUPT;
+	/* the task that awaits it is found from the other side: see link_waiters() */
+	k->awaiter = xmalloc(sizeof(*k->awaiter));
+	k->awaiter[0] = get_u64(tb, O->fut_waiter);
+	coro = get_u64(tb, O->coro);
+	if (!coro || rd(ts, coro, g, sizeof(g)))
+		return PERR_CORRUPT;
+	if (O->gi_frame != PYVM_NONE) {
+		uint64_t frame = get_u64(g, O->gi_frame);
+		unsigned char fr[128];
+
+		if (!frame)
+			return PERR_OK;	/* finished */
+		if (L->frame.code + 8 > sizeof(fr) || O->frame_lasti + 4 > sizeof(fr) ||
+		    rd(ts, frame, fr, sizeof(fr)))
+			return PERR_CORRUPT;
+		code = get_u64(fr, L->frame.code);
+		lasti = get_i32(fr, O->frame_lasti);
+	} else {
+		if ((int8_t)g[O->gi_frame_state] == O->cleared)
+			return PERR_OK;
+		if (O->gi_iframe + L->frame.size > sizeof(g))
+			return PERR_UNSUPPORTED;
+		code = get_u64(g, O->gi_iframe + L->frame.code);
+		instr = get_u64(g, O->gi_iframe + L->frame.instr);
+	}
+	if (pyreader_code(ts->pr, code, lasti, instr, &name, &file, &line))
+		return PERR_CORRUPT;
+	k->frame = xmalloc(sizeof(*k->frame));
+	k->frame[0].name = xstrdup(name);
+	k->frame[0].file = xstrdup(file);
+	k->frame[0].line = line;
+	k->nframe = 1;
+	return PERR_OK;
+}
+
+/* The members of the set at set_addr, by f (weak: each a weakref to one). */
+static enum perr read_set(struct tasks *ts, uint64_t set_addr, int weak, uint64_t *sig)
+{
+	unsigned char set[48], *tab;
+	uint64_t used, mask, table, n = 0;
+	enum perr err = PERR_OK;
+
+	/* PySetObject: fill 16, used 24, mask 32, table 40 (3.8-3.13) */
+	if (rd(ts, set_addr, set, sizeof(set)))
+		return PERR_CORRUPT;
+	used = get_u64(set, 24);
+	mask = get_u64(set, 32);
+	table = get_u64(set, 40);
+	if (mask >= (1u << 20) || ((mask + 1) & mask) || used > mask + 1)
+		return PERR_CORRUPT;
+	tab = xmalloc((mask + 1) * 16);
+	if (rd(ts, table, tab, (mask + 1) * 16)) {
+		free(tab);
+		return PERR_CORRUPT;
+	}
+	for (uint64_t i = 0; i <= mask && !err; i++) {
+		uint64_t key = get_u64(tab, (uint32_t)(i * 16)), obj = key;
+
+		if (!key || (int64_t)get_u64(tab, (uint32_t)(i * 16 + 8)) == -1)
+			continue;
+		n++;
+		if (weak && rd64(ts, key + 16, &obj))
+			err = PERR_CORRUPT;
+		else if (obj && obj != ts->obj.none && is_ctask(ts, obj)) {
+			err = read_old_task(ts, obj);
+			*sig = *sig * 1000003u ^ obj;
+		}
+	}
+	free(tab);
+	if (!err && n != used)
+		err = PERR_CORRUPT;	/* changed while read */
+	return err;
+}
+
+/* 3.9-3.13: asyncio's registries, then who awaits whom (task_fut_waiter). */
+static enum perr read_registry(struct tasks *ts, uint64_t *sig)
+{
+	const struct pyvm_layout *L = ts->L;
+	uint64_t interp, mod, md_dict, weakset, data, eager, type;
+	enum perr err;
+	int kind;
+
+	if (rd64(ts, pyreader_runtime(ts->pr) + L->runtime.interpreters_head, &interp) || !interp)
+		return PERR_CORRUPT;
+	err = pyobj_module(&ts->obj, interp, "asyncio.tasks", &mod);
+	if (err == PERR_NOTFOUND)
+		return PERR_NOTFOUND;
+	if (err || pyobj_type(&ts->obj, mod, &type, &kind) || kind != PYOBJ_MODULE ||
+	    rd64(ts, mod + 16, &md_dict) ||
+	    pyobj_dict_get(&ts->obj, md_dict, ts->old->registry, &weakset) ||
+	    pyobj_attr(&ts->obj, weakset, "data", &data) ||
+	    pyobj_type(&ts->obj, data, &type, &kind) || kind != PYOBJ_SET)
+		return PERR_CORRUPT;
+	if ((err = read_set(ts, data, 1, sig)))
+		return err;
+	if (ts->old->minor >= 12 && !pyobj_dict_get(&ts->obj, md_dict, "_eager_tasks", &eager) &&
+	    !pyobj_type(&ts->obj, eager, &type, &kind) && kind == PYOBJ_SET &&
+	    (err = read_set(ts, eager, 0, sig)))
+		return err;
+	/* k->awaiter[0] holds k's fut_waiter: turn it into "awaited by k" */
+	for (size_t i = 0; i < ts->ntask; i++) {
+		struct ptask *a = &ts->task[i];
+
+		a->nawaiter = 0;
+	}
+	for (size_t i = 0; i < ts->ntask; i++) {
+		struct ptask *a = &ts->task[i], *b = find(ts, a->awaiter[0]);
+
+		if (b && b != a) {
+			b->awaiter = xrealloc(b->awaiter, (b->nawaiter + 2) * sizeof(uint64_t));
+			/* keep slot 0 (b's own waiter) until every task is linked */
+			b->awaiter[1 + b->nawaiter++] = a->addr;
+		}
+	}
+	for (size_t i = 0; i < ts->ntask; i++) {
+		struct ptask *a = &ts->task[i];
+
+		memmove(a->awaiter, a->awaiter + 1, a->nawaiter * sizeof(uint64_t));
+	}
+	return PERR_OK;
+}
+
 /* Every list of every interpreter; *sig sums up which tasks were seen where. */
 static enum perr read_all(struct tasks *ts, uint64_t *sig)
 {
@@ -408,6 +625,8 @@ static enum perr read_all(struct tasks *ts, uint64_t *sig)
 	tasks_clear(ts);
 	rmem_begin(ts->mem, 0);
 	*sig = 0;
+	if (ts->old)
+		return read_registry(ts, sig);
 	if (rd64(ts, pyreader_runtime(ts->pr) + L->runtime.interpreters_head, &interp))
 		return PERR_CORRUPT;
 	for (; interp && ni < INTERP_MAX; ni++) {
@@ -433,14 +652,6 @@ static enum perr read_all(struct tasks *ts, uint64_t *sig)
 		interp = next;
 	}
 	return PERR_OK;
-}
-
-static struct ptask *find(struct tasks *ts, uint64_t addr)
-{
-	for (size_t i = 0; i < ts->ntask; i++)
-		if (ts->task[i].addr == addr)
-			return &ts->task[i];
-	return NULL;
 }
 
 static const char *state_str(int s)
@@ -499,7 +710,10 @@ static void print_tree(struct tasks *ts, FILE *f)
 
 		for (size_t i = 0; i < ts->ntask; i++)
 			n += ts->task[i].tid == tids[j];
-		if (tids[j])
+		if (ts->old)
+			fprintf(f, "\nEvery thread's tasks: %zu (Python 3.%u: the task's own coroutine only)\n",
+				n, ts->old->minor);
+		else if (tids[j])
 			fprintf(f, "\nThread %d: %zu task%s\n", (int)tids[j], n, n == 1 ? "" : "s");
 		else
 			fprintf(f, "\nTasks of threads that ended: %zu\n", n);
