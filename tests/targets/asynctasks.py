@@ -2,13 +2,36 @@
 # an async generator, an eager task factory (3.12+), a task awaited by two
 # others, and a second event loop in a thread of its own.  Every task has a
 # name of its own and stays suspended; "ready" is printed once they all
-# are.  argv[1], if given, is a number of extra idle tasks (the benchmark).
+# are.  argv[1], if given, is a number of extra idle tasks (the benchmark);
+# argv[2] a file where, once every loop is idle, the program writes what
+# it sees itself: one line per task of asyncio.all_tasks(), name, then
+# function, file and line of each frame of Task.get_stack(), tab-separated.
 import asyncio
+import os
 import sys
 import threading
+import time
 
 IDLE = int(sys.argv[1]) if len(sys.argv) > 1 else 0
+REPORT = sys.argv[2] if len(sys.argv) > 2 else None
 forever = None
+loops = []
+
+
+def report():
+    time.sleep(0.3)
+    lines = []
+    for loop in loops:
+        for t in asyncio.all_tasks(loop):
+            fields = [t.get_name()]
+            for f in t.get_stack():
+                code = f.f_code
+                fields += [getattr(code, "co_qualname", code.co_name), code.co_filename,
+                           str(f.f_lineno)]
+            lines.append("\t".join(fields))
+    with open(REPORT + ".tmp", "w") as out:
+        out.write("".join(line + "\n" for line in sorted(lines)))
+    os.rename(REPORT + ".tmp", REPORT)
 
 
 async def leaf_sleep():
@@ -102,6 +125,7 @@ async def main(ready):
 async def thread_main(ready):
     global forever
     forever = asyncio.Event()
+    loops.append(asyncio.get_running_loop())
     t = asyncio.create_task(idle(), name="thread-idle")
     await asyncio.sleep(0)
     ready.set()
@@ -118,8 +142,12 @@ if __name__ == "__main__":
     other.wait()
 
     async def start():
+        loops.append(asyncio.get_running_loop())
+
         class Flag:
             def set(self):
+                if REPORT:
+                    threading.Thread(target=report, daemon=True).start()
                 print("ready", flush=True)
 
         await main(Flag())
