@@ -80,10 +80,15 @@ static const struct tasks_layout layouts[] = {
  * matching what the program itself says (id() of the task's coroutine,
  * name and code object; fut_state of a pending and a finished task), and
  * in line with Modules/_asynciomodule.c of each version (task_fut_waiter,
- * task_coro, task_name follow one another).  Only the task's own
- * coroutine is shown, where Task.get_stack() has it: how far it awaits
- * further in is not read for these versions.  Who awaits a task is known
- * only when a task awaits it directly (task_fut_waiter is that task).
+ * task_coro, task_name follow one another).  The await chain is what
+ * cr_await gives, followed while it is a coroutine (PyCoro_Type): the
+ * object CPython's _PyGen_yf() returns, the frame's top stack item
+ * (localsplus[stacktop - 1] from 3.11, f_stacktop[-1] in 3.9) when the
+ * frame is suspended in an await: 3.13 says so in gi_frame_state
+ * (FRAME_SUSPENDED_YIELD_FROM), 3.11 by the instruction after prev_instr
+ * (RESUME with oparg >= 2), 3.9 by the one after f_lasti (YIELD_FROM).
+ * Who awaits a task is known only when a task awaits it directly
+ * (task_fut_waiter is that task).
  */
 struct old_layout {
 	unsigned int minor;
@@ -93,12 +98,16 @@ struct old_layout {
 	int8_t cleared;			/* FRAME_CLEARED */
 	const char *registry;
 	uint32_t frame_lasti;		/* 3.9: f_lasti in PyFrameObject */
+	uint32_t stacktop;		/* 3.9: f_stacktop (a pointer); 3.11+: stacktop (int) */
+	int8_t yield_from;		/* 3.13: FRAME_SUSPENDED_YIELD_FROM */
+	uint8_t opcode;			/* 3.9: YIELD_FROM; 3.11: RESUME */
 };
 
 static const struct old_layout olds[] = {
-	{ 9, 80, 144, 152, 160, 16, PYVM_NONE, PYVM_NONE, 0, "_all_tasks", 104 },
-	{ 11, 88, 128, 136, 144, PYVM_NONE, 80, 75, 4, "_all_tasks", PYVM_NONE },
-	{ 13, 96, 112, 120, 128, PYVM_NONE, 72, 67, 4, "_scheduled_tasks", PYVM_NONE },
+	{ 9, 80, 144, 152, 160, 16, PYVM_NONE, PYVM_NONE, 0, "_all_tasks", 104, 72, 0, 72 },
+	{ 11, 88, 128, 136, 144, PYVM_NONE, 80, 75, 4, "_all_tasks", PYVM_NONE, 64, 0, 151 },
+	{ 13, 96, 112, 120, 128, PYVM_NONE, 72, 67, 4, "_scheduled_tasks", PYVM_NONE, 64, -1,
+	  0 },
 };
 
 struct tframe {
@@ -464,24 +473,109 @@ static int is_ctask(struct tasks *ts, uint64_t obj)
 	return 1;
 }
 
-/* A task of 3.9-3.13: its state, name and own coroutine's frame. */
-static enum perr read_old_task(struct tasks *ts, uint64_t addr)
+/* One coroutine's frame onto k, and what it awaits (0: nothing, or not known). */
+static enum perr old_frame(struct tasks *ts, struct ptask *k, uint64_t coro, uint64_t *awaited,
+			   unsigned int *cap)
 {
 	const struct old_layout *O = ts->old;
 	const struct pyvm_layout *L = ts->L;
-	unsigned char tb[256], g[256];
+	unsigned char g[256], fr[128];
 	const char *name, *file;
-	uint64_t coro, code = 0, instr = 0;
+	uint64_t code, instr = 0, top, bytes;
 	int64_t lasti = 0;
-	struct ptask *k;
+	uint16_t unit = 0;
+	uint8_t op = 0;
 	int line;
+
+	*awaited = 0;
+	if (rd(ts, coro, g, sizeof(g)))
+		return PERR_CORRUPT;
+	if (O->gi_frame != PYVM_NONE) {
+		uint64_t frame = get_u64(g, O->gi_frame);
+
+		if (!frame)
+			return PERR_OK;	/* finished */
+		if (L->frame.code + 8 > sizeof(fr) || O->frame_lasti + 4 > sizeof(fr) ||
+		    O->stacktop + 8 > sizeof(fr) || rd(ts, frame, fr, sizeof(fr)))
+			return PERR_CORRUPT;
+		code = get_u64(fr, L->frame.code);
+		lasti = get_i32(fr, O->frame_lasti);
+		top = get_u64(fr, O->stacktop);
+	} else {
+		const unsigned char *f = g + O->gi_iframe;
+		int8_t state = (int8_t)g[O->gi_frame_state];
+
+		if (state == O->cleared)
+			return PERR_OK;
+		if (O->gi_iframe + L->frame.size > sizeof(g) || O->stacktop + 4 > L->frame.size)
+			return PERR_UNSUPPORTED;
+		code = get_u64(f, L->frame.code);
+		instr = get_u64(f, L->frame.instr);
+		top = get_u32(f, O->stacktop);
+		if (O->opcode ? rd(ts, instr + 2, &unit, 2) == PERR_OK &&
+				(unit & 0xff) == O->opcode && (unit >> 8) >= 2 :
+				state == O->yield_from) {
+			if (top >= 1 && top < (1u << 20))
+				rd64(ts, coro + O->gi_iframe + L->frame.localsplus + (top - 1) * 8,
+				     awaited);
+		}
+	}
+	if (pyreader_code(ts->pr, code, lasti, instr, &name, &file, &line))
+		return PERR_CORRUPT;
+	if (k->nframe == *cap) {
+		*cap = *cap ? *cap * 2 : 4;
+		k->frame = xrealloc(k->frame, *cap * sizeof(*k->frame));
+	}
+	k->frame[k->nframe].name = xstrdup(name);
+	k->frame[k->nframe].file = xstrdup(file);
+	k->frame[k->nframe].line = line;
+	k->nframe++;
+	/* 3.9: the next instruction is YIELD_FROM, the awaited object f_stacktop[-1] */
+	if (O->gi_frame != PYVM_NONE && top && lasti >= 0 &&
+	    !rd64(ts, code + L->code.code, &bytes) &&
+	    !rd(ts, bytes + L->bytes.ob_sval + (uint64_t)lasti + 2, &op, 1) && op == O->opcode)
+		rd64(ts, top - 8, awaited);
+	return PERR_OK;
+}
+
+/* The coroutines of the chain from coro on, outermost first. */
+static enum perr old_chain(struct tasks *ts, struct ptask *k, uint64_t coro)
+{
+	unsigned int cap = 0;
+	enum perr err;
+
+	if (!coro)
+		return PERR_CORRUPT;
+	while (coro && k->nframe < PYTASKS_DEPTH) {
+		uint64_t awaited, type;
+
+		if ((err = old_frame(ts, k, coro, &awaited, &cap)))
+			return err;
+		if (!awaited || !ts->coro_type || rd64(ts, awaited + ts->L->ob_type, &type) ||
+		    type != ts->coro_type)
+			break;
+		coro = awaited;
+	}
+	return PERR_OK;
+}
+
+/* A task of 3.9-3.13: its state, name and coroutine chain. */
+static enum perr read_old_task(struct tasks *ts, uint64_t addr)
+{
+	const struct old_layout *O = ts->old;
+	unsigned char tb[256];
+	struct ptask *k;
+	int32_t state;
 
 	if (rd(ts, addr, tb, sizeof(tb)))
 		return PERR_CORRUPT;
-	if (get_i32(tb, O->state) != 0)
+	state = get_i32(tb, O->state);
+	if (state < 0 || state > 2)
+		return PERR_CORRUPT;
+	if (state != 0)
 		return PERR_OK;	/* done or cancelled: all_tasks() leaves it out too */
-	if (get_i32(tb, O->state) < 0 || ts->ntask >= PYTASKS_MAX)
-		return ts->ntask >= PYTASKS_MAX ? PERR_TOOBIG : PERR_CORRUPT;
+	if (ts->ntask >= PYTASKS_MAX)
+		return PERR_TOOBIG;
 	if (ts->ntask == ts->cap) {
 		ts->cap = ts->cap ? ts->cap * 2 : 64;
 		ts->task = xrealloc(ts->task, ts->cap * sizeof(*ts->task));
@@ -492,42 +586,13 @@ static enum perr read_old_task(struct tasks *ts, uint64_t addr)
 	k->state = 0;
 	if (read_name(ts, get_u64(tb, O->name), &k->name))
 		return PERR_CORRUPT;
-	/* the task that awaits it is found from the other side: see link_waiters() */
+	/* its own fut_waiter for now: read_registry() turns it round */
 	k->awaiter = xmalloc(sizeof(*k->awaiter));
 	k->awaiter[0] = get_u64(tb, O->fut_waiter);
-	coro = get_u64(tb, O->coro);
-	if (!coro || rd(ts, coro, g, sizeof(g)))
-		return PERR_CORRUPT;
-	if (O->gi_frame != PYVM_NONE) {
-		uint64_t frame = get_u64(g, O->gi_frame);
-		unsigned char fr[128];
-
-		if (!frame)
-			return PERR_OK;	/* finished */
-		if (L->frame.code + 8 > sizeof(fr) || O->frame_lasti + 4 > sizeof(fr) ||
-		    rd(ts, frame, fr, sizeof(fr)))
-			return PERR_CORRUPT;
-		code = get_u64(fr, L->frame.code);
-		lasti = get_i32(fr, O->frame_lasti);
-	} else {
-		if ((int8_t)g[O->gi_frame_state] == O->cleared)
-			return PERR_OK;
-		if (O->gi_iframe + L->frame.size > sizeof(g))
-			return PERR_UNSUPPORTED;
-		code = get_u64(g, O->gi_iframe + L->frame.code);
-		instr = get_u64(g, O->gi_iframe + L->frame.instr);
-	}
-	if (pyreader_code(ts->pr, code, lasti, instr, &name, &file, &line))
-		return PERR_CORRUPT;
-	k->frame = xmalloc(sizeof(*k->frame));
-	k->frame[0].name = xstrdup(name);
-	k->frame[0].file = xstrdup(file);
-	k->frame[0].line = line;
-	k->nframe = 1;
-	return PERR_OK;
+	return old_chain(ts, k, get_u64(tb, O->coro));
 }
 
-/* The members of the set at set_addr, by f (weak: each a weakref to one). */
+/* The tasks in the set at set_addr (weak: each member a weakref to one). */
 static enum perr read_set(struct tasks *ts, uint64_t set_addr, int weak, uint64_t *sig)
 {
 	unsigned char set[48], *tab;
@@ -711,8 +776,7 @@ static void print_tree(struct tasks *ts, FILE *f)
 		for (size_t i = 0; i < ts->ntask; i++)
 			n += ts->task[i].tid == tids[j];
 		if (ts->old)
-			fprintf(f, "\nEvery thread's tasks: %zu (Python 3.%u: the task's own coroutine only)\n",
-				n, ts->old->minor);
+			fprintf(f, "\nTasks of every thread: %zu\n", n);
 		else if (tids[j])
 			fprintf(f, "\nThread %d: %zu task%s\n", (int)tids[j], n, n == 1 ? "" : "s");
 		else

@@ -248,6 +248,7 @@ static void compare_with_own_view(const struct interp *in)
 	const char *sargs[] = { test_target_for(in, "asynctasks.py"), "0", inside, NULL };
 	struct paths got = { 0 };
 	char *task = NULL;
+	int task_ind = 0;
 	size_t len = 0;
 	int st;
 	pid_t pid;
@@ -269,24 +270,34 @@ static void compare_with_own_view(const struct interp *in)
 	unlink(host);
 	cr_assert_eq(st, 0, "%s: dump --tasks: exit %d: %s", in->bin, st, err);
 	cr_log_info("%s", out);
-	/* "  Task \"name\" (pending)" then "      function (file:line)" */
+	/*
+	 * "  Task \"name\" (pending)" then its frames "function (file:line)",
+	 * innermost first, 4 columns further in: one line per task, name then
+	 * the frames outermost first.
+	 */
 	for (line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		const char *p = line + strspn(line, " ");
+		int ind = (int)strspn(line, " ");
+		const char *p = line + ind;
 		const char *open = strrchr(p, '('), *colon = strrchr(p, ':');
-		char *s;
+		char *s, *t;
 
 		if (!strncmp(p, "Task \"", 6)) {
-			task = pool_alloc(strlen(p));
+			task = pool_alloc(strlen(p) + 8192);
 			snprintf(task, strlen(p), "%.*s", (int)(strrchr(p, '"') - p - 6), p + 6);
+			task_ind = ind;
+			cr_assert_lt(got.n, MAXPATHS);
+			got.path[got.n++] = task;
 			continue;
 		}
-		if (!task || !open || !colon || colon < open || p == line)
+		if (!task || ind != task_ind + 4 || !open || !colon || colon < open)
 			continue;
-		s = pool_alloc(strlen(p) + strlen(task) + 8);
-		sprintf(s, "%s\t%.*s\t%.*s\t%.*s", task, (int)(open - p - 1), p,
-			(int)(colon - open - 1), open + 1, (int)(strlen(colon) - 2), colon + 1);
-		cr_assert_lt(got.n, MAXPATHS);
-		got.path[got.n++] = s;
+		/* the frame goes between the name and the frames already there */
+		s = strchr(task, '\t');
+		t = pool_alloc(strlen(task) + strlen(p) + 8);
+		sprintf(t, "\t%.*s\t%.*s\t%.*s%s", (int)(open - p - 1), p, (int)(colon - open - 1),
+			open + 1, (int)(strlen(colon) - 2), colon + 1, s ? s : "");
+		cr_assert_lt(strlen(task) + strlen(t), strlen(task) + 8192 - 1);
+		strcpy(s ? s : task + strlen(task), t);
 	}
 	qsort(got.path, got.n, sizeof(char *), cmp_str);
 	/* a task awaited by two shows under each: once here, as in all_tasks() */

@@ -5,7 +5,8 @@
 # are.  argv[1], if given, is a number of extra idle tasks (the benchmark);
 # argv[2] a file where, once every loop is idle, the program writes what
 # it sees itself: one line per task of asyncio.all_tasks(), name, then
-# function, file and line of each frame of Task.get_stack(), tab-separated.
+# function, file and line of its coroutine (the frame Task.get_stack()
+# gives) and of each coroutine it awaits (cr_await), tab-separated.
 import asyncio
 import os
 import sys
@@ -23,11 +24,18 @@ def report():
     lines = []
     for loop in loops:
         for t in asyncio.all_tasks(loop):
+            # get_stack() has the task's own coroutine; cr_await leads on
+            # through the coroutines it awaits, outermost first
             fields = [t.get_name()]
-            for f in t.get_stack():
+            stack = t.get_stack()
+            c = t.get_coro()
+            assert len(stack) == 1 and stack[0] is c.cr_frame
+            while c is not None and getattr(c, "cr_frame", None) is not None:
+                f = c.cr_frame
                 code = f.f_code
                 fields += [getattr(code, "co_qualname", code.co_name), code.co_filename,
                            str(f.f_lineno)]
+                c = c.cr_await
             lines.append("\t".join(fields))
     with open(REPORT + ".tmp", "w") as out:
         out.write("".join(line + "\n" for line in sorted(lines)))
