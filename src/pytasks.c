@@ -86,7 +86,9 @@ static const struct tasks_layout layouts[] = {
  * (localsplus[stacktop - 1] from 3.11, f_stacktop[-1] in 3.9) when the
  * frame is suspended in an await: 3.13 says so in gi_frame_state
  * (FRAME_SUSPENDED_YIELD_FROM), 3.11 by the instruction after prev_instr
- * (RESUME with oparg >= 2), 3.9 by the one after f_lasti (YIELD_FROM).
+ * (RESUME, or RESUME_QUICK once the code is warm, with oparg >= 2: the
+ * numbers of Debian's 3.11 opcode module, 151 and 150), 3.9 by the one
+ * after f_lasti (YIELD_FROM, 72).
  * Who awaits a task is known only when a task awaits it directly
  * (task_fut_waiter is that task).
  */
@@ -100,14 +102,14 @@ struct old_layout {
 	uint32_t frame_lasti;		/* 3.9: f_lasti in PyFrameObject */
 	uint32_t stacktop;		/* 3.9: f_stacktop (a pointer); 3.11+: stacktop (int) */
 	int8_t yield_from;		/* 3.13: FRAME_SUSPENDED_YIELD_FROM */
-	uint8_t opcode;			/* 3.9: YIELD_FROM; 3.11: RESUME */
+	uint8_t opcode, quick;		/* 3.9: YIELD_FROM; 3.11: RESUME and RESUME_QUICK */
 };
 
 static const struct old_layout olds[] = {
-	{ 9, 80, 144, 152, 160, 16, PYVM_NONE, PYVM_NONE, 0, "_all_tasks", 104, 72, 0, 72 },
-	{ 11, 88, 128, 136, 144, PYVM_NONE, 80, 75, 4, "_all_tasks", PYVM_NONE, 64, 0, 151 },
+	{ 9, 80, 144, 152, 160, 16, PYVM_NONE, PYVM_NONE, 0, "_all_tasks", 104, 72, 0, 72, 72 },
+	{ 11, 88, 128, 136, 144, PYVM_NONE, 80, 75, 4, "_all_tasks", PYVM_NONE, 64, 0, 151, 150 },
 	{ 13, 96, 112, 120, 128, PYVM_NONE, 72, 67, 4, "_scheduled_tasks", PYVM_NONE, 64, -1,
-	  0 },
+	  0, 0 },
 };
 
 struct tframe {
@@ -513,7 +515,8 @@ static enum perr old_frame(struct tasks *ts, struct ptask *k, uint64_t coro, uin
 		instr = get_u64(f, L->frame.instr);
 		top = get_u32(f, O->stacktop);
 		if (O->opcode ? rd(ts, instr + 2, &unit, 2) == PERR_OK &&
-				(unit & 0xff) == O->opcode && (unit >> 8) >= 2 :
+				((unit & 0xff) == O->opcode || (unit & 0xff) == O->quick) &&
+				(unit >> 8) >= 2 :
 				state == O->yield_from) {
 			if (top >= 1 && top < (1u << 20))
 				rd64(ts, coro + O->gi_iframe + L->frame.localsplus + (top - 1) * 8,
@@ -788,6 +791,20 @@ static void print_tree(struct tasks *ts, FILE *f)
 	free(tids);
 }
 
+/* Did two reads of a task find the same name, awaiters and frames? */
+static int same_task(const struct ptask *a, const struct ptask *b)
+{
+	if (a->addr != b->addr || a->state != b->state || strcmp(a->name, b->name) ||
+	    a->nawaiter != b->nawaiter || a->nframe != b->nframe ||
+	    (a->nawaiter && memcmp(a->awaiter, b->awaiter, a->nawaiter * sizeof(uint64_t))))
+		return 0;
+	for (unsigned int i = 0; i < a->nframe; i++)
+		if (a->frame[i].line != b->frame[i].line || strcmp(a->frame[i].name, b->frame[i].name) ||
+		    strcmp(a->frame[i].file, b->frame[i].file))
+			return 0;
+	return 1;
+}
+
 enum perr pytasks_dump(struct pyreader *pr, struct target *t, FILE *f, unsigned int *ntasks,
 		       const char **why)
 {
@@ -824,11 +841,7 @@ enum perr pytasks_dump(struct pyreader *pr, struct target *t, FILE *f, unsigned 
 			if (!err && (sig2 != sig || again.ntask != ts.ntask))
 				err = PERR_CORRUPT;
 			for (size_t i = 0; !err && i < ts.ntask; i++)
-				if (again.task[i].nawaiter != ts.task[i].nawaiter ||
-				    again.task[i].nframe != ts.task[i].nframe ||
-				    (ts.task[i].nawaiter &&
-				     memcmp(again.task[i].awaiter, ts.task[i].awaiter,
-					    ts.task[i].nawaiter * sizeof(uint64_t))))
+				if (!same_task(&ts.task[i], &again.task[i]))
 					err = PERR_CORRUPT;
 			tasks_clear(&again);
 			free(again.task);
