@@ -152,9 +152,9 @@ static const char usage_dump[] =
 	"\n"
 	"      --locals           under each Python frame, its local variables:\n"
 	"                         name: type = short repr\n"
-	"      --tasks            the asyncio tasks instead (Python 3.14+): each with\n"
-	"                         its name, state and the coroutine stack where it\n"
-	"                         waits, under each task awaiting it\n";
+	"      --tasks            the asyncio tasks instead (Python 3.9, 3.11, 3.13+):\n"
+	"                         each with its name, state and the coroutines where\n"
+	"                         it waits, under each task awaiting it\n";
 static const char usage_options[] =
 	"\n"
 	"options:\n"

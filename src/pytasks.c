@@ -848,7 +848,8 @@ enum perr pytasks_dump(struct pyreader *pr, struct target *t, FILE *f, unsigned 
 			if (!err)
 				break;
 		}
-		if (err == PERR_UNSUPPORTED || err == PERR_TOOBIG || perr_is_fatal(err))
+		if (err == PERR_UNSUPPORTED || err == PERR_TOOBIG || err == PERR_NOTFOUND ||
+		    perr_is_fatal(err))
 			break;
 		nanosleep(&pause, NULL);
 	}
@@ -857,6 +858,8 @@ enum perr pytasks_dump(struct pyreader *pr, struct target *t, FILE *f, unsigned 
 		print_tree(&ts, f);
 	} else if (err == PERR_TOOBIG) {
 		*why = "it has more asyncio tasks than pyrospy reads (" "100000" ")";
+	} else if (err == PERR_NOTFOUND) {
+		*why = "the program has not imported asyncio";
 	} else if (err == PERR_UNSUPPORTED) {
 		*why = "its coroutine frames have a layout pyrospy does not know";
 	} else if (!perr_is_fatal(err)) {

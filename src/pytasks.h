@@ -30,8 +30,11 @@ struct target;
  *   item (3.14) or the one below it (3.15), followed while it is a
  *   coroutine of the same type
  *
- * Everything is read twice: a task list or awaited-by set that changed in
- * between (a task finished while read) is read again, up to
+ * CPython 3.9, 3.11, 3.13: the C tasks in asyncio's own registry (what
+ * all_tasks() reads), with shipped offsets; see pytasks.c.
+ *
+ * Everything is read twice: tasks, awaiters or frames that changed in
+ * between (a task finished while read) are read again, up to
  * PYTASKS_TRIES times, and never shown torn.
  */
 #define PYTASKS_MAX	100000	/* tasks read */
@@ -42,8 +45,8 @@ struct target;
  * Print the tasks of the process pr reads to f, and their number in
  * *ntasks.  PERR_UNSUPPORTED for a Python without a task registry this
  * can read (*why says which); PERR_NOTFOUND when the program has not
- * imported asyncio (nothing to show); PERR_AGAIN when every read was torn;
- * PERR_CORRUPT when what was read does not hold together.
+ * imported asyncio (nothing to show); PERR_CORRUPT when every read was
+ * torn or what was read does not hold together (*why says which).
  */
 enum perr pytasks_dump(struct pyreader *pr, struct target *t, FILE *f, unsigned int *ntasks,
 		       const char **why);

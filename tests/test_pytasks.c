@@ -438,3 +438,46 @@ Test(pytasks, churn_3_15, .timeout = 120)
 {
 	churn(&test_pythons[4]);
 }
+
+/* status, stdout and stderr of dump --tasks on script run by in. */
+static int dump_tasks_of(const struct interp *in, const char *script, char **out, char **err)
+{
+	char ready[256], pidbuf[32];
+	const char *args[] = { "dump", "--tasks", "--pid", pidbuf, NULL };
+	const char *sargs[] = { test_target_for(in, script), NULL };
+	pid_t pid = test_start(in, sargs, ready, sizeof(ready));
+	int st;
+
+	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)pid);
+	st = test_pyrospy(args, out, err);
+	test_stop(pid);
+	return st;
+}
+
+/*
+ * Nothing to show is said in one line, never as an empty tree: a program
+ * that never imported asyncio (both readers: 3.11's registry, 3.14's
+ * published offsets), and a Ruby process.
+ */
+Test(pytasks, nothing_to_show, .timeout = 60)
+{
+	const struct interp *py[] = { &test_pythons[1], &test_pythons[3] };
+	char *out, *err;
+	int st;
+
+	for (size_t i = 0; i < 2; i++) {
+		st = dump_tasks_of(py[i], "noasyncio.py", &out, &err);
+		cr_assert_eq(st, 1, "%s: exit %d: %s%s", py[i]->bin, st, out, err);
+		cr_assert_eq(*out, '\0', "%s: %s", py[i]->bin, out);
+		cr_assert(strstr(err, "the program has not imported asyncio\n"), "%s: %s",
+			  py[i]->bin, err);
+		free(out);
+		free(err);
+	}
+	st = dump_tasks_of(&test_rubies[1], "deep.rb", &out, &err);
+	cr_assert_eq(st, 6, "ruby: exit %d: %s%s", st, out, err);
+	cr_assert_eq(*out, '\0', "ruby: %s", out);
+	cr_assert(strstr(err, "--tasks reads Python's asyncio tasks"), "ruby: %s", err);
+	free(out);
+	free(err);
+}
