@@ -13,6 +13,15 @@
 #include "target.h"
 #include "xalloc.h"
 
+/*
+ * dump --tasks (pytasks.h).  The layouts are data, with where each number
+ * comes from, in pyvm-structs/asyncio_tasks.c: 3.14+ from what the target
+ * publishes (checked against the shipped table), 3.9-3.13 from asyncio's
+ * own registry.  Everything read is checked (pointers against the maps by
+ * rmem, counts capped, lists linked both ways, types by address) and read
+ * twice; what does not hold together is read again or refused.
+ */
+
 #define INTERP_MAX	64
 #define THREAD_MAX	4096
 #define NAME_MAX_CP	256	/* code points of a task's name shown */
@@ -22,94 +31,10 @@
 #define OWNED_BY_GENERATOR		1
 #define ASEND_GEN			16	/* PyAsyncGenASend.ags_gen */
 
-/*
- * _Py_AsyncioModuleDebugOffsets as shipped, for x86-64 GIL builds: the
- * struct is 13 uint64_t (task object: size, task_name, task_awaited_by,
- * task_is_task, task_awaited_by_is_set, task_coro, task_node; interpreter:
- * size, asyncio_tasks_head; thread: size, asyncio_running_loop,
- * asyncio_running_task, asyncio_tasks_head).  Read from the .AsyncioDebug
- * sections of Debian's 3.14.10 _asyncio.cpython-314-x86_64-linux-gnu.so
- * and 3.15.2 python3.15 (sid chroot).  fut_state is not published: it is
- * the int after task_awaited_by (Modules/_asynciomodule.c, FutureObj_HEAD:
- * fut_awaited_by, fut_state, fut_is_task, fut_awaited_by_is_set), used
- * only while the published task offsets equal the shipped ones.
- *
- * The rest comes from _Py_DebugOffsets (the start of _PyRuntime), at
- * these positions in it, checked against the shipped values read there on
- * the same live 3.14.10 and 3.15.2: gen_object.gi_iframe (72),
- * gen_object.gi_frame_state (67), interpreter_frame.stackpointer (64),
- * set_object.used/table/mask (24/40/32), llist_node.next (0).  3.15
- * renumbered the frame states (FRAME_SUSPENDED_YIELD_FROM -1 -> 2,
- * FRAME_CLEARED 4 -> 5) and keeps the awaited object one slot deeper.
- */
-struct tasks_layout {
-	unsigned int minor;
-	uint64_t aio[13];
-	uint32_t state;			/* fut_state */
-	int await_slot;			/* the awaited object: stackpointer[-await_slot] */
-	int8_t yield_from, cleared;	/* gi_frame_state: FRAME_SUSPENDED_YIELD_FROM, FRAME_CLEARED */
-	uint32_t dbg_size;		/* bytes of _Py_DebugOffsets to read */
-	uint32_t pos_gi_iframe, pos_gi_frame_state, pos_stackpointer,
-		 pos_set_used, pos_set_table, pos_set_mask, pos_llist_next;
-	uint64_t gi_iframe, gi_frame_state, stackpointer, set_used, set_table, set_mask,
-		 llist_next;
-};
-
 enum {
 	A_TASK_SIZE, A_TASK_NAME, A_TASK_AWAITED_BY, A_TASK_IS_TASK, A_TASK_AB_IS_SET,
 	A_TASK_CORO, A_TASK_NODE, A_INTERP_SIZE, A_INTERP_HEAD, A_TS_SIZE, A_TS_LOOP,
 	A_TS_TASK, A_TS_HEAD
-};
-
-static const struct tasks_layout layouts[] = {
-	{ 14, { 168, 136, 96, 108, 109, 128, 152, 225864, 10880, 936, 864, 872, 880 },
-	  104, 1, -1, 4, 760, 680, 688, 296, 504, 512, 520, 696, 72, 67, 64, 24, 40, 32, 0 },
-	{ 15, { 168, 136, 96, 108, 109, 128, 152, 226240, 10856, 1104, 1024, 1032, 1048 },
-	  104, 2, 2, 5, 888, 808, 816, 360, 600, 608, 616, 824, 72, 67, 64, 24, 40, 32, 0 },
-};
-
-/*
- * Before 3.14 the interpreter publishes nothing of the kind: the C Task
- * objects of _asyncio are found in the Python-level registry that
- * asyncio.all_tasks() reads, asyncio.tasks._all_tasks (3.9-3.11) or
- * _scheduled_tasks (3.12+), a WeakSet (its `data' set holds weakrefs,
- * wr_object at 16), and from 3.12 the set _eager_tasks.  A task is an
- * instance of the type named "_asyncio.Task"; only pending ones are shown,
- * as all_tasks() does.  Offsets in TaskObj and in the coroutine (x86-64,
- * default builds) found on Debian's live 3.9.2, 3.11.2 and 3.13.5 by
- * matching what the program itself says (id() of the task's coroutine,
- * name and code object; fut_state of a pending and a finished task), and
- * in line with Modules/_asynciomodule.c of each version (task_fut_waiter,
- * task_coro, task_name follow one another).  The await chain is what
- * cr_await gives, followed while it is a coroutine (PyCoro_Type): the
- * object CPython's _PyGen_yf() returns, the frame's top stack item
- * (localsplus[stacktop - 1] from 3.11, f_stacktop[-1] in 3.9) when the
- * frame is suspended in an await: 3.13 says so in gi_frame_state
- * (FRAME_SUSPENDED_YIELD_FROM), 3.11 by the instruction after prev_instr
- * (RESUME, or RESUME_QUICK once the code is warm, with oparg >= 2: the
- * numbers of Debian's 3.11 opcode module, 151 and 150), 3.9 by the one
- * after f_lasti (YIELD_FROM, 72).
- * Who awaits a task is known only when a task awaits it directly
- * (task_fut_waiter is that task).
- */
-struct old_layout {
-	unsigned int minor;
-	uint32_t state, fut_waiter, coro, name;
-	uint32_t gi_frame;		/* 3.9: PyFrameObject *gi_frame; else PYVM_NONE */
-	uint32_t gi_iframe, gi_frame_state;	/* 3.11+: the frame inside the coroutine */
-	int8_t cleared;			/* FRAME_CLEARED */
-	const char *registry;
-	uint32_t frame_lasti;		/* 3.9: f_lasti in PyFrameObject */
-	uint32_t stacktop;		/* 3.9: f_stacktop (a pointer); 3.11+: stacktop (int) */
-	int8_t yield_from;		/* 3.13: FRAME_SUSPENDED_YIELD_FROM */
-	uint8_t opcode, quick;		/* 3.9: YIELD_FROM; 3.11: RESUME and RESUME_QUICK */
-};
-
-static const struct old_layout olds[] = {
-	{ 9, 80, 144, 152, 160, 16, PYVM_NONE, PYVM_NONE, 0, "_all_tasks", 104, 72, 0, 72, 72 },
-	{ 11, 88, 128, 136, 144, PYVM_NONE, 80, 75, 4, "_all_tasks", PYVM_NONE, 64, 0, 151, 150 },
-	{ 13, 96, 112, 120, 128, PYVM_NONE, 72, 67, 4, "_scheduled_tasks", PYVM_NONE, 64, -1,
-	  0, 0 },
 };
 
 struct tframe {
@@ -134,8 +59,8 @@ struct tasks {
 	struct target *t;
 	struct rmem *mem;
 	const struct pyvm_layout *L;
-	struct tasks_layout T;		/* what the target says, checked (3.14+) */
-	const struct old_layout *old;	/* or this (3.9-3.13) */
+	struct pytasks_published T;		/* what the target says, checked (3.14+) */
+	const struct pytasks_registry *old;	/* or this (3.9-3.13) */
 	uint64_t task_type;		/* _asyncio.Task, once found (3.9-3.13) */
 	int state_known;
 	uint64_t coro_type, agen_type, asend_type;	/* 0: unknown */
@@ -180,20 +105,20 @@ static void tasks_clear(struct tasks *ts)
  */
 static enum perr load_layout(struct tasks *ts, const char **why)
 {
-	const struct tasks_layout *ship = NULL;
+	const struct pytasks_published *ship = NULL;
 	uint64_t addr, size, img[13];
 	unsigned char *dbg;
 	enum perr err;
 
-	for (size_t i = 0; i < sizeof(olds) / sizeof(olds[0]); i++)
-		if (olds[i].minor == ts->t->minor) {
-			ts->old = &olds[i];
+	for (size_t i = 0; i < pytasks_nregistry; i++)
+		if (pytasks_registry[i].minor == ts->t->minor) {
+			ts->old = &pytasks_registry[i];
 			ts->state_known = 1;
 			return PERR_OK;
 		}
-	for (size_t i = 0; i < sizeof(layouts) / sizeof(layouts[0]); i++)
-		if (layouts[i].minor == ts->t->minor)
-			ship = &layouts[i];
+	for (size_t i = 0; i < pytasks_npublished; i++)
+		if (pytasks_published[i].minor == ts->t->minor)
+			ship = &pytasks_published[i];
 	if (!ship) {
 		*why = "pyrospy reads the asyncio tasks of CPython 3.9, 3.11, 3.13, 3.14 and 3.15 only";
 		return PERR_UNSUPPORTED;
@@ -288,7 +213,7 @@ static enum perr read_name(struct tasks *ts, uint64_t obj, char **out)
 /* The coroutines of a task's await chain, outermost first in k->frame. */
 static enum perr read_chain(struct tasks *ts, struct ptask *k, uint64_t coro)
 {
-	const struct tasks_layout *T = &ts->T;
+	const struct pytasks_published *T = &ts->T;
 	const struct pyvm_layout *L = ts->L;
 	unsigned char g[512];
 	uint64_t mask = L->stackref_tagged ? ~(uint64_t)3 : ~(uint64_t)0;
@@ -352,7 +277,7 @@ static enum perr read_chain(struct tasks *ts, struct ptask *k, uint64_t coro)
 /* The tasks awaiting k: one, or a set of them. */
 static enum perr read_awaiters(struct tasks *ts, struct ptask *k, const unsigned char *tb)
 {
-	const struct tasks_layout *T = &ts->T;
+	const struct pytasks_published *T = &ts->T;
 	uint64_t ab = get_u64(tb, (uint32_t)T->aio[A_TASK_AWAITED_BY]) & ~(uint64_t)3;
 	unsigned char set[64], *tab;
 	uint64_t used, mask, table, n = 0;
@@ -396,7 +321,7 @@ static enum perr read_awaiters(struct tasks *ts, struct ptask *k, const unsigned
 
 static enum perr read_task(struct tasks *ts, uint64_t addr, pid_t tid)
 {
-	const struct tasks_layout *T = &ts->T;
+	const struct pytasks_published *T = &ts->T;
 	unsigned char tb[4096];
 	struct ptask *k;
 	enum perr err;
@@ -479,7 +404,7 @@ static int is_ctask(struct tasks *ts, uint64_t obj)
 static enum perr old_frame(struct tasks *ts, struct ptask *k, uint64_t coro, uint64_t *awaited,
 			   unsigned int *cap)
 {
-	const struct old_layout *O = ts->old;
+	const struct pytasks_registry *O = ts->old;
 	const struct pyvm_layout *L = ts->L;
 	unsigned char g[256], fr[128];
 	const char *name, *file;
@@ -565,7 +490,7 @@ static enum perr old_chain(struct tasks *ts, struct ptask *k, uint64_t coro)
 /* A task of 3.9-3.13: its state, name and coroutine chain. */
 static enum perr read_old_task(struct tasks *ts, uint64_t addr)
 {
-	const struct old_layout *O = ts->old;
+	const struct pytasks_registry *O = ts->old;
 	unsigned char tb[256];
 	struct ptask *k;
 	int32_t state;
