@@ -414,8 +414,13 @@ static enum perr old_frame(struct tasks *ts, struct ptask *k, uint64_t coro, uin
 	uint8_t op = 0;
 	int line;
 
+	/* no more than the object holds: the next page may not be mapped */
+	size_t glen = O->gi_frame != PYVM_NONE ? O->gi_frame + 8 : O->gi_iframe + L->frame.size;
+
 	*awaited = 0;
-	if (rd(ts, coro, g, sizeof(g)))
+	if (glen > sizeof(g) || (O->gi_frame_state != PYVM_NONE && O->gi_frame_state >= glen))
+		return PERR_UNSUPPORTED;
+	if (rd(ts, coro, g, glen))
 		return PERR_CORRUPT;
 	if (O->gi_frame != PYVM_NONE) {
 		uint64_t frame = get_u64(g, O->gi_frame);
@@ -423,7 +428,7 @@ static enum perr old_frame(struct tasks *ts, struct ptask *k, uint64_t coro, uin
 		if (!frame)
 			return PERR_OK;	/* finished */
 		if (L->frame.code + 8 > sizeof(fr) || O->frame_lasti + 4 > sizeof(fr) ||
-		    O->stacktop + 8 > sizeof(fr) || rd(ts, frame, fr, sizeof(fr)))
+		    O->stacktop + 8 > sizeof(fr) || rd(ts, frame, fr, O->frame_lasti + 4))
 			return PERR_CORRUPT;
 		code = get_u64(fr, L->frame.code);
 		lasti = get_i32(fr, O->frame_lasti);
@@ -434,7 +439,7 @@ static enum perr old_frame(struct tasks *ts, struct ptask *k, uint64_t coro, uin
 
 		if (state == O->cleared)
 			return PERR_OK;
-		if (O->gi_iframe + L->frame.size > sizeof(g) || O->stacktop + 4 > L->frame.size)
+		if (O->stacktop + 4 > L->frame.size)
 			return PERR_UNSUPPORTED;
 		code = get_u64(f, L->frame.code);
 		instr = get_u64(f, L->frame.instr);
@@ -494,8 +499,18 @@ static enum perr read_old_task(struct tasks *ts, uint64_t addr)
 	unsigned char tb[256];
 	struct ptask *k;
 	int32_t state;
+	uint32_t need = O->state + 4;
 
-	if (rd(ts, addr, tb, sizeof(tb)))
+	/* no more of the task than its fields: the next page may not be mapped */
+	if (O->fut_waiter + 8 > need)
+		need = O->fut_waiter + 8;
+	if (O->coro + 8 > need)
+		need = O->coro + 8;
+	if (O->name + 8 > need)
+		need = O->name + 8;
+	if (need > sizeof(tb))
+		return PERR_UNSUPPORTED;
+	if (rd(ts, addr, tb, need))
 		return PERR_CORRUPT;
 	state = get_i32(tb, O->state);
 	if (state < 0 || state > 2)
@@ -521,10 +536,22 @@ static enum perr read_old_task(struct tasks *ts, uint64_t addr)
 }
 
 /* The tasks in the set at set_addr (weak: each member a weakref to one). */
+static int addr_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * The tasks in the set at set_addr (weak: each member a weakref to one).
+ * A set keeps its members in hash order, all over the heap: they are
+ * read in address order, so that the reads of neighbours share pages.
+ */
 static enum perr read_set(struct tasks *ts, uint64_t set_addr, int weak, uint64_t *sig)
 {
 	unsigned char set[48], *tab;
-	uint64_t used, mask, table, n = 0;
+	uint64_t used, mask, table, n = 0, *obj;
 	enum perr err = PERR_OK;
 
 	/* PySetObject: fill 16, used 24, mask 32, table 40 (3.8-3.13) */
@@ -536,26 +563,38 @@ static enum perr read_set(struct tasks *ts, uint64_t set_addr, int weak, uint64_
 	if (mask >= (1u << 20) || ((mask + 1) & mask) || used > mask + 1)
 		return PERR_CORRUPT;
 	tab = xmalloc((mask + 1) * 16);
+	obj = xmalloc((used + 1) * sizeof(*obj));
 	if (rd(ts, table, tab, (mask + 1) * 16)) {
-		free(tab);
-		return PERR_CORRUPT;
+		err = PERR_CORRUPT;
+		goto out;
 	}
-	for (uint64_t i = 0; i <= mask && !err; i++) {
-		uint64_t key = get_u64(tab, (uint32_t)(i * 16)), obj = key;
+	for (uint64_t i = 0; i <= mask && n <= used; i++) {
+		uint64_t key = get_u64(tab, (uint32_t)(i * 16));
 
-		if (!key || (int64_t)get_u64(tab, (uint32_t)(i * 16 + 8)) == -1)
-			continue;
-		n++;
-		if (weak && rd64(ts, key + 16, &obj))
-			err = PERR_CORRUPT;
-		else if (obj && obj != ts->obj.none && is_ctask(ts, obj)) {
-			err = read_old_task(ts, obj);
-			*sig = *sig * 1000003u ^ obj;
-		}
+		if (key && (int64_t)get_u64(tab, (uint32_t)(i * 16 + 8)) != -1 && n++ < used)
+			obj[n - 1] = key;
 	}
-	free(tab);
-	if (!err && n != used)
+	if (n != used) {
 		err = PERR_CORRUPT;	/* changed while read */
+		goto out;
+	}
+	qsort(obj, n, sizeof(*obj), addr_cmp);
+	for (uint64_t i = 0; weak && i < n; i++)
+		if (rd64(ts, obj[i] + 16, &obj[i])) {	/* wr_object */
+			err = PERR_CORRUPT;
+			goto out;
+		}
+	if (weak)
+		qsort(obj, n, sizeof(*obj), addr_cmp);
+	for (uint64_t i = 0; i < n && !err; i++) {
+		if (!obj[i] || obj[i] == ts->obj.none || !is_ctask(ts, obj[i]))
+			continue;	/* a dead weakref, or what is no C task */
+		err = read_old_task(ts, obj[i]);
+		*sig = *sig * 1000003u ^ obj[i];
+	}
+out:
+	free(obj);
+	free(tab);
 	return err;
 }
 

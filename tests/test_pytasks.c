@@ -481,3 +481,40 @@ Test(pytasks, nothing_to_show, .timeout = 60)
 	free(out);
 	free(err);
 }
+
+/*
+ * 1000 idle tasks more (asynctasks.py 1000), on every Python of the
+ * matrix: all of them, each waiting in idle.  (How long it takes is
+ * measured by scripts/bench, not here.)
+ */
+Test(pytasks, thousand_tasks, .timeout = 120)
+{
+	for (size_t i = 0; i < test_npythons; i++) {
+		const struct interp *in = &test_pythons[i];
+		const char *sargs[] = { test_target_for(in, "asynctasks.py"), "1000", NULL };
+		const char *args[] = { "dump", "--tasks", "--pid", NULL, NULL };
+		char ready[256], pidbuf[32], *out, *err, *p;
+		unsigned int n = 0, idle = 0;
+		pid_t pid;
+		int st;
+
+		pid = test_start(in, sargs, ready, sizeof(ready));
+		snprintf(pidbuf, sizeof(pidbuf), "%d", (int)pid);
+		args[3] = pidbuf;
+		st = test_pyrospy(args, &out, &err);
+		test_stop(pid);
+		cr_assert_eq(st, 0, "%s: exit %d: %s", in->bin, st, err);
+		cr_assert(sscanf(out, "Process %*d (%*[^)]): %u asyncio task", &n) == 1, "%s", out);
+		cr_assert_geq(n, 1012, "%s: %u tasks", in->bin, n);
+		for (p = out; (p = strstr(p, "Task \"idle-")); p++) {
+			/* its frames, before the next task: innermost first, idle last */
+			const char *next = strstr(p + 1, "Task \""), *f = strstr(p, " idle (");
+
+			cr_assert(f && (!next || f < next), "%s: %.200s", in->bin, p);
+			idle++;
+		}
+		cr_assert_eq(idle, 1000, "%s: %u idle tasks", in->bin, idle);
+		free(out);
+		free(err);
+	}
+}
