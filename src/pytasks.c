@@ -67,6 +67,10 @@ struct tasks {
 	struct pyobj obj;
 	struct ptask *task;
 	size_t ntask, cap;
+	size_t *byaddr;			/* task indexes by address, once read */
+	size_t *child, *first;		/* tasks awaited by task i: child[first[i] .. first[i+1]) */
+	size_t printed;			/* task lines printed */
+	int cut;			/* and the budget for them ran out */
 };
 
 static enum perr rd(struct tasks *ts, uint64_t addr, void *out, size_t len)
@@ -374,12 +378,44 @@ static enum perr read_list(struct tasks *ts, uint64_t head, pid_t tid, uint64_t 
 	return PERR_OK;
 }
 
-static struct ptask *find(struct tasks *ts, uint64_t addr)
+static struct tasks *sort_ts;	/* qsort() has no argument for it */
+
+static int byaddr_cmp(const void *a, const void *b)
 {
+	uint64_t x = sort_ts->task[*(const size_t *)a].addr;
+	uint64_t y = sort_ts->task[*(const size_t *)b].addr;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Index the tasks by address, for find(). */
+static void index_build(struct tasks *ts)
+{
+	free(ts->byaddr);
+	ts->byaddr = xmalloc((ts->ntask + 1) * sizeof(*ts->byaddr));
 	for (size_t i = 0; i < ts->ntask; i++)
-		if (ts->task[i].addr == addr)
-			return &ts->task[i];
-	return NULL;
+		ts->byaddr[i] = i;
+	sort_ts = ts;
+	qsort(ts->byaddr, ts->ntask, sizeof(*ts->byaddr), byaddr_cmp);
+}
+
+/* The index of the task at addr (index_build() first), or SIZE_MAX. */
+static size_t find(struct tasks *ts, uint64_t addr)
+{
+	size_t lo = 0, hi = ts->ntask;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		uint64_t at = ts->task[ts->byaddr[mid]].addr;
+
+		if (at == addr)
+			return ts->byaddr[mid];
+		if (at < addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return SIZE_MAX;
 }
 
 /* Is obj an instance of _asyncio.Task (by its type's tp_name, at 24)? */
@@ -629,8 +665,11 @@ static enum perr read_registry(struct tasks *ts, uint64_t *sig)
 
 		a->nawaiter = 0;
 	}
+	index_build(ts);
 	for (size_t i = 0; i < ts->ntask; i++) {
-		struct ptask *a = &ts->task[i], *b = find(ts, a->awaiter[0]);
+		struct ptask *a = &ts->task[i];
+		size_t bi = find(ts, a->awaiter[0]);
+		struct ptask *b = bi == SIZE_MAX ? NULL : &ts->task[bi];
 
 		if (b && b != a) {
 			b->awaiter = xrealloc(b->awaiter, (b->nawaiter + 2) * sizeof(uint64_t));
@@ -691,11 +730,50 @@ static const char *state_str(int s)
 	return s == 0 ? "pending" : s == 1 ? "cancelled" : s == 2 ? "done" : "state unknown";
 }
 
-/* k and, under it, every task it awaits (those k is an awaiter of). */
-static void print_task(struct tasks *ts, FILE *f, struct ptask *k, int depth)
+/* Who awaits whom, as lists: the tasks awaited by each task. */
+static void children_build(struct tasks *ts)
 {
+	size_t n = ts->ntask, *fill;
+
+	index_build(ts);
+	free(ts->first);
+	free(ts->child);
+	ts->first = xcalloc(n + 2, sizeof(*ts->first));
+	for (size_t i = 0; i < n; i++)
+		for (unsigned int j = 0; j < ts->task[i].nawaiter; j++) {
+			size_t p = find(ts, ts->task[i].awaiter[j]);
+
+			if (p != SIZE_MAX)
+				ts->first[p + 2]++;
+		}
+	for (size_t i = 2; i < n + 2; i++)
+		ts->first[i] += ts->first[i - 1];
+	ts->child = xmalloc((ts->first[n + 1] + 1) * sizeof(*ts->child));
+	fill = ts->first + 1;	/* fill[p] runs from first[p] to first[p + 1] */
+	for (size_t i = 0; i < n; i++)
+		for (unsigned int j = 0; j < ts->task[i].nawaiter; j++) {
+			size_t p = find(ts, ts->task[i].awaiter[j]);
+
+			if (p != SIZE_MAX)
+				ts->child[fill[p]++] = i;
+		}
+}
+
+/*
+ * Task k and, under it, every task it awaits.  A task awaited by several
+ * shows under each, so a hostile await graph could make the tree
+ * exponential: the lines printed are capped (ts->cut).
+ */
+static void print_task(struct tasks *ts, FILE *f, size_t ki, int depth)
+{
+	struct ptask *k = &ts->task[ki];
 	int ind = 2 + 4 * depth;
 
+	if (ts->printed >= PYTASKS_LINES) {
+		ts->cut = 1;
+		return;
+	}
+	ts->printed++;
 	fprintf(f, "%*sTask \"%s\" (%s)\n", ind, "", k->name, state_str(k->state));
 	if (k->printing || depth >= TREE_DEPTH) {
 		fprintf(f, "%*s[awaits itself: a cycle]\n", ind + 4, "");
@@ -705,12 +783,8 @@ static void print_task(struct tasks *ts, FILE *f, struct ptask *k, int depth)
 		fprintf(f, "%*s%s (%s:%d)\n", ind + 4, "", k->frame[i].name, k->frame[i].file,
 			k->frame[i].line);
 	k->printing = 1;
-	for (size_t i = 0; i < ts->ntask; i++)
-		for (unsigned int j = 0; j < ts->task[i].nawaiter; j++)
-			if (ts->task[i].awaiter[j] == k->addr) {
-				print_task(ts, f, &ts->task[i], depth + 1);
-				break;
-			}
+	for (size_t c = ts->first[ki]; c < ts->first[ki + 1]; c++)
+		print_task(ts, f, ts->child[c], depth + 1);
 	k->printing = 0;
 }
 
@@ -718,41 +792,34 @@ static void print_task(struct tasks *ts, FILE *f, struct ptask *k, int depth)
 static int is_root(struct tasks *ts, const struct ptask *k)
 {
 	for (unsigned int j = 0; j < k->nawaiter; j++)
-		if (find(ts, k->awaiter[j]))
+		if (find(ts, k->awaiter[j]) != SIZE_MAX)
 			return 0;
 	return 1;
 }
 
+/* One tree per thread list: the tasks of one list are read one after the other. */
 static void print_tree(struct tasks *ts, FILE *f)
 {
-	pid_t *tids = xcalloc(ts->ntask + 1, sizeof(*tids));
-	size_t ntid = 0;
+	children_build(ts);
+	for (size_t i = 0, end; i < ts->ntask; i = end) {
+		pid_t tid = ts->task[i].tid;
 
-	/* threads in the order met, those of ended threads last */
-	for (size_t i = 0; i < ts->ntask; i++) {
-		size_t j;
-
-		for (j = 0; j < ntid && tids[j] != ts->task[i].tid; j++)
+		for (end = i; end < ts->ntask && ts->task[end].tid == tid; end++)
 			;
-		if (j == ntid)
-			tids[ntid++] = ts->task[i].tid;
-	}
-	for (size_t j = 0; j < ntid; j++) {
-		size_t n = 0;
-
-		for (size_t i = 0; i < ts->ntask; i++)
-			n += ts->task[i].tid == tids[j];
 		if (ts->old)
-			fprintf(f, "\nTasks of every thread: %zu\n", n);
-		else if (tids[j])
-			fprintf(f, "\nThread %d: %zu task%s\n", (int)tids[j], n, n == 1 ? "" : "s");
+			fprintf(f, "\nTasks of every thread: %zu\n", end - i);
+		else if (tid)
+			fprintf(f, "\nThread %d: %zu task%s\n", (int)tid, end - i,
+				end - i == 1 ? "" : "s");
 		else
-			fprintf(f, "\nTasks of threads that ended: %zu\n", n);
-		for (size_t i = 0; i < ts->ntask; i++)
-			if (ts->task[i].tid == tids[j] && is_root(ts, &ts->task[i]))
-				print_task(ts, f, &ts->task[i], 0);
+			fprintf(f, "\nTasks of threads that ended: %zu\n", end - i);
+		for (size_t j = i; j < end; j++)
+			if (is_root(ts, &ts->task[j]))
+				print_task(ts, f, j, 0);
 	}
-	free(tids);
+	if (ts->cut)
+		fprintf(f, "[cut: more than %u task lines, the same tasks under many others]\n",
+			PYTASKS_LINES);
 }
 
 /* Did two reads of a task find the same name, awaiters and frames? */
@@ -801,6 +868,7 @@ enum perr pytasks_dump(struct pyreader *pr, struct target *t, FILE *f, unsigned 
 
 			again.task = NULL;
 			again.ntask = again.cap = 0;
+			again.byaddr = again.first = again.child = NULL;
 			err = read_all(&again, &sig2);
 			if (!err && (sig2 != sig || again.ntask != ts.ntask))
 				err = PERR_CORRUPT;
@@ -809,6 +877,7 @@ enum perr pytasks_dump(struct pyreader *pr, struct target *t, FILE *f, unsigned 
 					err = PERR_CORRUPT;
 			tasks_clear(&again);
 			free(again.task);
+			free(again.byaddr);
 			if (!err)
 				break;
 		}
@@ -832,5 +901,8 @@ enum perr pytasks_dump(struct pyreader *pr, struct target *t, FILE *f, unsigned 
 	}
 	tasks_clear(&ts);
 	free(ts.task);
+	free(ts.byaddr);
+	free(ts.first);
+	free(ts.child);
 	return err;
 }

@@ -42,6 +42,7 @@ struct target;
 #define PYTASKS_MAX	100000	/* tasks read */
 #define PYTASKS_DEPTH	256	/* coroutines of one task's await chain */
 #define PYTASKS_TRIES	50
+#define PYTASKS_LINES	1000000	/* task lines of the printed tree */
 
 /*
  * Print the tasks of the process pr reads to f, and their number in
