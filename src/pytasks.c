@@ -67,7 +67,10 @@ struct tasks {
 	struct pyobj obj;
 	struct ptask *task;
 	size_t ntask, cap;
-	size_t *byaddr;			/* task indexes by address, once read */
+	struct taskref {
+		uint64_t addr;
+		size_t i;
+	} *byaddr;			/* the tasks by address, once read */
 	size_t *child, *first;		/* tasks awaited by task i: child[first[i] .. first[i+1]) */
 	size_t printed;			/* task lines printed */
 	int cut;			/* and the budget for them ran out */
@@ -378,14 +381,11 @@ static enum perr read_list(struct tasks *ts, uint64_t head, pid_t tid, uint64_t 
 	return PERR_OK;
 }
 
-static struct tasks *sort_ts;	/* qsort() has no argument for it */
-
-static int byaddr_cmp(const void *a, const void *b)
+static int taskref_cmp(const void *a, const void *b)
 {
-	uint64_t x = sort_ts->task[*(const size_t *)a].addr;
-	uint64_t y = sort_ts->task[*(const size_t *)b].addr;
+	const struct taskref *x = a, *y = b;
 
-	return x < y ? -1 : x > y;
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
 /* Index the tasks by address, for find(). */
@@ -393,10 +393,11 @@ static void index_build(struct tasks *ts)
 {
 	free(ts->byaddr);
 	ts->byaddr = xmalloc((ts->ntask + 1) * sizeof(*ts->byaddr));
-	for (size_t i = 0; i < ts->ntask; i++)
-		ts->byaddr[i] = i;
-	sort_ts = ts;
-	qsort(ts->byaddr, ts->ntask, sizeof(*ts->byaddr), byaddr_cmp);
+	for (size_t i = 0; i < ts->ntask; i++) {
+		ts->byaddr[i].addr = ts->task[i].addr;
+		ts->byaddr[i].i = i;
+	}
+	qsort(ts->byaddr, ts->ntask, sizeof(*ts->byaddr), taskref_cmp);
 }
 
 /* The index of the task at addr (index_build() first), or SIZE_MAX. */
@@ -406,10 +407,10 @@ static size_t find(struct tasks *ts, uint64_t addr)
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		uint64_t at = ts->task[ts->byaddr[mid]].addr;
+		uint64_t at = ts->byaddr[mid].addr;
 
 		if (at == addr)
-			return ts->byaddr[mid];
+			return ts->byaddr[mid].i;
 		if (at < addr)
 			lo = mid + 1;
 		else
@@ -868,7 +869,8 @@ enum perr pytasks_dump(struct pyreader *pr, struct target *t, FILE *f, unsigned 
 
 			again.task = NULL;
 			again.ntask = again.cap = 0;
-			again.byaddr = again.first = again.child = NULL;
+			again.byaddr = NULL;
+			again.first = again.child = NULL;
 			err = read_all(&again, &sig2);
 			if (!err && (sig2 != sig || again.ntask != ts.ntask))
 				err = PERR_CORRUPT;
