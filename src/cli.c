@@ -1346,10 +1346,12 @@ static void dump_thread(void *arg, const struct stack *st)
 /*
  * dump --tasks: the asyncio tasks of process t (pytasks.h) as a tree, after
  * the header; a version or a program with nothing to read says so in one
- * line, never with an empty tree.
+ * line, never with an empty tree (a subprocess of --subprocesses with none
+ * is passed over in silence, as one that is no interpreter is).
  */
 static int dump_tasks(struct cli_opts *o, struct target *t, struct reader *r, int *any)
 {
+	int child = o->subprocesses && t->pid != o->pid;
 	struct pyreader *pr = reader_python(r);
 	const char *why = NULL;
 	unsigned int n = 0;
@@ -1358,6 +1360,8 @@ static int dump_tasks(struct cli_opts *o, struct target *t, struct reader *r, in
 	enum perr err;
 	FILE *f;
 
+	if (!pr && child)
+		return EXIT_OK;
 	if (!pr) {
 		cli_error("process %d is %s %s: --tasks reads Python's asyncio tasks", (int)t->pid,
 			  target_lang_name(t->lang), t->version);
@@ -1372,6 +1376,10 @@ static int dump_tasks(struct cli_opts *o, struct target *t, struct reader *r, in
 	err = pytasks_dump(pr, t, f, &n, &why);
 	fputc('\0', f);
 	fclose(f);
+	if (child && (err == PERR_UNSUPPORTED || err == PERR_NOTFOUND)) {
+		free(text);
+		return EXIT_OK;
+	}
 	if (err == PERR_UNSUPPORTED || err == PERR_NOTFOUND || (err && why)) {
 		cli_error("cannot show the asyncio tasks of process %d (Python %s): %s", (int)t->pid,
 			  t->version, why ? why : perr_str(err));

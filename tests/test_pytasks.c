@@ -518,3 +518,35 @@ Test(pytasks, thousand_tasks, .timeout = 120)
 		free(err);
 	}
 }
+
+/*
+ * --subprocesses: a shell whose children are a Python program without
+ * asyncio and one with tasks: the tasks of the one, nothing of the other
+ * (passed over in silence, as a child that is no interpreter is).
+ */
+Test(pytasks, subprocesses, .timeout = 60)
+{
+	const struct interp sh = { NULL, "sh", 0, 0, 0 };
+	char cmd[2048], ready[256], pidbuf[32], *out, *err;
+	const char *sargs[] = { "-c", cmd, NULL };
+	const char *args[] = { "dump", "--tasks", "--subprocesses", "--pid", pidbuf, NULL };
+	pid_t pid;
+	int st;
+
+	snprintf(cmd, sizeof(cmd), "%s %s >/dev/null & %s %s & wait", test_pythons[1].bin,
+		 test_target_path("noasyncio.py"), test_pythons[1].bin,
+		 test_target_path("asynctasks.py"));
+	pid = test_start(&sh, sargs, ready, sizeof(ready));
+	cr_assert(!strncmp(ready, "ready", 5), "%s", ready);
+	usleep(300 * 1000);	/* noasyncio.py too */
+	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)pid);
+	st = test_pyrospy(args, &out, &err);
+	test_stop(pid);
+	cr_assert_eq(st, 0, "exit %d: %s%s", st, out, err);
+	cr_assert_eq(*err, '\0', "%s", err);
+	cr_assert(strstr(out, ": 15 asyncio tasks\n"), "%s", out);
+	cr_assert(strstr(out, "Task \"thread-idle\" (pending)"), "%s", out);
+	cr_assert_null(strstr(out + 1, "\nProcess "), "%s", out);
+	free(out);
+	free(err);
+}
