@@ -52,6 +52,7 @@ struct ptask {
 	uint64_t *awaiter;		/* tasks awaiting it */
 	unsigned int nawaiter;
 	int printing;			/* on the path being printed */
+	int printed;			/* shown at least once */
 };
 
 struct tasks {
@@ -775,6 +776,7 @@ static void print_task(struct tasks *ts, FILE *f, size_t ki, int depth)
 		return;
 	}
 	ts->printed++;
+	k->printed = 1;
 	fprintf(f, "%*sTask \"%s\" (%s)\n", ind, "", k->name, state_str(k->state));
 	if (k->printing || depth >= TREE_DEPTH) {
 		fprintf(f, "%*s[awaits itself: a cycle]\n", ind + 4, "");
@@ -816,6 +818,10 @@ static void print_tree(struct tasks *ts, FILE *f)
 			fprintf(f, "\nTasks of threads that ended: %zu\n", end - i);
 		for (size_t j = i; j < end; j++)
 			if (is_root(ts, &ts->task[j]))
+				print_task(ts, f, j, 0);
+		/* only in a cycle of awaits (no real program has one): at the top too */
+		for (size_t j = i; j < end; j++)
+			if (!ts->task[j].printed)
 				print_task(ts, f, j, 0);
 	}
 	if (ts->cut)

@@ -550,3 +550,26 @@ Test(pytasks, subprocesses, .timeout = 60)
 	free(out);
 	free(err);
 }
+
+/*
+ * Hostile: awaited-by links that make cycles (tests/targets/asynccycle.py
+ * writes them): every task is still shown, once at least, and the cycle
+ * said, in bounded output.
+ */
+Test(pytasks, await_cycle, .timeout = 60)
+{
+	for (size_t i = 3; i < test_npythons; i++) {
+		char *out, *err;
+		int st = dump_tasks_of(&test_pythons[i], "asynccycle.py", &out, &err);
+
+		cr_assert_eq(st, 0, "%s: exit %d: %s", test_pythons[i].bin, st, err);
+		cr_assert(strstr(out, ": 4 asyncio tasks\n"), "%s", out);
+		cr_assert(strstr(out, "Task \"self\" (pending)"), "%s", out);
+		cr_assert(strstr(out, "Task \"ping\" (pending)"), "%s", out);
+		cr_assert(strstr(out, "Task \"pong\" (pending)"), "%s", out);
+		cr_assert(strstr(out, "[awaits itself: a cycle]"), "%s", out);
+		cr_assert_lt(strlen(out), 4096, "%s", out);
+		free(out);
+		free(err);
+	}
+}
