@@ -22,6 +22,10 @@
  * twice; what does not hold together is read again or refused.
  */
 
+#if PYTASKS_MAX != 100000
+#error "the message of PERR_TOOBIG says 100000"
+#endif
+
 #define INTERP_MAX	64
 #define THREAD_MAX	4096
 #define NAME_MAX_CP	256	/* code points of a task's name shown */
@@ -898,7 +902,7 @@ enum perr pytasks_dump(struct pyreader *pr, struct target *t, FILE *f, unsigned 
 		*ntasks = (unsigned int)ts.ntask;
 		print_tree(&ts, f);
 	} else if (err == PERR_TOOBIG) {
-		*why = "it has more asyncio tasks than pyrospy reads (" "100000" ")";
+		*why = "it has more than 100000 asyncio tasks, more than pyrospy reads";
 	} else if (err == PERR_NOTFOUND) {
 		*why = "the program has not imported asyncio";
 	} else if (err == PERR_UNSUPPORTED) {
