@@ -23,6 +23,19 @@
  * other thread are checked to be there and left out of the comparison.
  */
 
+/* The Python 3.minor of the matrix (the first listed: the default build). */
+static const struct interp *py(unsigned int minor)
+{
+	for (size_t i = 0; i < test_npythons; i++)
+		if (test_pythons[i].minor == minor)
+			return &test_pythons[i];
+	cr_assert_fail("no Python 3.%u in the test matrix", minor);
+	return NULL;
+}
+
+/* The versions dump --tasks reads. */
+static const unsigned int minors[] = { 9, 11, 13, 14, 15 };
+
 #define MAXPATHS	256
 #define MAXDEPTH	64
 
@@ -228,12 +241,12 @@ static void compare_with_pstree(const struct interp *in)
 
 Test(pytasks, pstree_3_14, .timeout = 60)
 {
-	compare_with_pstree(&test_pythons[3]);
+	compare_with_pstree(py(14));
 }
 
 Test(pytasks, pstree_3_15, .timeout = 60)
 {
-	compare_with_pstree(&test_pythons[4]);
+	compare_with_pstree(py(15));
 }
 
 /*
@@ -329,17 +342,17 @@ static void compare_with_own_view(const struct interp *in)
 
 Test(pytasks, own_view_3_9, .timeout = 60)
 {
-	compare_with_own_view(&test_pythons[0]);
+	compare_with_own_view(py(9));
 }
 
 Test(pytasks, own_view_3_11, .timeout = 60)
 {
-	compare_with_own_view(&test_pythons[1]);
+	compare_with_own_view(py(11));
 }
 
 Test(pytasks, own_view_3_13, .timeout = 60)
 {
-	compare_with_own_view(&test_pythons[2]);
+	compare_with_own_view(py(13));
 }
 
 /*
@@ -416,27 +429,27 @@ static void churn(const struct interp *in)
 
 Test(pytasks, churn_3_9, .timeout = 120)
 {
-	churn(&test_pythons[0]);
+	churn(py(9));
 }
 
 Test(pytasks, churn_3_11, .timeout = 120)
 {
-	churn(&test_pythons[1]);
+	churn(py(11));
 }
 
 Test(pytasks, churn_3_13, .timeout = 120)
 {
-	churn(&test_pythons[2]);
+	churn(py(13));
 }
 
 Test(pytasks, churn_3_14, .timeout = 120)
 {
-	churn(&test_pythons[3]);
+	churn(py(14));
 }
 
 Test(pytasks, churn_3_15, .timeout = 120)
 {
-	churn(&test_pythons[4]);
+	churn(py(15));
 }
 
 /* status, stdout and stderr of dump --tasks on script run by in. */
@@ -461,7 +474,7 @@ static int dump_tasks_of(const struct interp *in, const char *script, char **out
  */
 Test(pytasks, nothing_to_show, .timeout = 60)
 {
-	const struct interp *py[] = { &test_pythons[1], &test_pythons[3] };
+	const struct interp *py[] = { py(11), py(14) };
 	char *out, *err;
 	int st;
 
@@ -489,8 +502,8 @@ Test(pytasks, nothing_to_show, .timeout = 60)
  */
 Test(pytasks, thousand_tasks, .timeout = 120)
 {
-	for (size_t i = 0; i < test_npythons; i++) {
-		const struct interp *in = &test_pythons[i];
+	for (size_t i = 0; i < sizeof(minors) / sizeof(minors[0]); i++) {
+		const struct interp *in = py(minors[i]);
 		const char *sargs[] = { test_target_for(in, "asynctasks.py"), "1000", NULL };
 		const char *args[] = { "dump", "--tasks", "--pid", NULL, NULL };
 		char ready[256], pidbuf[32], *out, *err, *p;
@@ -533,8 +546,8 @@ Test(pytasks, subprocesses, .timeout = 60)
 	pid_t pid;
 	int st;
 
-	snprintf(cmd, sizeof(cmd), "%s %s >/dev/null & %s %s & wait", test_pythons[1].bin,
-		 test_target_path("noasyncio.py"), test_pythons[1].bin,
+	snprintf(cmd, sizeof(cmd), "%s %s >/dev/null & %s %s & wait", py(11)->bin,
+		 test_target_path("noasyncio.py"), py(11)->bin,
 		 test_target_path("asynctasks.py"));
 	pid = test_start(&sh, sargs, ready, sizeof(ready));
 	cr_assert(!strncmp(ready, "ready", 5), "%s", ready);
@@ -558,11 +571,11 @@ Test(pytasks, subprocesses, .timeout = 60)
  */
 Test(pytasks, await_cycle, .timeout = 60)
 {
-	for (size_t i = 3; i < test_npythons; i++) {
+	for (unsigned int minor = 14; minor <= 15; minor++) {
 		char *out, *err;
-		int st = dump_tasks_of(&test_pythons[i], "asynccycle.py", &out, &err);
+		int st = dump_tasks_of(py(minor), "asynccycle.py", &out, &err);
 
-		cr_assert_eq(st, 0, "%s: exit %d: %s", test_pythons[i].bin, st, err);
+		cr_assert_eq(st, 0, "%s: exit %d: %s", py(minor)->bin, st, err);
 		cr_assert(strstr(out, ": 4 asyncio tasks\n"), "%s", out);
 		cr_assert(strstr(out, "Task \"self\" (pending)"), "%s", out);
 		cr_assert(strstr(out, "Task \"ping\" (pending)"), "%s", out);
