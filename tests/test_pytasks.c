@@ -474,16 +474,16 @@ static int dump_tasks_of(const struct interp *in, const char *script, char **out
  */
 Test(pytasks, nothing_to_show, .timeout = 60)
 {
-	const struct interp *py[] = { py(11), py(14) };
+	const struct interp *in[2] = { py(11), py(14) };
 	char *out, *err;
 	int st;
 
 	for (size_t i = 0; i < 2; i++) {
-		st = dump_tasks_of(py[i], "noasyncio.py", &out, &err);
-		cr_assert_eq(st, 1, "%s: exit %d: %s%s", py[i]->bin, st, out, err);
-		cr_assert_eq(*out, '\0', "%s: %s", py[i]->bin, out);
+		st = dump_tasks_of(in[i], "noasyncio.py", &out, &err);
+		cr_assert_eq(st, 1, "%s: exit %d: %s%s", in[i]->bin, st, out, err);
+		cr_assert_eq(*out, '\0', "%s: %s", in[i]->bin, out);
 		cr_assert(strstr(err, "the program has not imported asyncio\n"), "%s: %s",
-			  py[i]->bin, err);
+			  in[i]->bin, err);
 		free(out);
 		free(err);
 	}
