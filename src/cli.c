@@ -26,6 +26,7 @@
 #include "outfile.h"
 #include "profile.h"
 #include "ptree.h"
+#include "pytasks.h"
 #include "pyvm.h"
 #include "rubyvm.h"
 #include "reader.h"
@@ -51,6 +52,7 @@ struct cli_opts {
 	const char *raw;	/* --raw FILE: a raw recording besides the profile */
 	int idle, gil, threads, function, subprocesses, no_tags, no_gc;
 	int locals;		/* dump --locals */
+	int tasks;		/* dump --tasks */
 	const char *listen;	/* serve --listen ADDR:PORT */
 	char *tagset;		/* --tag as one clean tag set */
 	/* streaming to a Pyroscope server */
@@ -142,13 +144,17 @@ static const char usage_serve[] =
 	"  go tool pprof http://127.0.0.1:6060/debug/pprof/profile?seconds=10\n"
 	"The address it listens on is said on stderr.\n";
 static const char usage_dump[] =
-	"usage: pyrospy dump --pid PID|--pid-of PATTERN [--subprocesses] [--locals] [-q] [-v]\n"
+	"usage: pyrospy dump --pid PID|--pid-of PATTERN [--subprocesses] [--locals] [--tasks]\n"
+	"                    [-q] [-v]\n"
 	"\n"
 	"Print every thread's stack once, innermost frame first, with its thread id,\n"
 	"name, whether it holds the GIL/GVL and whether it is running or idle.\n"
 	"\n"
 	"      --locals           under each Python frame, its local variables:\n"
-	"                         name: type = short repr\n";
+	"                         name: type = short repr\n"
+	"      --tasks            the asyncio tasks instead (Python 3.9, 3.11, 3.13+):\n"
+	"                         each with its name, state and the coroutines where\n"
+	"                         it waits, under each task awaiting it\n";
 static const char usage_options[] =
 	"\n"
 	"options:\n"
@@ -175,6 +181,7 @@ static const char usage_options[] =
 	"      --function         aggregate by function, dropping line numbers\n"
 	"      --subprocesses     also profile the Ruby and Python processes it starts\n"
 	"      --locals           dump: each Python frame's local variables\n"
+	"      --tasks            dump: the asyncio tasks, as a tree\n"
 
 	"  -q, --quiet            print nothing but errors\n"
 	"  -v, --verbose          say more (repeat for more)\n"
@@ -294,7 +301,7 @@ enum {
 	OPT_IDLE = 256, OPT_GIL, OPT_THREADS, OPT_NO_TAGS, OPT_FUNCTION, OPT_SUBPROCESSES, OPT_SERVER,
 	OPT_APP_NAME, OPT_TAG, OPT_AUTH_TOKEN, OPT_BASIC_AUTH, OPT_TENANT_ID, OPT_HEADER,
 	OPT_INSECURE, OPT_CACERT, OPT_INGEST_FORMAT, OPT_PID_OF, OPT_PROTOCOL, OPT_RAW, OPT_LOCALS,
-	OPT_LISTEN, OPT_NO_GC,
+	OPT_TASKS, OPT_LISTEN, OPT_NO_GC,
 };
 
 static const struct option long_opts[] = {
@@ -313,6 +320,7 @@ static const struct option long_opts[] = {
 	{ "function", no_argument, NULL, OPT_FUNCTION },
 	{ "subprocesses", no_argument, NULL, OPT_SUBPROCESSES },
 	{ "locals", no_argument, NULL, OPT_LOCALS },
+	{ "tasks", no_argument, NULL, OPT_TASKS },
 	{ "listen", required_argument, NULL, OPT_LISTEN },
 	{ "server", required_argument, NULL, OPT_SERVER },
 	{ "app-name", required_argument, NULL, OPT_APP_NAME },
@@ -359,7 +367,7 @@ static unsigned int opt_cmds(int c)
 		return CMD_RECORD | CMD_EXEC | CMD_TOP | CMD_SERVE;
 	case OPT_SUBPROCESSES:
 		return CMD_RECORD | CMD_EXEC | CMD_DUMP | CMD_SERVE;
-	case OPT_LOCALS:
+	case OPT_LOCALS: case OPT_TASKS:
 		return CMD_DUMP;
 	case OPT_LISTEN:
 		return CMD_SERVE;
@@ -529,6 +537,9 @@ static int parse_opts(struct cli_opts *o, int argc, char **argv)
 			break;
 		case OPT_LOCALS:
 			o->locals = 1;
+			break;
+		case OPT_TASKS:
+			o->tasks = 1;
 			break;
 		case OPT_LISTEN: {
 			char host[256], port[16];
@@ -1337,6 +1348,69 @@ static void dump_thread(void *arg, const struct stack *st)
 }
 
 /*
+ * dump --tasks: the asyncio tasks of process t (pytasks.h) as a tree, after
+ * the header; a version or a program with nothing to read says so in one
+ * line, never with an empty tree (a subprocess of --subprocesses with none
+ * is passed over in silence, as one that is no interpreter is).
+ */
+static int dump_tasks(struct cli_opts *o, struct target *t, struct reader *r, int *any)
+{
+	int child = o->subprocesses && t->pid != o->pid;
+	struct pyreader *pr = reader_python(r);
+	const char *why = NULL;
+	unsigned int n = 0;
+	char *text = NULL;
+	size_t len = 0;
+	enum perr err;
+	FILE *f;
+
+	if (!pr && child)
+		return EXIT_OK;
+	if (!pr) {
+		cli_error("process %d is %s %s: --tasks reads Python's asyncio tasks", (int)t->pid,
+			  target_lang_name(t->lang), t->version);
+		cli_hint("leave out --tasks to see its threads");
+		return EXIT_UNSUPPORTED;
+	}
+	f = open_memstream(&text, &len);
+	if (!f) {
+		cli_error("out of memory");
+		return EXIT_FAIL;
+	}
+	err = pytasks_dump(pr, t, f, &n, &why);
+	fputc('\0', f);
+	fclose(f);
+	if (child && (err == PERR_UNSUPPORTED || err == PERR_NOTFOUND)) {
+		free(text);
+		return EXIT_OK;
+	}
+	if (err == PERR_UNSUPPORTED || err == PERR_NOTFOUND || (err && why)) {
+		cli_error("cannot show the asyncio tasks of process %d (Python %s): %s", (int)t->pid,
+			  t->version, why ? why : perr_str(err));
+		if (err == PERR_NOTFOUND)
+			cli_hint("a program that uses asyncio imports it; this one has no tasks");
+		else if (err == PERR_UNSUPPORTED)
+			cli_hint("leave out --tasks to see its threads");
+		else
+			cli_hint("try again");
+		free(text);
+		return err == PERR_UNSUPPORTED ? EXIT_UNSUPPORTED : EXIT_FAIL;
+	}
+	if (err) {
+		free(text);
+		return report_target(t, err);
+	}
+	printf("%sProcess %d (%s, %s %s): %u asyncio task%s\n%s", *any ? "\n" : "", (int)t->pid,
+	       t->comm, target_lang_name(t->lang), t->version, n, n == 1 ? "" : "s", text);
+	*any = 1;
+	if (o->verbose)
+		fprintf(stderr, "pyrospy: %s; %llu reads\n", reader_describe(r),
+			(unsigned long long)t->mem.calls);
+	free(text);
+	return EXIT_OK;
+}
+
+/*
  * dump: one sample of every thread, idle ones too, printed as text.  An
  * interpreter still starting gets a few tries.
  */
@@ -1389,6 +1463,8 @@ static int dump_one(struct cli_opts *o, pid_t pid, int *any, int *dumped)
 		d.threads = 0;
 		if (!r)
 			err = reader_new(&t, &ro, &r);
+		if (r && o->tasks)
+			break;	/* started: dump_tasks() reads the rest */
 		if (r)
 			err = reader_sample(r, dump_thread, &d);
 		torn = !err && reader_stats(r)->dropped > dropped;
@@ -1402,7 +1478,10 @@ static int dump_one(struct cli_opts *o, pid_t pid, int *any, int *dumped)
 	}
 	fputc('\0', d.f);
 	fclose(d.f);
-	if (!err && torn) {
+	if (!err && o->tasks) {
+		ret = dump_tasks(o, &t, r, any);
+		*dumped = ret == EXIT_OK;
+	} else if (!err && torn) {
 		cli_error("the stacks of process %d changed under every read (50 tries)", (int)pid);
 		cli_hint("try again; a program that returns and calls faster than it can be read "
 		     "shows this now and then");

@@ -1318,3 +1318,34 @@ enum perr pyreader_sample(struct pyreader *pr, reader_cb cb, void *arg)
 	}
 	return PERR_OK;
 }
+
+struct rmem *pyreader_mem(struct pyreader *pr)
+{
+	return &pr->mem;
+}
+
+const struct pyvm_layout *pyreader_layout(const struct pyreader *pr)
+{
+	return &pr->lay;
+}
+
+uint64_t pyreader_runtime(const struct pyreader *pr)
+{
+	return pr->runtime;
+}
+
+enum perr pyreader_code(struct pyreader *pr, uint64_t code, int64_t lasti, uint64_t instr,
+			const char **name, const char **file, int *line)
+{
+	struct pycode *c;
+
+	if (pr->cache_nr >= CODE_CACHE * 3 / 4)
+		cache_clear(pr);
+	c = code_get(pr, code);
+	if (!c)
+		return PERR_CORRUPT;
+	*name = c->name;
+	*file = c->file;
+	*line = code_line(pr, c, lasti, instr);
+	return PERR_OK;
+}

@@ -42,4 +42,25 @@ const struct reader_stats *pyreader_stats(const struct pyreader *pr);
 /* One line on the layout in use, for -v ("3.13.1, offsets from target"). */
 const char *pyreader_describe(const struct pyreader *pr);
 
+/*
+ * What other readers of the same process (pytasks.c) share with this
+ * one: its memory window cache, its layout (the target's own offsets on
+ * 3.13+), where _PyRuntime is, and its code object cache.  Valid while pr
+ * is.
+ */
+struct rmem;
+struct pyvm_layout;
+struct rmem *pyreader_mem(struct pyreader *pr);
+const struct pyvm_layout *pyreader_layout(const struct pyreader *pr);
+uint64_t pyreader_runtime(const struct pyreader *pr);
+
+/*
+ * The qualified name and file of the code object at code, and the line of
+ * the instruction at f_lasti lasti (<= 3.10) or at address instr (3.11+);
+ * valid until the reader's next call.  PERR_CORRUPT if it is no code
+ * object.
+ */
+enum perr pyreader_code(struct pyreader *pr, uint64_t code, int64_t lasti, uint64_t instr,
+			const char **name, const char **file, int *line);
+
 #endif

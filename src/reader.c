@@ -68,3 +68,8 @@ const char *reader_describe(const struct reader *r)
 {
 	return r->lang == TARGET_PYTHON ? pyreader_describe(r->u.py) : rbreader_describe(r->u.rb);
 }
+
+struct pyreader *reader_python(struct reader *r)
+{
+	return r->lang == TARGET_PYTHON ? r->u.py : NULL;
+}

@@ -55,4 +55,8 @@ enum perr reader_sample(struct reader *r, reader_cb cb, void *arg);
 const struct reader_stats *reader_stats(const struct reader *r);
 const char *reader_describe(const struct reader *r);
 
+/* The Python reader behind r, NULL for Ruby (for pytasks.c). */
+struct pyreader;
+struct pyreader *reader_python(struct reader *r);
+
 #endif

@@ -503,6 +503,34 @@ enum perr target_section(struct target *t, const char *name, uint64_t *addr, uin
 	return PERR_OK;
 }
 
+enum perr target_object_section(struct target *t, const char *prefix, const char *name,
+				uint64_t *addr, uint64_t *size)
+{
+	size_t plen = strlen(prefix);
+
+	for (size_t i = 0; i < t->maps.nr; i++) {
+		const struct procmap *m = &t->maps.map[i];
+		const char *path = procmaps_file(m), *base;
+		struct target_object o = { 0 };
+		enum perr err;
+
+		if (!path || m->offset != 0)
+			continue;
+		base = strrchr(path, '/');
+		base = base ? base + 1 : path;
+		if (strncmp(base, prefix, plen))
+			continue;
+		err = object_open(t, &o, m, 0);
+		if (!err)
+			err = elfsym_section(&o.elf, name, addr, size) ? PERR_NOTFOUND : PERR_OK;
+		if (!err)
+			*addr += o.bias;
+		object_release(&o);
+		return err;
+	}
+	return PERR_NOTFOUND;
+}
+
 static int status_field(pid_t pid, const char *key, char *out, size_t outlen)
 {
 	char path[64], line[512];

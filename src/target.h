@@ -100,6 +100,15 @@ enum perr target_symbol(struct target *t, const char *name, uint64_t *addr, int 
 /* Runtime address and size of a named section of the interpreter object. */
 enum perr target_section(struct target *t, const char *name, uint64_t *addr, uint64_t *size);
 
+/*
+ * A named section of another ELF object the target maps: the first whose
+ * file name starts with prefix ("_asyncio."), opened as the interpreter's
+ * own is (mapfile.h).  PERR_NOTFOUND when none is mapped or it has no such
+ * section.
+ */
+enum perr target_object_section(struct target *t, const char *prefix, const char *name,
+				uint64_t *addr, uint64_t *size);
+
 /* Why reading pid was refused, for the hint the CLI prints. */
 enum target_perm_cause {
 	TARGET_PERM_UNKNOWN,

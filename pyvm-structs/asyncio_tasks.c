@@ -1,0 +1,99 @@
+/* SPDX-License-Identifier: MIT */
+#include "config.h"
+#include "pytasks.h"
+#include "pyvm.h"
+
+/*
+ * Where asyncio's tasks are, for dump --tasks (src/pytasks.h), x86-64
+ * default (GIL) builds.
+ *
+ * 3.14 and 3.15: aio[] is the _Py_AsyncioModuleDebugOffsets the target
+ * publishes (the AsyncioDebug ELF section of _asyncio, which pytasks.c
+ * reads and checks against these), read from the .AsyncioDebug sections of
+ * Debian's 3.14.10 _asyncio.cpython-314-x86_64-linux-gnu.so and of the
+ * 3.15.2 python3.15 executable (_asyncio is built in there), sid chroot.
+ * fut_state is not published: it is the int after task_awaited_by
+ * (Modules/_asynciomodule.c, FutureObj_HEAD: fut_awaited_by, fut_state,
+ * fut_is_task, fut_awaited_by_is_set), used only while the published task
+ * offsets equal these.  The pos_* are where gen_object.gi_iframe,
+ * gen_object.gi_frame_state, interpreter_frame.stackpointer,
+ * set_object.used/table/mask and llist_node.next sit inside that
+ * version's _Py_DebugOffsets (after the groups of
+ * debug_offsets_3_1X.c: type, tuple, list, set, dict, float, long, bytes,
+ * unicode, gc, gen_object, llist_node), and the values beside them the
+ * ones read there on the live 3.14.10 and 3.15.2.  3.15 renumbered the
+ * frame states (FRAME_SUSPENDED_YIELD_FROM -1 -> 2, FRAME_CLEARED 4 -> 5)
+ * and keeps the awaited object one stack slot deeper (stackpointer[-2],
+ * as Modules/_remote_debugging/asyncio.c reads it).
+ */
+const struct pytasks_published pytasks_published[] = {
+	{
+		.minor = 14,
+		.aio = { 168, 136, 96, 108, 109, 128, 152, 225864, 10880, 936, 864, 872, 880 },
+		.state = 104, .await_slot = 1, .yield_from = -1, .cleared = 4,
+		.dbg_size = 760,
+		.pos_gi_iframe = 680, .pos_gi_frame_state = 688, .pos_stackpointer = 296,
+		.pos_set_used = 504, .pos_set_table = 512, .pos_set_mask = 520,
+		.pos_llist_next = 696,
+		.gi_iframe = 72, .gi_frame_state = 67, .stackpointer = 64,
+		.set_used = 24, .set_table = 40, .set_mask = 32, .llist_next = 0,
+	},
+	{
+		.minor = 15,
+		.aio = { 168, 136, 96, 108, 109, 128, 152, 226240, 10856, 1104, 1024, 1032, 1048 },
+		.state = 104, .await_slot = 2, .yield_from = 2, .cleared = 5,
+		.dbg_size = 888,
+		.pos_gi_iframe = 808, .pos_gi_frame_state = 816, .pos_stackpointer = 360,
+		.pos_set_used = 600, .pos_set_table = 608, .pos_set_mask = 616,
+		.pos_llist_next = 824,
+		.gi_iframe = 72, .gi_frame_state = 67, .stackpointer = 64,
+		.set_used = 24, .set_table = 40, .set_mask = 32, .llist_next = 0,
+	},
+};
+const size_t pytasks_npublished = sizeof(pytasks_published) / sizeof(pytasks_published[0]);
+
+/*
+ * 3.9, 3.11, 3.13: nothing is published.  The C Task objects of _asyncio
+ * are found in the registry asyncio.all_tasks() reads,
+ * asyncio.tasks._all_tasks (3.9-3.11) or _scheduled_tasks (3.12+), a
+ * WeakSet (its `data' set holds weakrefs, wr_object at 16), and from 3.12
+ * the set _eager_tasks.  The TaskObj and coroutine offsets were found on
+ * Debian's live 3.9.2 (bullseye), 3.11.2 (the bookworm host) and 3.13.5
+ * (trixie) by matching what the program itself says: id() of a task's
+ * coroutine, name and code object, fut_state of a pending and of a
+ * finished task; they agree with Modules/_asynciomodule.c of each version
+ * (task_fut_waiter, task_coro, task_name follow one another).  The frame
+ * inside the coroutine: 3.9 gi_frame at 16 (a PyFrameObject: f_stacktop
+ * 72, f_lasti 104); 3.11 gi_frame_state at 75 and the frame at 80, after
+ * gi_code; 3.13 gi_frame_state at 67 and the frame at 72 (as 3.14's
+ * debug offsets say of 3.14).  Whether the coroutine is suspended in an
+ * await, as CPython's _PyGen_yf() decides it: 3.13 by gi_frame_state
+ * (FRAME_SUSPENDED_YIELD_FROM, -1), 3.11 by the instruction after
+ * prev_instr (RESUME, or RESUME_QUICK once warm, with oparg >= 2: 151 and
+ * 150 in Debian's 3.11 opcode module), 3.9 by the one after f_lasti
+ * (YIELD_FROM, 72); the awaited object is then the frame's top stack
+ * item (localsplus[stacktop - 1], stacktop an int at 64 of the frame in
+ * 3.11 and 3.13; f_stacktop[-1] in 3.9).  3.8, 3.10 and 3.12 are not
+ * here: no interpreter of theirs to check against.
+ */
+const struct pytasks_registry pytasks_registry[] = {
+	{
+		.minor = 9, .registry = "_all_tasks",
+		.state = 80, .fut_waiter = 144, .coro = 152, .name = 160,
+		.gi_frame = 16, .gi_iframe = PYVM_NONE, .gi_frame_state = PYVM_NONE,
+		.frame_lasti = 104, .stacktop = 72, .opcode = 72, .quick = 72,
+	},
+	{
+		.minor = 11, .registry = "_all_tasks",
+		.state = 88, .fut_waiter = 128, .coro = 136, .name = 144,
+		.gi_frame = PYVM_NONE, .gi_iframe = 80, .gi_frame_state = 75, .cleared = 4,
+		.frame_lasti = PYVM_NONE, .stacktop = 64, .opcode = 151, .quick = 150,
+	},
+	{
+		.minor = 13, .registry = "_scheduled_tasks",
+		.state = 96, .fut_waiter = 112, .coro = 120, .name = 128,
+		.gi_frame = PYVM_NONE, .gi_iframe = 72, .gi_frame_state = 67, .cleared = 4,
+		.yield_from = -1, .frame_lasti = PYVM_NONE, .stacktop = 64,
+	},
+};
+const size_t pytasks_nregistry = sizeof(pytasks_registry) / sizeof(pytasks_registry[0]);

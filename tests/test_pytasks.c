@@ -1,0 +1,588 @@
+/* SPDX-License-Identifier: MIT */
+#include "config.h"
+
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "helpers.h"
+#include "target.h"
+
+/*
+ * dump --tasks against CPython's own reader of the same process: `pythonX
+ * -m asyncio pstree PID' (3.14+, run in the target's chroot as root), for
+ * tests/targets/asynctasks.py (gather, TaskGroup, nested tasks, an async
+ * generator, an eager task factory, a task awaited by two others, a loop
+ * in a second thread).  Both trees are cut into their root-to-leaf paths
+ * ("T:task" and "C:function file:line" steps, outermost first), which must
+ * be the same, path for path.  3.14's pstree walks the thread list from
+ * the main thread on (interpreter threads_main, then next), so it misses
+ * the tasks of threads started after it: there, pyrospy's tasks of the
+ * other thread are checked to be there and left out of the comparison.
+ */
+
+/* The Python 3.minor of the matrix (the first listed: the default build). */
+static const struct interp *py(unsigned int minor)
+{
+	for (size_t i = 0; i < test_npythons; i++)
+		if (test_pythons[i].minor == minor)
+			return &test_pythons[i];
+	cr_assert_fail("no Python 3.%u in the test matrix", minor);
+	return NULL;
+}
+
+/* The versions dump --tasks reads. */
+static const unsigned int minors[] = { 9, 11, 13, 14, 15 };
+
+#define MAXPATHS	256
+#define MAXDEPTH	64
+
+/* Every string of one comparison, freed at once. */
+static char pool[1 << 20];
+static size_t pooled;
+
+static char *pool_alloc(size_t n)
+{
+	char *p = pool + pooled;
+
+	cr_assert_lt(pooled + n, sizeof(pool));
+	pooled += n;
+	memset(p, 0, n);
+	return p;
+}
+
+struct paths {
+	char *path[MAXPATHS];
+	size_t n;
+};
+
+static void add_path(struct paths *ps, char *const *step, int n)
+{
+	size_t len = 1;
+	char *p;
+
+	for (int i = 0; i < n; i++)
+		len += strlen(step[i]) + 3;
+	p = pool_alloc(len);
+	for (int i = 0; i < n; i++) {
+		strcat(p, step[i]);
+		if (i + 1 < n)
+			strcat(p, " > ");
+	}
+	cr_assert_lt(ps->n, MAXPATHS);
+	ps->path[ps->n++] = p;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/*
+ * pstree's lines: ("│   " | "    ")* ("└── " | "├── ") label, a task's
+ * label "(T) name", a coroutine's " function file:line".
+ */
+static void pstree_paths(char *text, struct paths *ps)
+{
+	char *step[MAXDEPTH];
+	int depth = -1, last = -1;
+	char *line, *save = NULL;
+
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		const char *p = line;
+		int d = 0;
+
+		for (;;) {
+			if (!strncmp(p, "\xe2\x94\x82   ", 6))	/* "│   " */
+				p += 6;
+			else if (!strncmp(p, "    ", 4))
+				p += 4;
+			else
+				break;
+			d++;
+		}
+		cr_assert(!strncmp(p, "\xe2\x94\x94\xe2\x94\x80\xe2\x94\x80 ", 10) ||
+			  !strncmp(p, "\xe2\x94\x9c\xe2\x94\x80\xe2\x94\x80 ", 10),
+			  "pstree line: %s", line);
+		p += 10;
+		cr_assert_lt(d, MAXDEPTH);
+		if (d <= last)
+			add_path(ps, step, last + 1);	/* the one before was a leaf */
+		if (!strncmp(p, "(T) ", 4)) {
+			step[d] = pool_alloc(strlen(p) + 3);
+			sprintf(step[d], "T:%s", p + 4);
+		} else {
+			cr_assert_eq(*p, ' ', "pstree line: %s", line);
+			step[d] = pool_alloc(strlen(p) + 3);
+			sprintf(step[d], "C:%s", p + 1);
+		}
+		last = d;
+		depth = d;
+	}
+	if (last >= 0)
+		add_path(ps, step, last + 1);
+	(void)depth;
+}
+
+struct walk {
+	char *task[MAXDEPTH], *frames[MAXDEPTH][32];
+	int nframes[MAXDEPTH], depth, leaf, skip;
+};
+
+/* The path down to the task at w->depth, if it was a leaf (no task under it). */
+static void emit(struct walk *w, struct paths *ps)
+{
+	char *steps[MAXDEPTH * 33];
+	int n = 0;
+
+	if (w->depth < 0 || !w->leaf || w->skip)
+		return;
+	for (int i = 0; i <= w->depth; i++) {
+		steps[n++] = w->task[i];
+		for (int j = w->nframes[i]; j-- > 0;)
+			steps[n++] = w->frames[i][j];
+	}
+	add_path(ps, steps, n);
+}
+
+/*
+ * pyrospy's: "Thread N: ..." headers, then tasks "  Task \"name\" (state)"
+ * indented by 2 + 4 * depth, their frames "function (file:line)" 4 more,
+ * innermost first.  The root tasks of threads other than keep_tid are
+ * skipped (keep_tid 0: none is), and counted in *skipped.
+ */
+static void dump_paths(char *text, pid_t keep_tid, struct paths *ps, int *skipped)
+{
+	struct walk w = { .depth = -1 };
+	char *line, *save = NULL;
+
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		int ind = (int)strspn(line, " ");
+		const char *p = line + ind;
+
+		if (!strncmp(line, "Thread ", 7) || !strncmp(line, "Tasks of", 8)) {
+			emit(&w, ps);
+			w.depth = -1;
+			w.leaf = 0;
+			w.skip = keep_tid && atoi(line + 7) != keep_tid;
+		} else if (!strncmp(p, "Task \"", 6)) {
+			int d = (ind - 2) / 4;
+			const char *e = strrchr(p, '"');
+
+			cr_assert(ind >= 2 && (ind - 2) % 4 == 0 && d < MAXDEPTH, "line: %s", line);
+			if (d <= w.depth)
+				emit(&w, ps);
+			if (w.skip && d == 0)
+				(*skipped)++;
+			w.task[d] = pool_alloc(strlen(p) + 3);
+			sprintf(w.task[d], "T:%.*s", (int)(e - p - 6), p + 6);
+			w.nframes[d] = 0;
+			w.depth = d;
+			w.leaf = 1;
+		} else if (w.depth >= 0 && ind == 2 + 4 * w.depth + 4) {
+			/* "function (file:line)" -> "C:function file:line" */
+			const char *open = strrchr(p, '(');
+			char *s;
+
+			cr_assert_not_null(open, "line: %s", line);
+			cr_assert_lt(w.nframes[w.depth], 32);
+			s = pool_alloc(strlen(p) + 3);
+			sprintf(s, "C:%.*s %.*s", (int)(open - p - 1), p,
+				(int)(strlen(open) - 2), open + 1);
+			w.frames[w.depth][w.nframes[w.depth]++] = s;
+		}
+	}
+	emit(&w, ps);
+}
+
+static void compare_with_pstree(const struct interp *in)
+{
+	char ready[256], pidbuf[32], cmd[512], *out, *err, *tree, *mine;
+	const char *args[] = { "dump", "--tasks", "--pid", pidbuf, NULL };
+	const char *sargs[] = { test_target_for(in, "asynctasks.py"), NULL };
+	struct paths want = { 0 }, got = { 0 };
+	int st, skipped = 0;
+	pid_t pid;
+
+	pooled = 0;
+	pid = test_start(in, sargs, ready, sizeof(ready));
+	cr_assert(!strncmp(ready, "ready", 5), "target: %s", ready);
+	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)pid);
+	snprintf(cmd, sizeof(cmd), "chroot %s/%s %s -m asyncio pstree %d", test_chroots(), in->root,
+		 in->bin, (int)pid);
+	tree = test_run(cmd, &st);
+	cr_assert_eq(st, 0, "%s: exit %d", cmd, st);
+	st = test_pyrospy(args, &out, &err);
+	test_stop(pid);
+	cr_assert_eq(st, 0, "%s: dump --tasks: exit %d: %s", in->bin, st, err);
+	cr_log_info("%s", out);
+	cr_assert(strstr(out, ": 17 asyncio tasks\n"), "%s: %s", in->bin, out);
+	/* the task awaited by two shows under each; the other loop's tasks are there */
+	cr_assert(strstr(out, "Task \"thread-idle\" (pending)"), "%s: %s", in->bin, out);
+	pstree_paths(tree, &want);
+	mine = strdup(out);
+	dump_paths(mine, in->minor == 14 ? pid : 0, &got, &skipped);
+	if (in->minor == 14)
+		cr_assert_eq(skipped, 1, "%s: the other thread's root task: %s", in->bin, out);
+	qsort(want.path, want.n, sizeof(char *), cmp_str);
+	qsort(got.path, got.n, sizeof(char *), cmp_str);
+	cr_assert_geq(want.n, 9, "%s: pstree: %zu paths", in->bin, want.n);
+	for (size_t i = 0; i < want.n || i < got.n; i++)
+		cr_assert(i < want.n && i < got.n && !strcmp(want.path[i], got.path[i]),
+			  "%s: path %zu:\n  pstree:  %s\n  pyrospy: %s", in->bin, i,
+			  i < want.n ? want.path[i] : "(none)", i < got.n ? got.path[i] : "(none)");
+	free(mine);
+	free(tree);
+	free(out);
+	free(err);
+}
+
+Test(pytasks, pstree_3_14, .timeout = 60)
+{
+	compare_with_pstree(py(14));
+}
+
+Test(pytasks, pstree_3_15, .timeout = 60)
+{
+	compare_with_pstree(py(15));
+}
+
+/*
+ * 3.9, 3.11, 3.13: what the program's own asyncio.all_tasks() and
+ * Task.get_stack() say (tests/targets/asynctasks.py writes it to a file
+ * once every loop is idle), task for task: name, function, file, line.
+ */
+static void compare_with_own_view(const struct interp *in)
+{
+	char ready[256], pidbuf[32], inside[128], host[512], *out, *err, *want, *line, *save = NULL;
+	const char *args[] = { "dump", "--tasks", "--pid", pidbuf, NULL };
+	const char *sargs[] = { test_target_for(in, "asynctasks.py"), "0", inside, NULL };
+	struct paths got = { 0 };
+	char *task = NULL;
+	int task_ind = 0;
+	size_t len = 0;
+	int st;
+	pid_t pid;
+
+	pooled = 0;
+	snprintf(inside, sizeof(inside), "/tmp/pyrospy-tasks-%d.txt", (int)getpid());
+	if (in->root)
+		snprintf(host, sizeof(host), "%s/%s%s", test_chroots(), in->root, inside);
+	else
+		snprintf(host, sizeof(host), "%s", inside);
+	unlink(host);
+	pid = test_start(in, sargs, ready, sizeof(ready));
+	for (int i = 0; i < 100 && access(host, F_OK); i++)
+		usleep(50 * 1000);
+	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)pid);
+	st = test_pyrospy(args, &out, &err);
+	test_stop(pid);
+	want = test_slurp(host);
+	unlink(host);
+	cr_assert_eq(st, 0, "%s: dump --tasks: exit %d: %s", in->bin, st, err);
+	cr_log_info("%s", out);
+	/*
+	 * "  Task \"name\" (pending)" then its frames "function (file:line)",
+	 * innermost first, 4 columns further in: one line per task, name then
+	 * the frames outermost first.
+	 */
+	for (line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		int ind = (int)strspn(line, " ");
+		const char *p = line + ind;
+		const char *open = strrchr(p, '('), *colon = strrchr(p, ':');
+		char *s, *t;
+
+		if (!strncmp(p, "Task \"", 6)) {
+			task = pool_alloc(strlen(p) + 8192);
+			snprintf(task, strlen(p), "%.*s", (int)(strrchr(p, '"') - p - 6), p + 6);
+			task_ind = ind;
+			cr_assert_lt(got.n, MAXPATHS);
+			got.path[got.n++] = task;
+			continue;
+		}
+		if (!task || ind != task_ind + 4 || !open || !colon || colon < open)
+			continue;
+		/* the frame goes between the name and the frames already there */
+		s = strchr(task, '\t');
+		t = pool_alloc(strlen(task) + strlen(p) + 8);
+		sprintf(t, "\t%.*s\t%.*s\t%.*s%s", (int)(open - p - 1), p, (int)(colon - open - 1),
+			open + 1, (int)(strlen(colon) - 2), colon + 1, s ? s : "");
+		cr_assert_lt(strlen(task) + strlen(t), strlen(task) + 8192 - 1);
+		strcpy(s ? s : task + strlen(task), t);
+	}
+	qsort(got.path, got.n, sizeof(char *), cmp_str);
+	/* a task awaited by two shows under each: once here, as in all_tasks() */
+	{
+		size_t j = 0;
+
+		for (size_t i = 0; i < got.n; i++)
+			if (!j || strcmp(got.path[i], got.path[j - 1]))
+				got.path[j++] = got.path[i];
+		got.n = j;
+	}
+	for (size_t i = 0; i < got.n; i++)
+		len += strlen(got.path[i]) + 1;
+	{
+		char *mine = pool_alloc(len + 1);
+
+		for (size_t i = 0; i < got.n; i++) {
+			strcat(mine, got.path[i]);
+			strcat(mine, "\n");
+		}
+		cr_assert_gt(got.n, 10, "%s: %s", in->bin, mine);
+		cr_assert_str_eq(mine, want, "%s: pyrospy:\n%s\nthe program itself:\n%s", in->bin,
+				 mine, want);
+	}
+	free(want);
+	free(out);
+	free(err);
+}
+
+Test(pytasks, own_view_3_9, .timeout = 60)
+{
+	compare_with_own_view(py(9));
+}
+
+Test(pytasks, own_view_3_11, .timeout = 60)
+{
+	compare_with_own_view(py(11));
+}
+
+Test(pytasks, own_view_3_13, .timeout = 60)
+{
+	compare_with_own_view(py(13));
+}
+
+/*
+ * Tasks finishing while read, on every Python of the matrix
+ * (tests/targets/asyncchurn.py: 50 tasks started
+ * at a time, each ending two awaits later, beside 20 idle ones): every
+ * dump is a whole tree or says it could not get one, never a torn one.
+ * Whole: the header counts the task lines; the 20 idle tasks are all
+ * there, each waiting in Event.wait under idle; every other task is the
+ * spawner, main's or a churn task, its frames the program's own (3.9's
+ * asyncio.create_task() names a task after making it: for a moment it has
+ * the default "Task-N").
+ */
+static void churn(const struct interp *in)
+{
+	char ready[256], pidbuf[32], *out, *err;
+	const char *args[] = { "dump", "--tasks", "--pid", pidbuf, NULL };
+	const char *sargs[] = { test_target_for(in, "asyncchurn.py"), NULL };
+	unsigned int whole = 0;
+	pid_t pid;
+
+	pid = test_start(in, sargs, ready, sizeof(ready));
+	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)pid);
+	for (int run = 0; run < 30; run++) {
+		unsigned int n = 0, tasks = 0, idles = 0;
+		char *line, *save = NULL, *prev = NULL;
+		int st = test_pyrospy(args, &out, &err);
+
+		if (st == 1 && strstr(err, "its tasks changed under every read")) {
+			cr_assert_eq(*out, '\0', "%s: %s", in->bin, out);
+			free(out);
+			free(err);
+			continue;
+		}
+		cr_assert_eq(st, 0, "%s: exit %d: %s", in->bin, st, err);
+		cr_assert(sscanf(out, "Process %*d (%*[^)]): %u asyncio task", &n) == 1, "%s", out);
+		for (line = strtok_r(out, "\n", &save); line; prev = line,
+		     line = strtok_r(NULL, "\n", &save)) {
+			const char *p = line + strspn(line, " ");
+			char name[64] = "";
+
+			if (!strncmp(line, "Process ", 8) || !strncmp(line, "Thread ", 7) ||
+			    !strncmp(line, "Tasks of every thread: ", 23))
+				continue;
+			if (!strncmp(p, "Task \"", 6)) {
+				tasks++;
+				cr_assert(sscanf(p, "Task \"%63[^\"]\" (pending)", name) == 1 &&
+					  (!strncmp(name, "idle-", 5) || !strncmp(name, "churn-", 6) ||
+					   !strcmp(name, "spawner") || !strncmp(name, "Task-", 5)),
+					  "%s: task line: %s", in->bin, line);
+				continue;
+			}
+			cr_assert(!strncmp(p, "churn (", 7) || !strncmp(p, "sleep (", 7) ||
+				  !strncmp(p, "spawner (", 9) || !strncmp(p, "main (", 6) ||
+				  !strncmp(p, "Event.wait (", 12) || !strncmp(p, "wait (", 6) ||
+				  !strncmp(p, "idle (", 6),
+				  "%s: frame line: %s", in->bin, line);
+			if (!strncmp(p, "idle (", 6)) {
+				/* 3.9 names functions without their class */
+				cr_assert(prev && strstr(prev, "wait ("), "%s: %s", in->bin, line);
+				idles++;
+			}
+		}
+		cr_assert_eq(tasks, n, "%s: %u task lines, header says %u", in->bin, tasks, n);
+		cr_assert_eq(idles, 20, "%s: %u idle tasks", in->bin, idles);
+		whole++;
+		free(out);
+		free(err);
+	}
+	test_stop(pid);
+	cr_log_info("%s: %u whole trees of 30", in->bin, whole);
+	cr_assert_geq(whole, 15, "%s: only %u dumps of 30 got a whole tree", in->bin, whole);
+}
+
+Test(pytasks, churn_3_9, .timeout = 120)
+{
+	churn(py(9));
+}
+
+Test(pytasks, churn_3_11, .timeout = 120)
+{
+	churn(py(11));
+}
+
+Test(pytasks, churn_3_13, .timeout = 120)
+{
+	churn(py(13));
+}
+
+Test(pytasks, churn_3_14, .timeout = 120)
+{
+	churn(py(14));
+}
+
+Test(pytasks, churn_3_15, .timeout = 120)
+{
+	churn(py(15));
+}
+
+/* status, stdout and stderr of dump --tasks on script run by in. */
+static int dump_tasks_of(const struct interp *in, const char *script, char **out, char **err)
+{
+	char ready[256], pidbuf[32];
+	const char *args[] = { "dump", "--tasks", "--pid", pidbuf, NULL };
+	const char *sargs[] = { test_target_for(in, script), NULL };
+	pid_t pid = test_start(in, sargs, ready, sizeof(ready));
+	int st;
+
+	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)pid);
+	st = test_pyrospy(args, out, err);
+	test_stop(pid);
+	return st;
+}
+
+/*
+ * Nothing to show is said in one line, never as an empty tree: a program
+ * that never imported asyncio (both readers: 3.11's registry, 3.14's
+ * published offsets), and a Ruby process.
+ */
+Test(pytasks, nothing_to_show, .timeout = 60)
+{
+	const struct interp *in[2] = { py(11), py(14) };
+	char *out, *err;
+	int st;
+
+	for (size_t i = 0; i < 2; i++) {
+		st = dump_tasks_of(in[i], "noasyncio.py", &out, &err);
+		cr_assert_eq(st, 1, "%s: exit %d: %s%s", in[i]->bin, st, out, err);
+		cr_assert_eq(*out, '\0', "%s: %s", in[i]->bin, out);
+		cr_assert(strstr(err, "the program has not imported asyncio\n"), "%s: %s",
+			  in[i]->bin, err);
+		free(out);
+		free(err);
+	}
+	st = dump_tasks_of(&test_rubies[1], "deep.rb", &out, &err);
+	cr_assert_eq(st, 6, "ruby: exit %d: %s%s", st, out, err);
+	cr_assert_eq(*out, '\0', "ruby: %s", out);
+	cr_assert(strstr(err, "--tasks reads Python's asyncio tasks"), "ruby: %s", err);
+	free(out);
+	free(err);
+}
+
+/*
+ * 1000 idle tasks more (asynctasks.py 1000), on every Python of the
+ * matrix: all of them, each waiting in idle.  (How long it takes is
+ * measured by scripts/bench, not here.)
+ */
+Test(pytasks, thousand_tasks, .timeout = 120)
+{
+	for (size_t i = 0; i < sizeof(minors) / sizeof(minors[0]); i++) {
+		const struct interp *in = py(minors[i]);
+		const char *sargs[] = { test_target_for(in, "asynctasks.py"), "1000", NULL };
+		const char *args[] = { "dump", "--tasks", "--pid", NULL, NULL };
+		char ready[256], pidbuf[32], *out, *err, *p;
+		unsigned int n = 0, idle = 0;
+		pid_t pid;
+		int st;
+
+		pid = test_start(in, sargs, ready, sizeof(ready));
+		snprintf(pidbuf, sizeof(pidbuf), "%d", (int)pid);
+		args[3] = pidbuf;
+		st = test_pyrospy(args, &out, &err);
+		test_stop(pid);
+		cr_assert_eq(st, 0, "%s: exit %d: %s", in->bin, st, err);
+		cr_assert(sscanf(out, "Process %*d (%*[^)]): %u asyncio task", &n) == 1, "%s", out);
+		cr_assert_geq(n, 1012, "%s: %u tasks", in->bin, n);
+		for (p = out; (p = strstr(p, "Task \"idle-")); p++) {
+			/* its frames, before the next task: innermost first, idle last */
+			const char *next = strstr(p + 1, "Task \""), *f = strstr(p, " idle (");
+
+			cr_assert(f && (!next || f < next), "%s: %.200s", in->bin, p);
+			idle++;
+		}
+		cr_assert_eq(idle, 1000, "%s: %u idle tasks", in->bin, idle);
+		free(out);
+		free(err);
+	}
+}
+
+/*
+ * --subprocesses: a shell whose children are a Python program without
+ * asyncio and one with tasks: the tasks of the one, nothing of the other
+ * (passed over in silence, as a child that is no interpreter is).
+ */
+Test(pytasks, subprocesses, .timeout = 60)
+{
+	const struct interp sh = { NULL, "sh", 0, 0, 0 };
+	char cmd[2048], ready[256], pidbuf[32], *out, *err;
+	const char *sargs[] = { "-c", cmd, NULL };
+	const char *args[] = { "dump", "--tasks", "--subprocesses", "--pid", pidbuf, NULL };
+	pid_t pid;
+	int st;
+
+	snprintf(cmd, sizeof(cmd), "%s %s >/dev/null & %s %s & wait", py(11)->bin,
+		 test_target_path("noasyncio.py"), py(11)->bin,
+		 test_target_path("asynctasks.py"));
+	pid = test_start(&sh, sargs, ready, sizeof(ready));
+	cr_assert(!strncmp(ready, "ready", 5), "%s", ready);
+	usleep(300 * 1000);	/* noasyncio.py too */
+	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)pid);
+	st = test_pyrospy(args, &out, &err);
+	test_stop(pid);
+	cr_assert_eq(st, 0, "exit %d: %s%s", st, out, err);
+	cr_assert_eq(*err, '\0', "%s", err);
+	cr_assert(strstr(out, ": 15 asyncio tasks\n"), "%s", out);
+	cr_assert(strstr(out, "Task \"thread-idle\" (pending)"), "%s", out);
+	cr_assert_null(strstr(out + 1, "\nProcess "), "%s", out);
+	free(out);
+	free(err);
+}
+
+/*
+ * Hostile: awaited-by links that make cycles (tests/targets/asynccycle.py
+ * writes them): every task is still shown, once at least, and the cycle
+ * said, in bounded output.
+ */
+Test(pytasks, await_cycle, .timeout = 60)
+{
+	for (unsigned int minor = 14; minor <= 15; minor++) {
+		char *out, *err;
+		int st = dump_tasks_of(py(minor), "asynccycle.py", &out, &err);
+
+		cr_assert_eq(st, 0, "%s: exit %d: %s", py(minor)->bin, st, err);
+		cr_assert(strstr(out, ": 4 asyncio tasks\n"), "%s", out);
+		cr_assert(strstr(out, "Task \"self\" (pending)"), "%s", out);
+		cr_assert(strstr(out, "Task \"ping\" (pending)"), "%s", out);
+		cr_assert(strstr(out, "Task \"pong\" (pending)"), "%s", out);
+		cr_assert(strstr(out, "[awaits itself: a cycle]"), "%s", out);
+		cr_assert_lt(strlen(out), 4096, "%s", out);
+		free(out);
+		free(err);
+	}
+}
