@@ -131,6 +131,7 @@ static const char usage_exec[] =
 	"usage: pyrospy exec [options] -- COMMAND [ARGS...]\n";
 static const char usage_top[] =
 	"usage: pyrospy top --pid PID|--pid-of PATTERN [-r HZ] [-d SECS] [--idle] [--gil]\n"
+	"                   [--no-gc]\n"
 	"\n"
 	"A live table of the functions taking the most samples, by self and total,\n"
 	"refreshed every second; q or Ctrl-C quits.\n";
@@ -145,7 +146,7 @@ static const char usage_serve[] =
 	"The address it listens on is said on stderr.\n";
 static const char usage_dump[] =
 	"usage: pyrospy dump --pid PID|--pid-of PATTERN [--subprocesses] [--locals] [--tasks]\n"
-	"                    [-q] [-v]\n"
+	"                    [--no-gc] [-q] [-v]\n"
 	"\n"
 	"Print every thread's stack once, innermost frame first, with its thread id,\n"
 	"name, whether it holds the GIL/GVL and whether it is running or idle.\n"
@@ -154,7 +155,8 @@ static const char usage_dump[] =
 	"                         name: type = short repr\n"
 	"      --tasks            the asyncio tasks instead (Python 3.9, 3.11, 3.13+):\n"
 	"                         each with its name, state and the coroutines where\n"
-	"                         it waits, under each task awaiting it\n";
+	"                         it waits, under each task awaiting it\n"
+	"      --no-gc            no (garbage collection) frame on the collecting thread\n";
 static const char usage_options[] =
 	"\n"
 	"options:\n"
