@@ -58,6 +58,8 @@ const struct rubyvm_layout rubyvm_ruby_4_0 = {
 		.running_ec = 312,
 		.gvl_owner = 256,
 		.threads_main = 320,
+		.id = RUBYVM_NONE,
+		.vmlr_node = RUBYVM_NONE,
 	},
 	.thread = {
 		.size = 456,
@@ -109,6 +111,7 @@ const struct rubyvm_layout rubyvm_ruby_4_0 = {
 		.local_iseq = 176,
 		.call_data = RUBYVM_NONE,	/* not checked: see README.md */
 		.local_table_size = RUBYVM_NONE,
+		.local_table = RUBYVM_NONE,
 		.ci_size = RUBYVM_NONE,
 		.ci_kw_size = RUBYVM_NONE,
 		.call_data_size = RUBYVM_NONE,
@@ -158,6 +161,15 @@ const struct rubyvm_layout rubyvm_ruby_4_0 = {
 		.classpath = 128,
 		.attached_object = 112,
 		.ext_size = 136,
+		.super = RUBYVM_NONE,
+	},
+	.hash = {
+		.st_flag = 0,
+		.ar_size_shift = RUBYVM_NONE,
+		.ar_size_mask = RUBYVM_NONE,
+		.st_ptr = RUBYVM_NONE,
+		.st_embedded = RUBYVM_NONE,
+		.st_num_entries = RUBYVM_NONE,
 	},
 	.symbols = {
 		.last_id = 0,	/* next_id */
