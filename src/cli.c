@@ -1312,7 +1312,10 @@ static void dump_thread(void *arg, const struct stack *st)
 	fprintf(d->f, "\nThread %d", (int)st->tid);
 	if (st->thread_name)
 		fprintf(d->f, " \"%s\"", st->thread_name);
-	fprintf(d->f, " (%s%s)\n", st->idle == 1 ? "idle" : st->idle == 0 ? "running" : "state unknown",
+	if (st->ractor)
+		fprintf(d->f, " (ractor %u,", st->ractor);
+	fprintf(d->f, "%s%s%s)\n", st->ractor ? " " : " (",
+		st->idle == 1 ? "idle" : st->idle == 0 ? "running" : "state unknown",
 	       st->holds_gil == 1 ? !strcmp(d->lang, "Ruby") ? ", holds the GVL" :
 							       ", holds the GIL" : "");
 	if (st->truncated)
