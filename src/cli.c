@@ -147,7 +147,7 @@ static const char usage_dump[] =
 	"Print every thread's stack once, innermost frame first, with its thread id,\n"
 	"name, whether it holds the GIL/GVL and whether it is running or idle.\n"
 	"\n"
-	"      --locals           under each Python frame, its local variables:\n"
+	"      --locals           under each Python or Ruby frame, its local variables:\n"
 	"                         name: type = short repr\n";
 static const char usage_options[] =
 	"\n"
@@ -173,7 +173,7 @@ static const char usage_options[] =
 	"      --no-tags          merge the tag sets: no {k=v} frame at the root\n"
 	"      --function         aggregate by function, dropping line numbers\n"
 	"      --subprocesses     also profile the Ruby and Python processes it starts\n"
-	"      --locals           dump: each Python frame's local variables\n"
+	"      --locals           dump: each Python or Ruby frame's local variables\n"
 
 	"  -q, --quiet            print nothing but errors\n"
 	"  -v, --verbose          say more (repeat for more)\n"
