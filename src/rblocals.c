@@ -91,6 +91,12 @@ static int rd(struct rblocals *rl, uint64_t addr, void *out, size_t len)
 	return !is_obj(addr) || rmem_read(rl->mem, addr, out, len) != PERR_OK;
 }
 
+/* Bytes anywhere: a String's may start mid-buffer (a shared substring). */
+static int rd_bytes(struct rblocals *rl, uint64_t addr, void *out, size_t len)
+{
+	return !addr || rmem_read(rl->mem, addr, out, len) != PERR_OK;
+}
+
 static int rd_u64(struct rblocals *rl, uint64_t addr, uint64_t *v)
 {
 	return rd(rl, addr, v, sizeof(*v));
@@ -128,7 +134,7 @@ static int str_bytes(struct rblocals *rl, uint64_t v, unsigned char *out, size_t
 	if (*len >> 48)
 		return -1;
 	*n = *len < cap ? (size_t)*len : cap;
-	if (*n && rd(rl, ptr, out, *n))
+	if (*n && rd_bytes(rl, ptr, out, *n))
 		return -1;
 	return 0;
 }
@@ -636,7 +642,8 @@ const char *rblocals_frame(struct rblocals *rl, uint64_t ep, uint64_t local_tabl
 	char *text = NULL, repr[RBLOCALS_REPR_MAX], type[256];
 	size_t len = 0, cap = 0, count = n < RBLOCALS_MAX ? n : RBLOCALS_MAX;
 
-	if (!count || !is_obj(ep) || ep < 8 * ((uint64_t)n + 2) ||
+	/* more locals than any real method has: a torn read */
+	if (!count || n > 65535 || !is_obj(ep) || ep < 8 * ((uint64_t)n + 2) ||
 	    rd(rl, local_table, ids, count * 8) ||
 	    rd(rl, ep - 8 * ((uint64_t)n + 2), vals, count * 8))
 		return NULL;

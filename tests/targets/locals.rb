@@ -61,6 +61,7 @@ def hold(arg_one, arg_two = "default", *rest, key: :word, **opts)
   text = "h\u00e9llo \"world\"\n\u2603\t\\ \#{x} \e"
   empty = ""
   long_text = "x" * 100 + "y"
+  shared = ("abcdefghij" * 10)[3..]
   utf_long = "\u00e9" * 40
   raw = "\x00\x01abc\xff\x7f".b
   items = [1, 2, 3]
