@@ -311,8 +311,9 @@ static int symbol_plain(const char *name, size_t n)
 
 static int repr_symbol_bytes(const unsigned char *s, size_t n, unsigned int enc, char *out)
 {
+	/* bare only when it prints as it is: 8-bit bytes of another encoding are escaped */
 	if (n && n <= RBLOCALS_STR_MAX && symbol_plain((const char *)s, n) &&
-	    (enc != ENC_UTF8 || utf8_clean((const char *)s, n))) {
+	    utf8_clean((const char *)s, n) && (enc == ENC_UTF8 || utf8_valid((const char *)s, n))) {
 		out[0] = ':';
 		memcpy(out + 1, s, n);
 		out[n + 1] = '\0';
