@@ -55,6 +55,7 @@ const struct rubyvm_layout rubyvm_ruby_2_7 = {
 		.living_threads = 312,
 		.gvl_owner = 8,
 		.objspace = 1152,
+		.gvl_waitq = 56,
 	},
 	.ractor = {
 		.threads_set = RUBYVM_NONE,
@@ -64,6 +65,7 @@ const struct rubyvm_layout rubyvm_ruby_2_7 = {
 		.threads_main = RUBYVM_NONE,
 		.id = RUBYVM_NONE,
 		.vmlr_node = RUBYVM_NONE,
+		.gvl_waitq = RUBYVM_NONE,
 	},
 	.thread = {
 		.size = 368,
@@ -78,6 +80,7 @@ const struct rubyvm_layout rubyvm_ruby_2_7 = {
 		.nt = RUBYVM_NONE,
 		.nt_tid = RUBYVM_NONE,
 		.thread_id = 72,
+		.gvl_node = 88,
 	},
 	.ec = {
 		.size = 72,

@@ -47,6 +47,7 @@ const struct rubyvm_layout rubyvm_ruby_3_0 = {
 		.living_threads = RUBYVM_NONE,
 		.gvl_owner = RUBYVM_NONE,
 		.objspace = 1088,
+		.gvl_waitq = RUBYVM_NONE,
 	},
 	.ractor = {
 		.threads_set = 304,
@@ -56,6 +57,7 @@ const struct rubyvm_layout rubyvm_ruby_3_0 = {
 		.threads_main = 528,
 		.id = 8,	/* by hand: see README.md */
 		.vmlr_node = 568,	/* by hand: see README.md */
+		.gvl_waitq = RUBYVM_NONE,
 	},
 	.thread = {
 		.size = 392,
@@ -70,6 +72,7 @@ const struct rubyvm_layout rubyvm_ruby_3_0 = {
 		.nt = RUBYVM_NONE,
 		.nt_tid = RUBYVM_NONE,
 		.thread_id = 80,
+		.gvl_node = RUBYVM_NONE,
 	},
 	.ec = {
 		.size = 72,

@@ -57,6 +57,7 @@ const struct rubyvm_layout rubyvm_ruby_3_1 = {
 		.living_threads = RUBYVM_NONE,
 		.gvl_owner = RUBYVM_NONE,
 		.objspace = 1104,
+		.gvl_waitq = RUBYVM_NONE,
 	},
 	.ractor = {
 		.threads_set = 304,
@@ -66,6 +67,7 @@ const struct rubyvm_layout rubyvm_ruby_3_1 = {
 		.threads_main = 528,
 		.id = 8,
 		.vmlr_node = 568,
+		.gvl_waitq = 384,
 	},
 	.thread = {
 		.size = 360,
@@ -80,6 +82,7 @@ const struct rubyvm_layout rubyvm_ruby_3_1 = {
 		.nt = RUBYVM_NONE,
 		.nt_tid = RUBYVM_NONE,
 		.thread_id = 80,
+		.gvl_node = 104,
 	},
 	.ec = {
 		.size = 64,

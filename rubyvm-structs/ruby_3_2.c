@@ -49,6 +49,7 @@ const struct rubyvm_layout rubyvm_ruby_3_2 = {
 		.living_threads = RUBYVM_NONE,
 		.gvl_owner = RUBYVM_NONE,
 		.objspace = 1128,
+		.gvl_waitq = RUBYVM_NONE,
 	},
 	.ractor = {
 		.threads_set = 304,
@@ -58,6 +59,7 @@ const struct rubyvm_layout rubyvm_ruby_3_2 = {
 		.threads_main = 528,
 		.id = 8,	/* by hand: see README.md */
 		.vmlr_node = 568,	/* by hand: see README.md */
+		.gvl_waitq = RUBYVM_NONE,
 	},
 	.thread = {
 		.size = 312,
@@ -72,6 +74,7 @@ const struct rubyvm_layout rubyvm_ruby_3_2 = {
 		.nt = 40,
 		.nt_tid = 16,
 		.thread_id = 8,	/* inside rb_native_thread */
+		.gvl_node = RUBYVM_NONE,
 	},
 	.ec = {
 		.size = 88,

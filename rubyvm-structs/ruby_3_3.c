@@ -57,6 +57,7 @@ const struct rubyvm_layout rubyvm_ruby_3_3 = {
 		.living_threads = RUBYVM_NONE,
 		.gvl_owner = RUBYVM_NONE,
 		.objspace = 1304,
+		.gvl_waitq = RUBYVM_NONE,
 	},
 	.ractor = {
 		.threads_set = 256,
@@ -66,6 +67,7 @@ const struct rubyvm_layout rubyvm_ruby_3_3 = {
 		.threads_main = 392,
 		.id = 8,
 		.vmlr_node = 432,
+		.gvl_waitq = 344,
 	},
 	.thread = {
 		.size = 440,
@@ -80,6 +82,7 @@ const struct rubyvm_layout rubyvm_ruby_3_3 = {
 		.nt = 40,
 		.nt_tid = 24,
 		.thread_id = 16,	/* inside rb_native_thread */
+		.gvl_node = 72,
 	},
 	.ec = {
 		.size = 88,

@@ -51,6 +51,7 @@ const struct rubyvm_layout rubyvm_ruby_4_0 = {
 		.living_threads = RUBYVM_NONE,
 		.gvl_owner = RUBYVM_NONE,
 		.objspace = 1248,
+		.gvl_waitq = RUBYVM_NONE,
 	},
 	.ractor = {
 		.threads_set = 184,
@@ -60,6 +61,7 @@ const struct rubyvm_layout rubyvm_ruby_4_0 = {
 		.threads_main = 320,
 		.id = RUBYVM_NONE,
 		.vmlr_node = RUBYVM_NONE,
+		.gvl_waitq = RUBYVM_NONE,
 	},
 	.thread = {
 		.size = 456,
@@ -74,6 +76,7 @@ const struct rubyvm_layout rubyvm_ruby_4_0 = {
 		.nt = 40,
 		.nt_tid = 24,
 		.thread_id = 16,	/* inside rb_native_thread */
+		.gvl_node = RUBYVM_NONE,
 	},
 	.ec = {
 		.size = 104,

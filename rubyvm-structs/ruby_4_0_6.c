@@ -53,6 +53,7 @@ const struct rubyvm_layout rubyvm_ruby_4_0_6 = {
 		.living_threads = RUBYVM_NONE,
 		.gvl_owner = RUBYVM_NONE,
 		.objspace = 1256,
+		.gvl_waitq = RUBYVM_NONE,
 	},
 	.ractor = {
 		.threads_set = 184,
@@ -62,6 +63,7 @@ const struct rubyvm_layout rubyvm_ruby_4_0_6 = {
 		.threads_main = 328,
 		.id = RUBYVM_NONE,
 		.vmlr_node = RUBYVM_NONE,
+		.gvl_waitq = RUBYVM_NONE,
 	},
 	.thread = {
 		.size = 464,
@@ -76,6 +78,7 @@ const struct rubyvm_layout rubyvm_ruby_4_0_6 = {
 		.nt = 40,
 		.nt_tid = 24,
 		.thread_id = 16,	/* inside rb_native_thread */
+		.gvl_node = RUBYVM_NONE,
 	},
 	.ec = {
 		.size = 104,

@@ -193,6 +193,11 @@ static void layout(void)
 #else
 	AT("objspace", rb_vm_t, objspace);
 #endif
+#if AT_LEAST(3, 0)
+	none("gvl_waitq");
+#else
+	AT("gvl_waitq", rb_vm_t, gvl.waitq);
+#endif
 	end();
 
 	group("ractor");
@@ -208,6 +213,11 @@ static void layout(void)
 	AT("threads_main", rb_ractor_t, threads.main);
 	AT("id", rb_ractor_t, pub.id);
 	AT("vmlr_node", rb_ractor_t, vmlr_node);
+#if AT_LEAST(3, 2)
+	AT("gvl_waitq", rb_ractor_t, threads.sched.readyq);
+#else
+	AT("gvl_waitq", rb_ractor_t, threads.gvl.waitq);
+#endif
 #else
 	none("threads_set");
 	none("threads_cnt");
@@ -216,6 +226,7 @@ static void layout(void)
 	none("threads_main");
 	none("id");
 	none("vmlr_node");
+	none("gvl_waitq");
 #endif
 	end();
 
@@ -289,6 +300,11 @@ static void layout(void)
 	none("nt");
 	none("nt_tid");
 	AT("thread_id", rb_thread_t, thread_id);
+#endif
+#if AT_LEAST(3, 2)
+	AT("gvl_node", rb_thread_t, sched.node.readyq);
+#else
+	AT("gvl_node", rb_thread_t, native_thread_data.node.gvl);
 #endif
 	end();
 

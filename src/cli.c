@@ -49,7 +49,7 @@ struct cli_opts {
 	const char *format;
 	const char *output;
 	const char *raw;	/* --raw FILE: a raw recording besides the profile */
-	int idle, gil, threads, function, subprocesses, no_tags;
+	int idle, gil, gvl_wait, threads, function, subprocesses, no_tags;
 	int locals;		/* dump --locals */
 	const char *listen;	/* serve --listen ADDR:PORT */
 	char *tagset;		/* --tag as one clean tag set */
@@ -167,6 +167,8 @@ static const char usage_options[] =
 	"                         0.0.0.0:PORT for every interface, PORT 0 for any)\n"
 	"      --idle             keep threads that are not running\n"
 	"      --gil              keep only the thread holding the GIL/GVL\n"
+	"      --gvl-wait         keep Ruby threads waiting to take the GVL, under a\n"
+	"                         '(waiting for GVL)' leaf frame\n"
 	"      --threads          put a 'thread (TID)' frame at the root of each stack\n"
 	"      --tag KEY=VALUE    a tag for every sample (repeatable); the program's\n"
 	"                         own tags (see pyrospy(1), TAGS) win over it\n"
@@ -293,7 +295,7 @@ enum {
 	OPT_IDLE = 256, OPT_GIL, OPT_THREADS, OPT_NO_TAGS, OPT_FUNCTION, OPT_SUBPROCESSES, OPT_SERVER,
 	OPT_APP_NAME, OPT_TAG, OPT_AUTH_TOKEN, OPT_BASIC_AUTH, OPT_TENANT_ID, OPT_HEADER,
 	OPT_INSECURE, OPT_CACERT, OPT_INGEST_FORMAT, OPT_PID_OF, OPT_PROTOCOL, OPT_RAW, OPT_LOCALS,
-	OPT_LISTEN,
+	OPT_LISTEN, OPT_GVL_WAIT,
 };
 
 static const struct option long_opts[] = {
@@ -306,6 +308,7 @@ static const struct option long_opts[] = {
 	{ "raw", required_argument, NULL, OPT_RAW },
 	{ "idle", no_argument, NULL, OPT_IDLE },
 	{ "gil", no_argument, NULL, OPT_GIL },
+	{ "gvl-wait", no_argument, NULL, OPT_GVL_WAIT },
 	{ "threads", no_argument, NULL, OPT_THREADS },
 	{ "no-tags", no_argument, NULL, OPT_NO_TAGS },
 	{ "function", no_argument, NULL, OPT_FUNCTION },
@@ -353,7 +356,7 @@ static unsigned int opt_cmds(int c)
 	switch (c) {
 	case 'p': case OPT_PID_OF:
 		return CMD_RECORD | CMD_DUMP | CMD_TOP | CMD_SERVE;	/* exec says why not itself */
-	case 'd': case 'r': case OPT_IDLE: case OPT_GIL:
+	case 'd': case 'r': case OPT_IDLE: case OPT_GIL: case OPT_GVL_WAIT:
 		return CMD_RECORD | CMD_EXEC | CMD_TOP | CMD_SERVE;
 	case OPT_SUBPROCESSES:
 		return CMD_RECORD | CMD_EXEC | CMD_DUMP | CMD_SERVE;
@@ -477,6 +480,9 @@ static int parse_opts(struct cli_opts *o, int argc, char **argv)
 			break;
 		case OPT_GIL:
 			o->gil = 1;
+			break;
+		case OPT_GVL_WAIT:
+			o->gvl_wait = 1;
 			break;
 		case OPT_THREADS:
 			o->threads = 1;
@@ -1001,7 +1007,7 @@ static int profile_target(struct cli_opts *o, struct target *t, pid_t pid, pid_t
 	struct sampler_opts so = {
 		.rate = o->rate,
 		.duration = o->duration,
-		.reader = { .idle = o->idle, .gil_only = o->gil },
+		.reader = { .idle = o->idle, .gil_only = o->gil, .gvl_wait = o->gvl_wait },
 		.child = child,
 		.root = o->subprocesses ? pid : 0,
 		.announce = !o->quiet,
@@ -1315,7 +1321,8 @@ static void dump_thread(void *arg, const struct stack *st)
 	if (st->ractor)
 		fprintf(d->f, " (ractor %u,", st->ractor);
 	fprintf(d->f, "%s%s%s)\n", st->ractor ? " " : " (",
-		st->idle == 1 ? "idle" : st->idle == 0 ? "running" : "state unknown",
+		st->gvl_wait == 1 ? "waiting for the GVL" : st->idle == 1 ? "idle" :
+		st->idle == 0 ? "running" : "state unknown",
 	       st->holds_gil == 1 ? !strcmp(d->lang, "Ruby") ? ", holds the GVL" :
 							       ", holds the GIL" : "");
 	if (st->truncated)
@@ -1493,7 +1500,7 @@ static int cmd_top(struct cli_opts *o)
 	struct sampler_opts so = {
 		.rate = o->rate,
 		.duration = o->duration,
-		.reader = { .idle = o->idle, .gil_only = o->gil },
+		.reader = { .idle = o->idle, .gil_only = o->gil, .gvl_wait = o->gvl_wait },
 		.tick = top_tick,
 		.arg = &top,
 	};
@@ -1542,6 +1549,7 @@ static int cmd_serve(struct cli_opts *o)
 		.duration = o->duration,
 		.idle = o->idle,
 		.gil = o->gil,
+		.gvl_wait = o->gvl_wait,
 		.subprocesses = o->subprocesses,
 		.quiet = o->quiet,
 		.verbose = o->verbose,

@@ -210,6 +210,10 @@ struct rbreader {
 	uint32_t ractor_id;
 	char **rtags;			/* this sample's tag sets with ractor=N */
 	size_t nrtags, rtags_cap;
+	/* the threads of the ractor sampled that wait for its GVL (THREAD_MAX) */
+	uint64_t *waiters;
+	size_t nwaiters;
+	int waiters_ok;			/* 0: not known */
 };
 
 static size_t slot(uint64_t addr, size_t cap)
@@ -1814,6 +1818,7 @@ static enum perr rbreader_setup(struct target *t, const struct reader_opts *opts
 	rr->guess = xcalloc(GUESS_SLOTS, sizeof(*rr->guess));
 	rr->store_buf = xmalloc(STORAGE_MAX * 24);
 	rr->ec_ent = xmalloc(STORAGE_MAX * 24);
+	rr->waiters = xcalloc(THREAD_MAX, sizeof(*rr->waiters));
 	if (opts->locals) {
 		struct rblocals_src src = { rr, locals_id_name, locals_class_path };
 
@@ -1896,6 +1901,7 @@ void rbreader_free(struct rbreader *rr)
 	for (size_t i = 0; i < rr->nrtags; i++)
 		free(rr->rtags[i]);
 	free(rr->rtags);
+	free(rr->waiters);
 	rmem_release(&rr->mem);
 	taskstat_release(&rr->ts);
 	free(rr);
@@ -1952,6 +1958,44 @@ static const char *ractor_tags(struct rbreader *rr, const char *tags)
 	return rr->rtags[rr->nrtags++];
 }
 
+/*
+ * The threads queued for the GVL of the ractor (or VM) at base, into
+ * rr->waiters: 2.7 and 3.1 queue a thread that wants the GVL while another
+ * holds it on gvl.waitq, 3.2+ on sched.readyq, through a list node in the
+ * thread (the GVL events of 3.2+, RUBY_INTERNAL_THREAD_EVENT_READY, fire
+ * as a thread goes on it).  Not known if the list cannot be read whole.
+ */
+static void gvl_waiters(struct rbreader *rr, uint64_t base, int ractor)
+{
+	const struct rubyvm_layout *L = rr->L;
+	uint32_t q = ractor ? L->ractor.gvl_waitq : L->vm.gvl_waitq;
+	uint64_t head = base + q, node;
+
+	rr->nwaiters = 0;
+	rr->waiters_ok = 0;
+	if (q == RUBYVM_NONE || L->thread.gvl_node == RUBYVM_NONE || rd_u64(rr, head, &node))
+		return;
+	for (; node != head; rr->nwaiters++) {
+		if (rr->nwaiters == THREAD_MAX || !is_obj(node) || node < L->thread.gvl_node)
+			return;
+		rr->waiters[rr->nwaiters] = node - L->thread.gvl_node;
+		if (rd_u64(rr, node, &node))
+			return;
+	}
+	rr->waiters_ok = 1;
+}
+
+/* Is the thread at addr queued for the GVL: 1, 0, or -1 if not known. */
+static int gvl_waiting(const struct rbreader *rr, uint64_t addr)
+{
+	if (!rr->waiters_ok)
+		return -1;
+	for (size_t i = 0; i < rr->nwaiters; i++)
+		if (rr->waiters[i] == addr)
+			return 1;
+	return 0;
+}
+
 /* One thread: fill st's header, decide whether to keep it, walk it. */
 static enum perr sample_thread(struct rbreader *rr, uint64_t th_addr, const unsigned char *th,
 			       uint64_t gvl_owner, int is_main, int in_gc, struct stack *st,
@@ -1972,6 +2016,7 @@ static enum perr sample_thread(struct rbreader *rr, uint64_t th_addr, const unsi
 	tid = thread_tid(rr, th, is_main);
 	st->tid = tid > 0 ? taskstat_host_tid(&rr->ts, tid) : 0;
 	st->holds_gil = gvl_owner ? gvl_owner == th_addr : -1;
+	st->gvl_wait = gvl_waiting(rr, th_addr);
 	if (st->tid > 0) {
 		char state = taskstat_state(&rr->ts, st->tid);
 
@@ -1979,7 +2024,9 @@ static enum perr sample_thread(struct rbreader *rr, uint64_t th_addr, const unsi
 	} else {
 		st->idle = -1;
 	}
-	if ((rr->opts.gil_only && st->holds_gil != 1) || (!rr->opts.idle && st->idle == 1))
+	/* with --gvl-wait, a thread queued for the GVL is kept, asleep as it is */
+	if ((rr->opts.gil_only && st->holds_gil != 1) ||
+	    (!rr->opts.idle && st->idle == 1 && !(rr->opts.gvl_wait && st->gvl_wait == 1)))
 		return PERR_OK;
 	name = get_u64(th, L->thread.name);
 	if (name != L->qnil && !read_string(rr, name, &s)) {
@@ -2015,6 +2062,17 @@ static enum perr sample_thread(struct rbreader *rr, uint64_t th_addr, const unsi
 		}
 		memmove(st->frame + 1, st->frame, st->depth * sizeof(st->frame[0]));
 		st->frame[0] = (struct stack_frame){ "(garbage collection)", "", 0 };
+		st->depth++;
+	}
+	if (!err && rr->opts.gvl_wait && st->gvl_wait == 1 && st->depth &&
+	    st->depth < STACK_MAX_DEPTH) {
+		/* what it does: wait to take the GVL, on top of where it stopped */
+		if (rr->flocals) {
+			memmove(rr->flocals + 1, rr->flocals, st->depth * sizeof(*rr->flocals));
+			rr->flocals[0] = NULL;
+		}
+		memmove(st->frame + 1, st->frame, st->depth * sizeof(st->frame[0]));
+		st->frame[0] = (struct stack_frame){ "(waiting for GVL)", "", 0 };
 		st->depth++;
 	}
 	if (err) {
@@ -2083,6 +2141,7 @@ static enum perr sample_threads(struct rbreader *rr, uint64_t base, uint32_t id,
 		tags_begin(rr, main_thread);
 	}
 	rr->ractor_id = is_main ? 0 : id;
+	gvl_waiters(rr, base, base != rr->vm);
 	for (; node != head && n < THREAD_MAX; n++) {
 		uint64_t addr = node - L->thread.list_node;
 

@@ -61,6 +61,7 @@ struct rubyvm_layout {
 		uint32_t living_threads;	/* 2.x list_head of threads */
 		uint32_t gvl_owner;		/* 2.x: gvl.owner */
 		uint32_t objspace;		/* rb_objspace_t * */
+		uint32_t gvl_waitq;		/* 2.x: gvl.waitq, threads waiting for the GVL */
 	} vm;
 	struct {
 		uint32_t threads_set;		/* list_head of rb_thread_t */
@@ -70,6 +71,7 @@ struct rubyvm_layout {
 		uint32_t threads_main;
 		uint32_t id;			/* u32 rb_ractor_pub.id: 1 for the main ractor */
 		uint32_t vmlr_node;		/* node in vm.ractor_set */
+		uint32_t gvl_waitq;		/* threads waiting for the GVL: gvl.waitq, sched.readyq */
 	} ractor;
 	struct {
 		uint32_t size;			/* bytes worth reading from the start */
@@ -84,6 +86,7 @@ struct rubyvm_layout {
 		uint32_t nt;			/* 3.2+: rb_native_thread * */
 		uint32_t nt_tid;		/* 3.2+: inside rb_native_thread */
 		uint32_t thread_id;		/* pthread_t; 3.2+: inside rb_native_thread */
+		uint32_t gvl_node;		/* its node in gvl_waitq */
 	} thread;
 	struct {
 		uint32_t size;

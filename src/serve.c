@@ -520,7 +520,7 @@ int serve_run(const struct serve_opts *o, struct target *t, pid_t pid,
 	struct sampler_opts so = {
 		.rate = o->rate,
 		.duration = o->duration,
-		.reader = { .idle = o->idle, .gil_only = o->gil },
+		.reader = { .idle = o->idle, .gil_only = o->gil, .gvl_wait = o->gvl_wait },
 		.root = o->subprocesses ? pid : 0,
 		.announce = !o->quiet,
 		.verbose = o->verbose,
