@@ -2152,6 +2152,10 @@ static enum perr sample_threads(struct rbreader *rr, uint64_t base, uint32_t id,
 			break;
 		}
 		node = get_u64(th, L->thread.list_node);
+		if (!is_main && get_u64(th, L->thread.ractor) != base) {
+			rr->stats.dropped++;	/* not this ractor's: it ended as we read */
+			break;
+		}
 		err = sample_thread(rr, addr, th, gvl_owner, is_main && addr == main_thread,
 				    gc && addr == gvl_owner, &st, cb, arg);
 		if (err)
