@@ -2,7 +2,8 @@
 # program itself makes of each, as dump --locals should show it:
 #   ready<TAB>name-hex:class-hex:value-hex<TAB>...
 # inspect of the value, with the bounds pyrospy(1) documents: a String cut
-# at 64 bytes (then "..."), an Integer past 100 digits as its number of
+# at 64 bytes (then "...", and C1 controls, bidi and invisible formatting
+# characters escaped), an Integer past 100 digits as its number of
 # digits, an Array or Hash as its length, a class or module by its name,
 # other objects as #<Class>.
 class Widget
@@ -11,10 +12,15 @@ end
 class Name < String
 end
 
+# what would act on a terminal, which inspect leaves as it is
+ACTS = Regexp.new("[\\u0080-\\u009f\\u00ad\\u061c\\u200b-\\u200f\\u2028-\\u202e" \
+                  "\\u2060-\\u206f\\ufeff\\ufff9-\\ufffb\\u{e0000}-\\u{e007f}]")
+
 def shown(v)
   case v
   when String
-    v.bytesize > 64 ? v.byteslice(0, 64).inspect + "..." : v.inspect
+    s = v.bytesize > 64 ? v.byteslice(0, 64).inspect + "..." : v.inspect
+    s.gsub(ACTS) { |c| format("\\u%04X", c.ord) }
   when Integer
     digits = v.abs.to_s.size
     return v.inspect if digits <= 100
@@ -62,6 +68,7 @@ def hold(arg_one, arg_two = "default", *rest, key: :word, **opts)
   empty = ""
   long_text = "x" * 100 + "y"
   shared = ("abcdefghij" * 10)[3..]
+  hostile = "\e[31m\u202e\u0085\u00ad\u2028end"
   utf_long = "\u00e9" * 40
   raw = "\x00\x01abc\xff\x7f".b
   items = [1, 2, 3]
