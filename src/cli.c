@@ -129,12 +129,13 @@ static const char usage_exec[] =
 	"usage: pyrospy exec [options] -- COMMAND [ARGS...]\n";
 static const char usage_top[] =
 	"usage: pyrospy top --pid PID|--pid-of PATTERN [-r HZ] [-d SECS] [--idle] [--gil]\n"
+	"                   [--gvl-wait]\n"
 	"\n"
 	"A live table of the functions taking the most samples, by self and total,\n"
 	"refreshed every second; q or Ctrl-C quits.\n";
 static const char usage_serve[] =
 	"usage: pyrospy serve --pid PID|--pid-of PATTERN [--listen ADDR:PORT]\n"
-	"                     [--subprocesses] [-r HZ] [-d SECS] [--idle] [--gil]\n"
+	"                     [--subprocesses] [-r HZ] [-d SECS] [--idle] [--gil] [--gvl-wait]\n"
 	"\n"
 	"Sample the process for as long as it runs, and answer scrapers over HTTP as\n"
 	"Go programs do: GET /debug/pprof/profile?seconds=N is a gzipped pprof of the\n"
