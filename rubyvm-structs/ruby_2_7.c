@@ -55,6 +55,7 @@ const struct rubyvm_layout rubyvm_ruby_2_7 = {
 		.living_threads = 312,
 		.gvl_owner = 8,
 		.objspace = 1152,
+		.gvl_waitq = 56,
 	},
 	.ractor = {
 		.threads_set = RUBYVM_NONE,
@@ -62,6 +63,9 @@ const struct rubyvm_layout rubyvm_ruby_2_7 = {
 		.running_ec = RUBYVM_NONE,
 		.gvl_owner = RUBYVM_NONE,
 		.threads_main = RUBYVM_NONE,
+		.id = RUBYVM_NONE,
+		.vmlr_node = RUBYVM_NONE,
+		.gvl_waitq = RUBYVM_NONE,
 	},
 	.thread = {
 		.size = 368,
@@ -76,6 +80,7 @@ const struct rubyvm_layout rubyvm_ruby_2_7 = {
 		.nt = RUBYVM_NONE,
 		.nt_tid = RUBYVM_NONE,
 		.thread_id = 72,
+		.gvl_node = 88,
 	},
 	.ec = {
 		.size = 72,
@@ -113,6 +118,7 @@ const struct rubyvm_layout rubyvm_ruby_2_7 = {
 		.local_iseq = 176,
 		.call_data = 192,	/* by hand: see README.md */
 		.local_table_size = 232,
+		.local_table = 152,
 		.ci_size = 240,
 		.ci_kw_size = 244,
 		.call_data_size = 80,
@@ -162,6 +168,15 @@ const struct rubyvm_layout rubyvm_ruby_2_7 = {
 		.classpath = RUBYVM_NONE,
 		.attached_object = RUBYVM_NONE,
 		.ext_size = 16,
+		.super = 16,
+	},
+	.hash = {
+		.st_flag = 0x8000,
+		.ar_size_shift = 16,
+		.ar_size_mask = 0xf,
+		.st_ptr = 16,
+		.st_embedded = RUBYVM_NONE,
+		.st_num_entries = 16,
 	},
 	.symbols = {
 		.last_id = 0,

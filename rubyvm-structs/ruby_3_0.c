@@ -47,6 +47,7 @@ const struct rubyvm_layout rubyvm_ruby_3_0 = {
 		.living_threads = RUBYVM_NONE,
 		.gvl_owner = RUBYVM_NONE,
 		.objspace = 1088,
+		.gvl_waitq = RUBYVM_NONE,
 	},
 	.ractor = {
 		.threads_set = 304,
@@ -54,6 +55,9 @@ const struct rubyvm_layout rubyvm_ruby_3_0 = {
 		.running_ec = 520,
 		.gvl_owner = 336,
 		.threads_main = 528,
+		.id = 8,	/* by hand: see README.md */
+		.vmlr_node = 568,	/* by hand: see README.md */
+		.gvl_waitq = RUBYVM_NONE,
 	},
 	.thread = {
 		.size = 392,
@@ -68,6 +72,7 @@ const struct rubyvm_layout rubyvm_ruby_3_0 = {
 		.nt = RUBYVM_NONE,
 		.nt_tid = RUBYVM_NONE,
 		.thread_id = 80,
+		.gvl_node = RUBYVM_NONE,
 	},
 	.ec = {
 		.size = 72,
@@ -105,6 +110,7 @@ const struct rubyvm_layout rubyvm_ruby_3_0 = {
 		.local_iseq = 176,
 		.call_data = RUBYVM_NONE,	/* not checked: see README.md */
 		.local_table_size = RUBYVM_NONE,
+		.local_table = RUBYVM_NONE,
 		.ci_size = RUBYVM_NONE,
 		.ci_kw_size = RUBYVM_NONE,
 		.call_data_size = RUBYVM_NONE,
@@ -154,6 +160,15 @@ const struct rubyvm_layout rubyvm_ruby_3_0 = {
 		.classpath = RUBYVM_NONE,
 		.attached_object = RUBYVM_NONE,
 		.ext_size = 16,
+		.super = 16,	/* by hand */
+	},
+	.hash = {	/* by hand: see README.md */
+		.st_flag = 0x8000,
+		.ar_size_shift = 16,
+		.ar_size_mask = 0xf,
+		.st_ptr = 16,
+		.st_embedded = RUBYVM_NONE,
+		.st_num_entries = 16,
 	},
 	.symbols = {
 		.last_id = 0,

@@ -57,6 +57,7 @@ const struct rubyvm_layout rubyvm_ruby_3_1 = {
 		.living_threads = RUBYVM_NONE,
 		.gvl_owner = RUBYVM_NONE,
 		.objspace = 1104,
+		.gvl_waitq = RUBYVM_NONE,
 	},
 	.ractor = {
 		.threads_set = 304,
@@ -64,6 +65,9 @@ const struct rubyvm_layout rubyvm_ruby_3_1 = {
 		.running_ec = 520,
 		.gvl_owner = 336,
 		.threads_main = 528,
+		.id = 8,
+		.vmlr_node = 568,
+		.gvl_waitq = 384,
 	},
 	.thread = {
 		.size = 360,
@@ -78,6 +82,7 @@ const struct rubyvm_layout rubyvm_ruby_3_1 = {
 		.nt = RUBYVM_NONE,
 		.nt_tid = RUBYVM_NONE,
 		.thread_id = 80,
+		.gvl_node = 104,
 	},
 	.ec = {
 		.size = 64,
@@ -115,6 +120,7 @@ const struct rubyvm_layout rubyvm_ruby_3_1 = {
 		.local_iseq = 176,
 		.call_data = 192,	/* by hand: see README.md */
 		.local_table_size = 240,
+		.local_table = 152,
 		.ci_size = 248,
 		.ci_kw_size = RUBYVM_NONE,
 		.call_data_size = 16,
@@ -164,6 +170,15 @@ const struct rubyvm_layout rubyvm_ruby_3_1 = {
 		.classpath = RUBYVM_NONE,
 		.attached_object = RUBYVM_NONE,
 		.ext_size = 16,
+		.super = 16,
+	},
+	.hash = {
+		.st_flag = 0x8000,
+		.ar_size_shift = 16,
+		.ar_size_mask = 0xf,
+		.st_ptr = 16,
+		.st_embedded = RUBYVM_NONE,
+		.st_num_entries = 16,
 	},
 	.symbols = {
 		.last_id = 0,

@@ -49,6 +49,7 @@ const struct rubyvm_layout rubyvm_ruby_3_2 = {
 		.living_threads = RUBYVM_NONE,
 		.gvl_owner = RUBYVM_NONE,
 		.objspace = 1128,
+		.gvl_waitq = RUBYVM_NONE,
 	},
 	.ractor = {
 		.threads_set = 304,
@@ -56,6 +57,9 @@ const struct rubyvm_layout rubyvm_ruby_3_2 = {
 		.running_ec = 520,
 		.gvl_owner = 336,
 		.threads_main = 528,
+		.id = 8,	/* by hand: see README.md */
+		.vmlr_node = 568,	/* by hand: see README.md */
+		.gvl_waitq = RUBYVM_NONE,
 	},
 	.thread = {
 		.size = 312,
@@ -70,6 +74,7 @@ const struct rubyvm_layout rubyvm_ruby_3_2 = {
 		.nt = 40,
 		.nt_tid = 16,
 		.thread_id = 8,	/* inside rb_native_thread */
+		.gvl_node = RUBYVM_NONE,
 	},
 	.ec = {
 		.size = 88,
@@ -107,6 +112,7 @@ const struct rubyvm_layout rubyvm_ruby_3_2 = {
 		.local_iseq = 168,
 		.call_data = RUBYVM_NONE,	/* not checked: see README.md */
 		.local_table_size = RUBYVM_NONE,
+		.local_table = RUBYVM_NONE,
 		.ci_size = RUBYVM_NONE,
 		.ci_kw_size = RUBYVM_NONE,
 		.call_data_size = RUBYVM_NONE,
@@ -156,6 +162,15 @@ const struct rubyvm_layout rubyvm_ruby_3_2 = {
 		.classpath = RUBYVM_NONE,
 		.attached_object = RUBYVM_NONE,
 		.ext_size = 8,
+		.super = 16,	/* by hand */
+	},
+	.hash = {	/* by hand: see README.md */
+		.st_flag = 0x8000,
+		.ar_size_shift = 16,
+		.ar_size_mask = 0xf,
+		.st_ptr = 16,
+		.st_embedded = RUBYVM_NONE,
+		.st_num_entries = 16,
 	},
 	.symbols = {
 		.last_id = 0,

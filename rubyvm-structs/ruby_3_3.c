@@ -57,6 +57,7 @@ const struct rubyvm_layout rubyvm_ruby_3_3 = {
 		.living_threads = RUBYVM_NONE,
 		.gvl_owner = RUBYVM_NONE,
 		.objspace = 1304,
+		.gvl_waitq = RUBYVM_NONE,
 	},
 	.ractor = {
 		.threads_set = 256,
@@ -64,6 +65,9 @@ const struct rubyvm_layout rubyvm_ruby_3_3 = {
 		.running_ec = 384,
 		.gvl_owner = 328,
 		.threads_main = 392,
+		.id = 8,
+		.vmlr_node = 432,
+		.gvl_waitq = 344,
 	},
 	.thread = {
 		.size = 440,
@@ -78,6 +82,7 @@ const struct rubyvm_layout rubyvm_ruby_3_3 = {
 		.nt = 40,
 		.nt_tid = 24,
 		.thread_id = 16,	/* inside rb_native_thread */
+		.gvl_node = 72,
 	},
 	.ec = {
 		.size = 88,
@@ -115,6 +120,7 @@ const struct rubyvm_layout rubyvm_ruby_3_3 = {
 		.local_iseq = 168,
 		.call_data = 184,	/* by hand: see README.md */
 		.local_table_size = 232,
+		.local_table = 144,
 		.ci_size = 252,
 		.ci_kw_size = RUBYVM_NONE,
 		.call_data_size = 16,
@@ -164,6 +170,15 @@ const struct rubyvm_layout rubyvm_ruby_3_3 = {
 		.classpath = 120,
 		.attached_object = 96,
 		.ext_size = 128,
+		.super = 16,
+	},
+	.hash = {
+		.st_flag = 0x8000,
+		.ar_size_shift = 16,
+		.ar_size_mask = 0xf,
+		.st_ptr = RUBYVM_NONE,
+		.st_embedded = 24,
+		.st_num_entries = 16,
 	},
 	.symbols = {
 		.last_id = 0,

@@ -53,6 +53,7 @@ const struct rubyvm_layout rubyvm_ruby_4_0_6 = {
 		.living_threads = RUBYVM_NONE,
 		.gvl_owner = RUBYVM_NONE,
 		.objspace = 1256,
+		.gvl_waitq = RUBYVM_NONE,
 	},
 	.ractor = {
 		.threads_set = 184,
@@ -60,6 +61,9 @@ const struct rubyvm_layout rubyvm_ruby_4_0_6 = {
 		.running_ec = 320,
 		.gvl_owner = 256,
 		.threads_main = 328,
+		.id = RUBYVM_NONE,
+		.vmlr_node = RUBYVM_NONE,
+		.gvl_waitq = RUBYVM_NONE,
 	},
 	.thread = {
 		.size = 464,
@@ -74,6 +78,7 @@ const struct rubyvm_layout rubyvm_ruby_4_0_6 = {
 		.nt = 40,
 		.nt_tid = 24,
 		.thread_id = 16,	/* inside rb_native_thread */
+		.gvl_node = RUBYVM_NONE,
 	},
 	.ec = {
 		.size = 104,
@@ -111,6 +116,7 @@ const struct rubyvm_layout rubyvm_ruby_4_0_6 = {
 		.local_iseq = 176,
 		.call_data = RUBYVM_NONE,	/* not checked: see README.md */
 		.local_table_size = RUBYVM_NONE,
+		.local_table = RUBYVM_NONE,
 		.ci_size = RUBYVM_NONE,
 		.ci_kw_size = RUBYVM_NONE,
 		.call_data_size = RUBYVM_NONE,
@@ -160,6 +166,15 @@ const struct rubyvm_layout rubyvm_ruby_4_0_6 = {
 		.classpath = 128,
 		.attached_object = 112,
 		.ext_size = 136,
+		.super = RUBYVM_NONE,
+	},
+	.hash = {
+		.st_flag = 0,
+		.ar_size_shift = RUBYVM_NONE,
+		.ar_size_mask = RUBYVM_NONE,
+		.st_ptr = RUBYVM_NONE,
+		.st_embedded = RUBYVM_NONE,
+		.st_num_entries = RUBYVM_NONE,
 	},
 	.symbols = {
 		.last_id = 0,	/* next_id */

@@ -39,6 +39,7 @@
 #include "internal.h"
 #include "internal/imemo.h"
 #include "internal/class.h"
+#include "internal/hash.h"
 #else
 #include "internal.h"		/* 2.7: one big header (imemo, RClass, classext) */
 #endif
@@ -192,6 +193,11 @@ static void layout(void)
 #else
 	AT("objspace", rb_vm_t, objspace);
 #endif
+#if AT_LEAST(3, 0)
+	none("gvl_waitq");
+#else
+	AT("gvl_waitq", rb_vm_t, gvl.waitq);
+#endif
 	end();
 
 	group("ractor");
@@ -205,12 +211,22 @@ static void layout(void)
 	AT("gvl_owner", rb_ractor_t, threads.gvl.owner);
 #endif
 	AT("threads_main", rb_ractor_t, threads.main);
+	AT("id", rb_ractor_t, pub.id);
+	AT("vmlr_node", rb_ractor_t, vmlr_node);
+#if AT_LEAST(3, 2)
+	AT("gvl_waitq", rb_ractor_t, threads.sched.readyq);
+#else
+	AT("gvl_waitq", rb_ractor_t, threads.gvl.waitq);
+#endif
 #else
 	none("threads_set");
 	none("threads_cnt");
 	none("running_ec");
 	none("gvl_owner");
 	none("threads_main");
+	none("id");
+	none("vmlr_node");
+	none("gvl_waitq");
 #endif
 	end();
 
@@ -284,6 +300,11 @@ static void layout(void)
 	none("nt");
 	none("nt_tid");
 	AT("thread_id", rb_thread_t, thread_id);
+#endif
+#if AT_LEAST(3, 2)
+	AT("gvl_node", rb_thread_t, sched.node.readyq);
+#else
+	AT("gvl_node", rb_thread_t, native_thread_data.node.gvl);
 #endif
 	end();
 
@@ -368,6 +389,7 @@ static void layout(void)
 		AT("local_iseq", B, local_iseq);
 		AT("call_data", B, call_data);
 		AT("local_table_size", B, local_table_size);
+		AT("local_table", B, local_table);
 		AT("ci_size", B, ci_size);
 #if RUBY_API_VERSION_MAJOR == 2
 		AT("ci_kw_size", B, ci_kw_size);
@@ -492,6 +514,25 @@ static void layout(void)
 #endif
 		num("ext_size", (s + 7) & ~(size_t)7);
 	}
+#if AT_LEAST(4, 0)
+	none("super");
+#else
+	AT("super", struct RClass, super);
+#endif
+	end();
+
+	group("hash");
+	hex("st_flag", RHASH_ST_TABLE_FLAG);
+	num("ar_size_shift", RHASH_AR_TABLE_SIZE_SHIFT);
+	hex("ar_size_mask", (unsigned long long)RHASH_AR_TABLE_SIZE_MASK >> RHASH_AR_TABLE_SIZE_SHIFT);
+#if AT_LEAST(3, 3)
+	none("st_ptr");
+	num("st_embedded", sizeof(struct RHash));
+#else
+	AT("st_ptr", struct RHash, as.st);
+	none("st_embedded");
+#endif
+	AT("st_num_entries", st_table, num_entries);
 	end();
 
 	group("symbols");

@@ -50,7 +50,7 @@ struct cli_opts {
 	const char *format;
 	const char *output;
 	const char *raw;	/* --raw FILE: a raw recording besides the profile */
-	int idle, gil, threads, function, subprocesses, no_tags, no_gc;
+	int idle, gil, gvl_wait, threads, function, subprocesses, no_tags, no_gc;
 	int locals;		/* dump --locals */
 	int tasks;		/* dump --tasks */
 	const char *listen;	/* serve --listen ADDR:PORT */
@@ -131,13 +131,13 @@ static const char usage_exec[] =
 	"usage: pyrospy exec [options] -- COMMAND [ARGS...]\n";
 static const char usage_top[] =
 	"usage: pyrospy top --pid PID|--pid-of PATTERN [-r HZ] [-d SECS] [--idle] [--gil]\n"
-	"                   [--no-gc]\n"
+	"                   [--gvl-wait] [--no-gc]\n"
 	"\n"
 	"A live table of the functions taking the most samples, by self and total,\n"
 	"refreshed every second; q or Ctrl-C quits.\n";
 static const char usage_serve[] =
 	"usage: pyrospy serve --pid PID|--pid-of PATTERN [--listen ADDR:PORT]\n"
-	"                     [--subprocesses] [-r HZ] [-d SECS] [--idle] [--gil]\n"
+	"                     [--subprocesses] [-r HZ] [-d SECS] [--idle] [--gil] [--gvl-wait]\n"
 	"\n"
 	"Sample the process for as long as it runs, and answer scrapers over HTTP as\n"
 	"Go programs do: GET /debug/pprof/profile?seconds=N is a gzipped pprof of the\n"
@@ -151,7 +151,7 @@ static const char usage_dump[] =
 	"Print every thread's stack once, innermost frame first, with its thread id,\n"
 	"name, whether it holds the GIL/GVL and whether it is running or idle.\n"
 	"\n"
-	"      --locals           under each Python frame, its local variables:\n"
+	"      --locals           under each Python or Ruby frame, its local variables:\n"
 	"                         name: type = short repr\n"
 	"      --tasks            the asyncio tasks instead (Python 3.9, 3.11, 3.13+):\n"
 	"                         each with its name, state and the coroutines where\n"
@@ -175,6 +175,8 @@ static const char usage_options[] =
 	"                         0.0.0.0:PORT for every interface, PORT 0 for any)\n"
 	"      --idle             keep threads that are not running\n"
 	"      --gil              keep only the thread holding the GIL/GVL\n"
+	"      --gvl-wait         keep Ruby threads waiting to take the GVL, under a\n"
+	"                         '(waiting for GVL)' leaf frame\n"
 	"      --threads          put a 'thread (TID)' frame at the root of each stack\n"
 	"      --tag KEY=VALUE    a tag for every sample (repeatable); the program's\n"
 	"                         own tags (see pyrospy(1), TAGS) win over it\n"
@@ -182,7 +184,7 @@ static const char usage_options[] =
 	"      --no-gc            no (garbage collection) frame on the collecting thread\n"
 	"      --function         aggregate by function, dropping line numbers\n"
 	"      --subprocesses     also profile the Ruby and Python processes it starts\n"
-	"      --locals           dump: each Python frame's local variables\n"
+	"      --locals           dump: each Python or Ruby frame's local variables\n"
 	"      --tasks            dump: the asyncio tasks, as a tree\n"
 
 	"  -q, --quiet            print nothing but errors\n"
@@ -303,7 +305,7 @@ enum {
 	OPT_IDLE = 256, OPT_GIL, OPT_THREADS, OPT_NO_TAGS, OPT_FUNCTION, OPT_SUBPROCESSES, OPT_SERVER,
 	OPT_APP_NAME, OPT_TAG, OPT_AUTH_TOKEN, OPT_BASIC_AUTH, OPT_TENANT_ID, OPT_HEADER,
 	OPT_INSECURE, OPT_CACERT, OPT_INGEST_FORMAT, OPT_PID_OF, OPT_PROTOCOL, OPT_RAW, OPT_LOCALS,
-	OPT_TASKS, OPT_LISTEN, OPT_NO_GC,
+	OPT_TASKS, OPT_LISTEN, OPT_NO_GC, OPT_GVL_WAIT,
 };
 
 static const struct option long_opts[] = {
@@ -316,6 +318,7 @@ static const struct option long_opts[] = {
 	{ "raw", required_argument, NULL, OPT_RAW },
 	{ "idle", no_argument, NULL, OPT_IDLE },
 	{ "gil", no_argument, NULL, OPT_GIL },
+	{ "gvl-wait", no_argument, NULL, OPT_GVL_WAIT },
 	{ "threads", no_argument, NULL, OPT_THREADS },
 	{ "no-tags", no_argument, NULL, OPT_NO_TAGS },
 	{ "no-gc", no_argument, NULL, OPT_NO_GC },
@@ -365,7 +368,7 @@ static unsigned int opt_cmds(int c)
 	switch (c) {
 	case 'p': case OPT_PID_OF:
 		return CMD_RECORD | CMD_DUMP | CMD_TOP | CMD_SERVE;	/* exec says why not itself */
-	case 'd': case 'r': case OPT_IDLE: case OPT_GIL:
+	case 'd': case 'r': case OPT_IDLE: case OPT_GIL: case OPT_GVL_WAIT:
 		return CMD_RECORD | CMD_EXEC | CMD_TOP | CMD_SERVE;
 	case OPT_SUBPROCESSES:
 		return CMD_RECORD | CMD_EXEC | CMD_DUMP | CMD_SERVE;
@@ -489,6 +492,9 @@ static int parse_opts(struct cli_opts *o, int argc, char **argv)
 			break;
 		case OPT_GIL:
 			o->gil = 1;
+			break;
+		case OPT_GVL_WAIT:
+			o->gvl_wait = 1;
 			break;
 		case OPT_THREADS:
 			o->threads = 1;
@@ -1019,7 +1025,8 @@ static int profile_target(struct cli_opts *o, struct target *t, pid_t pid, pid_t
 	struct sampler_opts so = {
 		.rate = o->rate,
 		.duration = o->duration,
-		.reader = { .idle = o->idle, .gil_only = o->gil, .no_gc = o->no_gc },
+		.reader = { .idle = o->idle, .gil_only = o->gil, .gvl_wait = o->gvl_wait,
+			    .no_gc = o->no_gc },
 		.child = child,
 		.root = o->subprocesses ? pid : 0,
 		.announce = !o->quiet,
@@ -1330,7 +1337,11 @@ static void dump_thread(void *arg, const struct stack *st)
 	fprintf(d->f, "\nThread %d", (int)st->tid);
 	if (st->thread_name)
 		fprintf(d->f, " \"%s\"", st->thread_name);
-	fprintf(d->f, " (%s%s)\n", st->idle == 1 ? "idle" : st->idle == 0 ? "running" : "state unknown",
+	if (st->ractor)
+		fprintf(d->f, " (ractor %u,", st->ractor);
+	fprintf(d->f, "%s%s%s)\n", st->ractor ? " " : " (",
+		st->gvl_wait == 1 ? "waiting for the GVL" : st->idle == 1 ? "idle" :
+		st->idle == 0 ? "running" : "state unknown",
 	       st->holds_gil == 1 ? !strcmp(d->lang, "Ruby") ? ", holds the GVL" :
 							       ", holds the GIL" : "");
 	if (st->truncated)
@@ -1576,7 +1587,8 @@ static int cmd_top(struct cli_opts *o)
 	struct sampler_opts so = {
 		.rate = o->rate,
 		.duration = o->duration,
-		.reader = { .idle = o->idle, .gil_only = o->gil, .no_gc = o->no_gc },
+		.reader = { .idle = o->idle, .gil_only = o->gil, .gvl_wait = o->gvl_wait,
+			    .no_gc = o->no_gc },
 		.tick = top_tick,
 		.arg = &top,
 	};
@@ -1625,6 +1637,7 @@ static int cmd_serve(struct cli_opts *o)
 		.duration = o->duration,
 		.idle = o->idle,
 		.gil = o->gil,
+		.gvl_wait = o->gvl_wait,
 		.no_gc = o->no_gc,
 		.subprocesses = o->subprocesses,
 		.quiet = o->quiet,

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rblocals.h"
 #include "rbreader.h"
 #include "rmem.h"
 #include "rubyvm.h"
@@ -46,6 +47,7 @@
 #define VALIDATE_MAX	256
 #define WALK_TRIES	8		/* reads of a torn stack before it is dropped */
 #define GUESS_SLOTS	256
+#define RACTOR_MAX	1024		/* ractors sampled */
 
 /* Frame magic in ep[0] (stable from 2.4 to 4.0). */
 #define FRAME_MAGIC_MASK	0x7fff0001u
@@ -85,6 +87,7 @@ struct rbiseq {
 	/* its call data: plain calls in [cd, cd_kw), 2.7's kwarg calls to cd_end */
 	uint64_t cd, cd_kw, cd_end;
 	uint32_t locals;		/* local_table_size */
+	uint64_t local_table;		/* their names, 0 if unknown */
 	/* caller pcs checked (see sent_here()), and what was found */
 	uint64_t sent_pc[4];
 	unsigned char sent_ok[4];
@@ -198,6 +201,19 @@ struct rbreader {
 	char strbuf[STR_MAX + 1];
 	char namebuf[3 * STR_MAX];
 	char thread_name[256];
+	/* dump --locals: each shown frame's environment and iseq, and its locals */
+	struct rblocals locals;
+	uint64_t *fep;
+	struct rbiseq **fq;
+	const char **flocals;
+	/* the ractor whose threads are sampled, if not the main one (3.0+) */
+	uint32_t ractor_id;
+	char **rtags;			/* this sample's tag sets with ractor=N */
+	size_t nrtags, rtags_cap;
+	/* the threads of the ractor sampled that wait for its GVL (THREAD_MAX) */
+	uint64_t *waiters;
+	size_t nwaiters;
+	int waiters_ok;			/* 0: not known */
 };
 
 static size_t slot(uint64_t addr, size_t cap)
@@ -739,13 +755,16 @@ static struct rbiseq *iseq_get(struct rbreader *rr, uint64_t addr, int *fresh)
 
 		if (L->iseq.ci_kw_size != RUBYVM_NONE)
 			kw = get_u32(body, L->iseq.ci_kw_size);
-		q.locals = get_u32(body, L->iseq.local_table_size);
 		q.cd = get_u64(body, L->iseq.call_data);
 		q.cd_kw = q.cd + n * L->iseq.call_data_size;
 		q.cd_end = q.cd_kw + kw * L->iseq.kw_call_data_size;
 		if (q.cd_end < q.cd)
 			q.cd = q.cd_kw = q.cd_end = 0;	/* not call data: never matches */
 	}
+	if (L->iseq.local_table_size != RUBYVM_NONE)
+		q.locals = get_u32(body, L->iseq.local_table_size);
+	if (L->iseq.local_table != RUBYVM_NONE)
+		q.local_table = get_u64(body, L->iseq.local_table);
 	if (L->iseq.first_lineno_fixnum) {
 		lineno = get_u64(body, L->iseq.first_lineno);
 		q.first_lineno = (lineno & 1) ? (int)((int64_t)lineno >> 1) : 0;
@@ -1499,6 +1518,8 @@ static enum perr walk(struct rbreader *rr, uint64_t ec, struct stack *st, int st
 			sf->name = me->name;
 			sf->file = "(cfunc)";
 			sf->line = 0;
+			if (rr->fq)
+				rr->fq[st->depth] = NULL;
 			st->depth++;
 			pending++;
 			continue;
@@ -1571,6 +1592,10 @@ static enum perr walk(struct rbreader *rr, uint64_t ec, struct stack *st, int st
 		for (; pending; pending--) {
 			st->frame[st->depth - pending].file = sf->file;
 			st->frame[st->depth - pending].line = sf->line;
+		}
+		if (rr->fq) {
+			rr->fq[st->depth] = q;
+			rr->fep[st->depth] = ep;
 		}
 		st->depth++;
 	}
@@ -1748,6 +1773,16 @@ static void caches_trim(struct rbreader *rr)
 }
 
 /* vm_ptr: where the rb_vm_t pointer is, or NULL to find it in t's ELF */
+static const char *locals_id_name(void *arg, uint64_t id)
+{
+	return id_name(arg, id);
+}
+
+static const char *locals_class_path(void *arg, uint64_t klass)
+{
+	return class_path(arg, klass);
+}
+
 static enum perr rbreader_setup(struct target *t, const struct reader_opts *opts,
 				 const uint64_t *vm_ptr, struct rbreader **out)
 {
@@ -1783,6 +1818,15 @@ static enum perr rbreader_setup(struct target *t, const struct reader_opts *opts
 	rr->guess = xcalloc(GUESS_SLOTS, sizeof(*rr->guess));
 	rr->store_buf = xmalloc(STORAGE_MAX * 24);
 	rr->ec_ent = xmalloc(STORAGE_MAX * 24);
+	rr->waiters = xcalloc(THREAD_MAX, sizeof(*rr->waiters));
+	if (opts->locals) {
+		struct rblocals_src src = { rr, locals_id_name, locals_class_path };
+
+		rblocals_init(&rr->locals, &rr->mem, rr->L, &src);
+		rr->fep = xcalloc(STACK_MAX_DEPTH, sizeof(*rr->fep));
+		rr->fq = xcalloc(STACK_MAX_DEPTH, sizeof(*rr->fq));
+		rr->flocals = xcalloc(STACK_MAX_DEPTH, sizeof(*rr->flocals));
+	}
 
 	ptr = vm_ptr ? *vm_ptr : vm_ptr_addr(rr);
 	if (!ptr) {
@@ -1849,6 +1893,15 @@ void rbreader_free(struct rbreader *rr)
 	free(rr->store_buf);
 	free(rr->ec_ent);
 	tagsets_clear(rr);
+	if (rr->flocals)
+		rblocals_release(&rr->locals);
+	free(rr->fep);
+	free(rr->fq);
+	free(rr->flocals);
+	for (size_t i = 0; i < rr->nrtags; i++)
+		free(rr->rtags[i]);
+	free(rr->rtags);
+	free(rr->waiters);
 	rmem_release(&rr->mem);
 	taskstat_release(&rr->ts);
 	free(rr);
@@ -1874,6 +1927,75 @@ static void objs_reset(struct rbreader *rr)
 	memset(rr->objs, 0, OBJ_CACHE * sizeof(*rr->objs));
 }
 
+/*
+ * dump --locals: each shown Ruby frame's locals, from the environment and
+ * iseq the walk found it at.  Read after the walk: a value the program
+ * changed since shows as it is now, or "<?>" if it no longer holds
+ * together.
+ */
+static void locals_fill(struct rbreader *rr, struct stack *st)
+{
+	for (unsigned int i = 0; i < st->depth; i++) {
+		const struct rbiseq *q = rr->fq[i];
+
+		rr->flocals[i] = q && q->local_table ?
+			rblocals_frame(&rr->locals, rr->fep[i], q->local_table, q->locals) : NULL;
+	}
+	st->locals = rr->flocals;
+}
+
+/* A thread's tags with ractor=N, N its ractor's number: valid for this sample. */
+static const char *ractor_tags(struct rbreader *rr, const char *tags)
+{
+	char r[32];
+
+	snprintf(r, sizeof(r), "ractor=%" PRIu32, rr->ractor_id);
+	if (rr->nrtags == rr->rtags_cap) {
+		rr->rtags_cap = rr->rtags_cap ? rr->rtags_cap * 2 : 16;
+		rr->rtags = xreallocarray(rr->rtags, rr->rtags_cap, sizeof(*rr->rtags));
+	}
+	rr->rtags[rr->nrtags] = tags_merge(r, tags);
+	return rr->rtags[rr->nrtags++];
+}
+
+/*
+ * The threads queued for the GVL of the ractor (or VM) at base, into
+ * rr->waiters: 2.7 and 3.1 queue a thread that wants the GVL while another
+ * holds it on gvl.waitq, 3.2+ on sched.readyq, through a list node in the
+ * thread (the GVL events of 3.2+, RUBY_INTERNAL_THREAD_EVENT_READY, fire
+ * as a thread goes on it).  Not known if the list cannot be read whole.
+ */
+static void gvl_waiters(struct rbreader *rr, uint64_t base, int ractor)
+{
+	const struct rubyvm_layout *L = rr->L;
+	uint32_t q = ractor ? L->ractor.gvl_waitq : L->vm.gvl_waitq;
+	uint64_t head = base + q, node;
+
+	rr->nwaiters = 0;
+	rr->waiters_ok = 0;
+	if (q == RUBYVM_NONE || L->thread.gvl_node == RUBYVM_NONE || rd_u64(rr, head, &node))
+		return;
+	for (; node != head; rr->nwaiters++) {
+		if (rr->nwaiters == THREAD_MAX || !is_obj(node) || node < L->thread.gvl_node)
+			return;
+		rr->waiters[rr->nwaiters] = node - L->thread.gvl_node;
+		if (rd_u64(rr, node, &node))
+			return;
+	}
+	rr->waiters_ok = 1;
+}
+
+/* Is the thread at addr queued for the GVL: 1, 0, or -1 if not known. */
+static int gvl_waiting(const struct rbreader *rr, uint64_t addr)
+{
+	if (!rr->waiters_ok)
+		return -1;
+	for (size_t i = 0; i < rr->nwaiters; i++)
+		if (rr->waiters[i] == addr)
+			return 1;
+	return 0;
+}
+
 /* One thread: fill st's header, decide whether to keep it, walk it. */
 static enum perr sample_thread(struct rbreader *rr, uint64_t th_addr, const unsigned char *th,
 			       uint64_t gvl_owner, int is_main, int in_gc, struct stack *st,
@@ -1894,6 +2016,7 @@ static enum perr sample_thread(struct rbreader *rr, uint64_t th_addr, const unsi
 	tid = thread_tid(rr, th, is_main);
 	st->tid = tid > 0 ? taskstat_host_tid(&rr->ts, tid) : 0;
 	st->holds_gil = gvl_owner ? gvl_owner == th_addr : -1;
+	st->gvl_wait = gvl_waiting(rr, th_addr);
 	if (st->tid > 0) {
 		char state = taskstat_state(&rr->ts, st->tid);
 
@@ -1901,7 +2024,9 @@ static enum perr sample_thread(struct rbreader *rr, uint64_t th_addr, const unsi
 	} else {
 		st->idle = -1;
 	}
-	if ((rr->opts.gil_only && st->holds_gil != 1) || (!rr->opts.idle && st->idle == 1))
+	/* with --gvl-wait, a thread queued for the GVL is kept, asleep as it is */
+	if ((rr->opts.gil_only && st->holds_gil != 1) ||
+	    (!rr->opts.idle && st->idle == 1 && !(rr->opts.gvl_wait && st->gvl_wait == 1)))
 		return PERR_OK;
 	name = get_u64(th, L->thread.name);
 	if (name != L->qnil && !read_string(rr, name, &s)) {
@@ -1927,10 +2052,27 @@ static enum perr sample_thread(struct rbreader *rr, uint64_t th_addr, const unsi
 		if (!err)
 			err = PERR_CORRUPT;	/* a stale cache entry: walk again */
 	}
+	if (!err && rr->flocals)
+		locals_fill(rr, st);
 	if (!err && in_gc && st->depth < STACK_MAX_DEPTH) {
 		/* the VM is collecting garbage, on this thread: say so, on top */
+		if (rr->flocals) {
+			memmove(rr->flocals + 1, rr->flocals, st->depth * sizeof(*rr->flocals));
+			rr->flocals[0] = NULL;
+		}
 		memmove(st->frame + 1, st->frame, st->depth * sizeof(st->frame[0]));
 		st->frame[0] = (struct stack_frame){ "(garbage collection)", "", 0 };
+		st->depth++;
+	}
+	if (!err && rr->opts.gvl_wait && st->gvl_wait == 1 && st->depth &&
+	    st->depth < STACK_MAX_DEPTH) {
+		/* what it does: wait to take the GVL, on top of where it stopped */
+		if (rr->flocals) {
+			memmove(rr->flocals + 1, rr->flocals, st->depth * sizeof(*rr->flocals));
+			rr->flocals[0] = NULL;
+		}
+		memmove(st->frame + 1, st->frame, st->depth * sizeof(st->frame[0]));
+		st->frame[0] = (struct stack_frame){ "(waiting for GVL)", "", 0 };
 		st->depth++;
 	}
 	if (err) {
@@ -1938,6 +2080,9 @@ static enum perr sample_thread(struct rbreader *rr, uint64_t th_addr, const unsi
 	} else if (st->depth) {
 		rr->stats.stacks++;
 		st->tags = tags_of(rr);
+		st->ractor = rr->ractor_id;
+		if (rr->ractor_id)
+			st->tags = ractor_tags(rr, st->tags);
 		cb(arg, st);
 	}
 	return PERR_OK;
@@ -1951,21 +2096,23 @@ static void list_fields(const struct rubyvm_layout *L, int ractor, uint32_t f[3]
 	f[2] = ractor ? L->ractor.threads_main : L->vm.main_thread;
 }
 
-enum perr rbreader_sample(struct rbreader *rr, reader_cb cb, void *arg)
+/*
+ * The threads of one ractor (3.0+), or of the VM (2.7), at base; `id' the
+ * ractor's number (0 on 2.7), `gc' whether its GVL owner collects garbage.
+ */
+static enum perr sample_threads(struct rbreader *rr, uint64_t base, uint32_t id, int gc,
+				reader_cb cb, void *arg)
 {
 	const struct rubyvm_layout *L = rr->L;
 	static struct stack st;		/* large: keep it off the stack */
 	unsigned char th[2048], top[1024];
-	uint64_t base = rr->ractor ? rr->ractor : rr->vm, head, node, gvl_owner, main_thread;
-	uint32_t f[3], lo, hi, gcflags = 0;
+	uint64_t head, node, gvl_owner, main_thread;
+	uint32_t f[3], lo, hi;
 	unsigned int n = 0;
+	int is_main = base == rr->vm || base == rr->ractor;
 	enum perr err;
-	int gc;
 
-	rr->stats.samples++;
-	rmem_begin(&rr->mem, 1);	/* where everything was last time, in one read */
-	caches_trim(rr);
-	list_fields(L, rr->ractor != 0, f);
+	list_fields(L, base != rr->vm, f);
 	lo = f[0] < f[1] ? f[0] : f[1];
 	lo = lo < f[2] ? lo : f[2];
 	hi = f[0] > f[1] ? f[0] : f[1];
@@ -1973,23 +2120,28 @@ enum perr rbreader_sample(struct rbreader *rr, reader_cb cb, void *arg)
 	if (L->thread.size > sizeof(th) || hi - lo > sizeof(top))
 		return PERR_UNSUPPORTED;
 	/*
-	 * The list head, GVL owner and main thread, whether GC runs, and the
-	 * main thread's fiber-local variables: through the windows, which the
-	 * sample's first read (rmem_begin) fetched where they were last time.
+	 * The list head, GVL owner and main thread, and the main thread's
+	 * fiber-local variables: through the windows, which the sample's
+	 * first read (rmem_begin) fetched where they were last time.
 	 */
-	if ((err = rd(rr, base + lo, top, hi - lo)))
+	if ((err = rd(rr, base + lo, top, hi - lo))) {
+		if (!is_main && !perr_is_fatal(err))
+			rr->stats.dropped++;	/* a ractor that ended as we read */
 		return perr_is_fatal(err) ? err : PERR_OK;
-	gc = !rr->opts.no_gc && rr->objspace && !rd(rr, rr->objspace + L->gc.flags, &gcflags, sizeof(gcflags)) &&
-	     (gcflags >> L->gc.during_gc_bit & 1);
-	rr->main_read = rr->tag_sets && rr->main_store.n &&
-			!rd(rr, rr->main_store.tbl, rr->main_hdr, storage_hdr_len(rr)) &&
-			!rd(rr, rr->main_store.at, rr->store_buf,
-			    (size_t)(rr->main_store.n * storage_esize(rr)));
+	}
 	head = base + f[0];
 	node = get_u64(top, f[0] - lo);
 	gvl_owner = get_u64(top, f[1] - lo);
 	main_thread = get_u64(top, f[2] - lo);
-	tags_begin(rr, main_thread);
+	if (is_main) {
+		rr->main_read = rr->tag_sets && rr->main_store.n &&
+				!rd(rr, rr->main_store.tbl, rr->main_hdr, storage_hdr_len(rr)) &&
+				!rd(rr, rr->main_store.at, rr->store_buf,
+				    (size_t)(rr->main_store.n * storage_esize(rr)));
+		tags_begin(rr, main_thread);
+	}
+	rr->ractor_id = is_main ? 0 : id;
+	gvl_waiters(rr, base, base != rr->vm);
 	for (; node != head && n < THREAD_MAX; n++) {
 		uint64_t addr = node - L->thread.list_node;
 
@@ -2000,9 +2152,71 @@ enum perr rbreader_sample(struct rbreader *rr, reader_cb cb, void *arg)
 			break;
 		}
 		node = get_u64(th, L->thread.list_node);
-		err = sample_thread(rr, addr, th, gvl_owner, addr == main_thread,
+		if (!is_main && get_u64(th, L->thread.ractor) != base) {
+			rr->stats.dropped++;	/* not this ractor's: it ended as we read */
+			break;
+		}
+		err = sample_thread(rr, addr, th, gvl_owner, is_main && addr == main_thread,
 				    gc && addr == gvl_owner, &st, cb, arg);
 		if (err)
+			return err;
+	}
+	return PERR_OK;
+}
+
+enum perr rbreader_sample(struct rbreader *rr, reader_cb cb, void *arg)
+{
+	const struct rubyvm_layout *L = rr->L;
+	uint64_t head, node, nodes[RACTOR_MAX];
+	uint32_t gcflags = 0, id;
+	unsigned int n = 0;
+	enum perr err;
+	int gc;
+
+	rr->stats.samples++;
+	if (rr->flocals)
+		rblocals_begin(&rr->locals);
+	for (size_t i = 0; i < rr->nrtags; i++)
+		free(rr->rtags[i]);
+	rr->nrtags = 0;
+	rmem_begin(&rr->mem, 1);	/* where everything was last time, in one read */
+	caches_trim(rr);
+	gc = !rr->opts.no_gc && rr->objspace &&
+	     !rd(rr, rr->objspace + L->gc.flags, &gcflags, sizeof(gcflags)) &&
+	     (gcflags >> L->gc.during_gc_bit & 1);
+	if (!rr->ractor || L->vm.ractor_set == RUBYVM_NONE || L->ractor.vmlr_node == RUBYVM_NONE)
+		return sample_threads(rr, rr->ractor ? rr->ractor : rr->vm, 1, gc, cb, arg);
+	/*
+	 * Every ractor, the main one first (the VM's list keeps them in the
+	 * order they started).  Collected before any is sampled: a ractor
+	 * that ends meanwhile is read as it was, or counted as dropped.
+	 */
+	head = rr->vm + L->vm.ractor_set;
+	if ((err = rd_u64(rr, head, &node)))
+		return perr_is_fatal(err) ? err : PERR_OK;
+	for (; node != head && n < RACTOR_MAX; n++) {
+		nodes[n] = node;
+		if (!is_obj(node) || (err = rd_u64(rr, node, &node))) {
+			if (perr_is_fatal(err))
+				return err;
+			n = 0;	/* the list changed under us: the main ractor only */
+			rr->stats.dropped++;
+			break;
+		}
+	}
+	if (!n || nodes[0] - L->ractor.vmlr_node != rr->ractor)
+		return sample_threads(rr, rr->ractor, 1, gc, cb, arg);
+	for (unsigned int i = 0; i < n; i++) {
+		uint64_t base = nodes[i] - L->ractor.vmlr_node;
+
+		/*
+		 * Garbage is collected with every other ractor stopped, on a
+		 * thread we cannot tell from the GVL owners when there are
+		 * several: then no thread gets the frame.
+		 */
+		if (i && rd(rr, base + L->ractor.id, &id, sizeof(id)))
+			continue;
+		if ((err = sample_threads(rr, base, i ? id : 1, gc && n == 1, cb, arg)))
 			return err;
 	}
 	return PERR_OK;

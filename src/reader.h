@@ -18,7 +18,9 @@ struct target;
 struct reader_opts {
 	int idle;		/* keep threads that are not running */
 	int gil_only;		/* keep only the thread holding the GIL/GVL */
-	int locals;		/* each frame's local variables (Python: pylocals.h) */
+	int locals;		/* each frame's local variables (pylocals.h, rblocals.h) */
+	int gvl_wait;		/* Ruby: keep threads queued for the GVL, under a
+				   "(waiting for GVL)" leaf frame */
 	int no_gc;		/* no "(garbage collection)" leaf on the collecting thread */
 };
 

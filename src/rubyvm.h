@@ -61,6 +61,7 @@ struct rubyvm_layout {
 		uint32_t living_threads;	/* 2.x list_head of threads */
 		uint32_t gvl_owner;		/* 2.x: gvl.owner */
 		uint32_t objspace;		/* rb_objspace_t * */
+		uint32_t gvl_waitq;		/* 2.x: gvl.waitq, threads waiting for the GVL */
 	} vm;
 	struct {
 		uint32_t threads_set;		/* list_head of rb_thread_t */
@@ -68,6 +69,9 @@ struct rubyvm_layout {
 		uint32_t running_ec;
 		uint32_t gvl_owner;		/* gvl.owner / sched.running */
 		uint32_t threads_main;
+		uint32_t id;			/* u32 rb_ractor_pub.id: 1 for the main ractor */
+		uint32_t vmlr_node;		/* node in vm.ractor_set */
+		uint32_t gvl_waitq;		/* threads waiting for the GVL: gvl.waitq, sched.readyq */
 	} ractor;
 	struct {
 		uint32_t size;			/* bytes worth reading from the start */
@@ -82,6 +86,7 @@ struct rubyvm_layout {
 		uint32_t nt;			/* 3.2+: rb_native_thread * */
 		uint32_t nt_tid;		/* 3.2+: inside rb_native_thread */
 		uint32_t thread_id;		/* pthread_t; 3.2+: inside rb_native_thread */
+		uint32_t gvl_node;		/* its node in gvl_waitq */
 	} thread;
 	struct {
 		uint32_t size;
@@ -126,6 +131,7 @@ struct rubyvm_layout {
 		 */
 		uint32_t call_data;
 		uint32_t local_table_size;	/* u32: locals below a frame's ep */
+		uint32_t local_table;		/* const ID *: their names */
 		uint32_t ci_size;		/* u32 */
 		uint32_t ci_kw_size;		/* u32, 2.7 */
 		uint32_t call_data_size;
@@ -175,7 +181,16 @@ struct rubyvm_layout {
 		uint32_t classpath;		/* FIELD: VALUE inside the classext */
 		uint32_t attached_object;	/* VALUE inside the classext, or NONE (ivar "__attached__") */
 		uint32_t ext_size;		/* bytes worth reading of the classext */
+		uint32_t super;			/* VALUE in the RClass, or NONE (4.0: in the classext) */
 	} klass;
+	struct {
+		uint64_t st_flag;		/* RHASH_ST_TABLE_FLAG: an st_table, not an ar_table */
+		uint32_t ar_size_shift;		/* ar_table's size in the flags: */
+		uint32_t ar_size_mask;		/* (flags >> shift) & mask */
+		uint32_t st_ptr;		/* st_table * in the RHash (<= 3.2), or NONE */
+		uint32_t st_embedded;		/* 3.3+: the st_table right after the RHash */
+		uint32_t st_num_entries;	/* inside st_table */
+	} hash;
 	struct {
 		uint32_t last_id;		/* inside rb_symbols_t */
 		uint32_t str_sym;

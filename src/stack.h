@@ -29,7 +29,9 @@ struct stack {
 	const char *tags;	/* the program's tag set (src/tags.h), NULL if none */
 	int holds_gil;		/* -1 unknown */
 	int idle;		/* -1 unknown */
+	int gvl_wait;		/* Ruby: queued to take the GVL; 0 no (or Python), -1 unknown */
 	int truncated;		/* frames beyond STACK_MAX_DEPTH dropped */
+	unsigned int ractor;	/* Ruby: the number of its ractor if not the main one, else 0 */
 	unsigned int depth;
 	/* with reader_opts.locals: each frame's locals as text (NULL: none) */
 	const char *const *locals;

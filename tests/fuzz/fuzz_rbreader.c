@@ -11,7 +11,8 @@
  * The Ruby stack reader against fuzzed remote memory: a fake process
  * (fuzz_target.h) whose rb_vm_t pointer is where the input says, sampled
  * a few times so that the iseq and method entry caches and the frame
- * guesses are used as well as filled.
+ * guesses are used as well as filled.  Every frame's locals are read too
+ * (dump --locals).
  */
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -29,6 +30,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	snprintf(t.version, sizeof(t.version), "%u.%u.%u", t.major, t.minor, t.patch);
 	opts.idle = !!(in.flags & FUZZ_IDLE);
 	opts.gil_only = !!(in.flags & FUZZ_GIL);
+	opts.locals = 1;
 	if (rbreader_new_at(&t, &opts, in.runtime, &rr) == PERR_OK) {
 		for (unsigned int i = 0; i < FUZZ_SAMPLES(in.flags); i++)
 			if (rbreader_sample(rr, fuzz_check_stack, &stacks) == PERR_EXITED)
