@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pthtid.h"
 #include "rbreader.h"
 #include "rmem.h"
 #include "rubyvm.h"
@@ -157,8 +158,8 @@ struct rbreader {
 	uint64_t objspace;		/* rb_objspace_t *, 0 if unknown */
 	uint64_t symbols;		/* &ruby_global_symbols, 0 if not found */
 	uint64_t last_id;
-	pid_t ns_pid;
 	int64_t pthread_tid_off;	/* <= 3.0: kernel tid inside struct pthread */
+	pid_t sole_tid;			/* until it is found: the only task's */
 	struct rbiseq *iseqs;
 	size_t niseqs;
 	struct rbme *mes;
@@ -1577,30 +1578,57 @@ static enum perr walk(struct rbreader *rr, uint64_t ec, struct stack *st, int st
 	return PERR_OK;
 }
 
-/* <= 3.0: the kernel tid from glibc's struct pthread (see pyreader.c). */
-static pid_t pthread_tid(struct rbreader *rr, uint64_t pthread, int is_main)
+/*
+ * <= 3.0: the kernel tid from glibc's struct pthread, at an offset found
+ * from every thread's struct (pthtid.h; see pyreader.c).
+ */
+static pid_t pthread_tid(struct rbreader *rr, uint64_t pthread)
 {
-	int32_t words[256], tid;
+	int32_t tid;
 
 	if (!is_obj(pthread))
 		return 0;
-	if (rr->pthread_tid_off < 0) {
-		if (!is_main || rd(rr, pthread, words, sizeof(words)))
-			return 0;
-		for (size_t i = 0; i < ARRAY_SIZE(words); i++) {
-			if (words[i] == rr->ns_pid) {
-				rr->pthread_tid_off = (int64_t)(i * sizeof(int32_t));
-				return rr->ns_pid;
-			}
-		}
-		return 0;
-	}
+	if (rr->pthread_tid_off < 0)
+		return rr->sole_tid;
 	if (rd(rr, pthread + (uint64_t)rr->pthread_tid_off, &tid, sizeof(tid)) || tid <= 0)
 		return 0;
 	return tid;
 }
 
-static pid_t thread_tid(struct rbreader *rr, const unsigned char *th, int is_main)
+/* Find the tid offset from the structs of the threads of the list at head. */
+static void pthread_discover(struct rbreader *rr, uint64_t head, uint64_t node)
+{
+	const struct rubyvm_layout *L = rr->L;
+	int32_t (*words)[PTHTID_WORDS] = xmalloc(PTHTID_THREADS * sizeof(*words));
+	unsigned char th[2048];
+	pid_t *tids;
+	size_t n = 0;
+	int ntids;
+
+	rr->sole_tid = 0;
+	for (unsigned int k = 0; node != head && k < THREAD_MAX && n < PTHTID_THREADS; k++) {
+		uint64_t addr = node - L->thread.list_node, pthread;
+
+		if (!is_obj(node) || rd(rr, addr, th, L->thread.size))
+			goto out;
+		node = get_u64(th, L->thread.list_node);
+		pthread = get_u64(th, L->thread.thread_id);
+		if (is_obj(pthread) && !rd(rr, pthread, words[n], sizeof(words[n])))
+			n++;
+	}
+	ntids = pthtid_ns_tasks(rr->t->pid, &tids);
+	if (ntids < 0)
+		goto out;
+	rr->pthread_tid_off = pthtid_pick((const int32_t (*)[PTHTID_WORDS])words, n, tids,
+					  (size_t)ntids);
+	if (rr->pthread_tid_off < 0 && ntids == 1 && n == 1)
+		rr->sole_tid = tids[0];
+	free(tids);
+out:
+	free(words);
+}
+
+static pid_t thread_tid(struct rbreader *rr, const unsigned char *th)
 {
 	const struct rubyvm_layout *L = rr->L;
 	uint64_t nt;
@@ -1614,7 +1642,7 @@ static pid_t thread_tid(struct rbreader *rr, const unsigned char *th, int is_mai
 			return 0;
 		return tid;
 	}
-	return pthread_tid(rr, get_u64(th, L->thread.thread_id), is_main);
+	return pthread_tid(rr, get_u64(th, L->thread.thread_id));
 }
 
 /*
@@ -1770,9 +1798,6 @@ static enum perr rbreader_setup(struct target *t, const struct reader_opts *opts
 	rr->lay = lay;
 	rr->L = &rr->lay;
 	rr->pthread_tid_off = -1;
-	rr->ns_pid = taskstat_nspid(t->pid, t->pid);
-	if (!rr->ns_pid)
-		rr->ns_pid = t->pid;
 	rmem_init(&rr->mem, t);
 	taskstat_init(&rr->ts, t->pid);
 	rr->iseqs = xcalloc(ISEQ_CACHE, sizeof(*rr->iseqs));
@@ -1876,7 +1901,7 @@ static void objs_reset(struct rbreader *rr)
 
 /* One thread: fill st's header, decide whether to keep it, walk it. */
 static enum perr sample_thread(struct rbreader *rr, uint64_t th_addr, const unsigned char *th,
-			       uint64_t gvl_owner, int is_main, int in_gc, struct stack *st,
+			       uint64_t gvl_owner, int in_gc, struct stack *st,
 			       reader_cb cb, void *arg)
 {
 	const struct rubyvm_layout *L = rr->L;
@@ -1891,7 +1916,7 @@ static enum perr sample_thread(struct rbreader *rr, uint64_t th_addr, const unsi
 	memset(st, 0, offsetof(struct stack, frame));
 	st->pid = rr->t->pid;
 	st->thread_id = th_addr;
-	tid = thread_tid(rr, th, is_main);
+	tid = thread_tid(rr, th);
 	st->tid = tid > 0 ? taskstat_host_tid(&rr->ts, tid) : 0;
 	st->holds_gil = gvl_owner ? gvl_owner == th_addr : -1;
 	if (st->tid > 0) {
@@ -1990,6 +2015,8 @@ enum perr rbreader_sample(struct rbreader *rr, reader_cb cb, void *arg)
 	gvl_owner = get_u64(top, f[1] - lo);
 	main_thread = get_u64(top, f[2] - lo);
 	tags_begin(rr, main_thread);
+	if (L->thread.tid == RUBYVM_NONE && L->thread.nt == RUBYVM_NONE && rr->pthread_tid_off < 0)
+		pthread_discover(rr, head, node);
 	for (; node != head && n < THREAD_MAX; n++) {
 		uint64_t addr = node - L->thread.list_node;
 
@@ -2000,8 +2027,8 @@ enum perr rbreader_sample(struct rbreader *rr, reader_cb cb, void *arg)
 			break;
 		}
 		node = get_u64(th, L->thread.list_node);
-		err = sample_thread(rr, addr, th, gvl_owner, addr == main_thread,
-				    gc && addr == gvl_owner, &st, cb, arg);
+		err = sample_thread(rr, addr, th, gvl_owner, gc && addr == gvl_owner, &st, cb,
+				    arg);
 		if (err)
 			return err;
 	}
