@@ -399,3 +399,48 @@ Test(image, recipe_and_manifest, .timeout = 60)
 	cr_assert_eq(st, 0, "%s", out);
 	free(out);
 }
+
+/*
+ * The sidecar as its image is (examples/container): pyrospy-portable alone
+ * in a root of its own (another chroot of the matrix, sid: not the app's),
+ * in the app's PID namespace, with CAP_SYS_PTRACE alone.  Needs make
+ * portable (scripts/test builds it), like tests/test_portable.c.
+ */
+Test(sidecar, portable_in_a_root_of_its_own, .timeout = 60)
+{
+	const struct interp *in = &boxed[0];	/* python3.9, in bullseye */
+	const char *sargs[] = { test_target_for(in, "threads.py"), NULL };
+	const char *args[] = { "record", "--pid-of", in->bin, "--threads", "-d", "2", "-o", "-",
+			       NULL };
+	char portable[1024], side[1200], cmd[3000], ns[64], script[3000], *out, *err;
+	const char *wrap[] = { "nsenter", ns, "--", "unshare", "--mount", "--propagation", "private",
+			       "--", "sh", "-c", script, "sh", NULL };
+	const char *env = getenv("PYROSPY_PORTABLE");
+	pid_t app, pid;
+	int st;
+
+	snprintf(portable, sizeof(portable), "%s", env && *env ? env : BUILDDIR "/pyrospy-portable");
+	if (access(portable, X_OK))
+		cr_skip_test("no %s: 'make portable' (as root) builds it", portable);
+	snprintf(side, sizeof(side), "%s/sid", test_chroots());
+	snprintf(cmd, sizeof(cmd), "install -m 0755 '%s' '%s/tmp/pyrospy-sidecar-%d'", portable,
+		 side, (int)getpid());
+	cr_assert_eq(system(cmd), 0, "%s", cmd);
+	/* sh drops its first argument, the host's pyrospy: the sidecar runs its own */
+	snprintf(script, sizeof(script),
+		 "mount -t proc proc '%s/proc' && shift && exec chroot '%s' setpriv %s %s %s -- "
+		 "/tmp/pyrospy-sidecar-%d \"$@\"", side, side, "--inh-caps=-all,+sys_ptrace",
+		 "--ambient-caps=-all,+sys_ptrace", "--bounding-set=-all,+sys_ptrace", (int)getpid());
+	pid = container_start(in, sargs, &app);
+	snprintf(ns, sizeof(ns), "--pid=/proc/%d/ns/pid", (int)app);
+	st = test_pyrospy_wrapped(wrap, args, &out, &err);
+	snprintf(cmd, sizeof(cmd), "%s/tmp/pyrospy-sidecar-%d", side, (int)getpid());
+	unlink(cmd);
+	cr_assert_eq(st, 0, "exit %d: %s", st, err);
+	cr_assert(strstr(err, "profiling process 1 "), "not the namespace's pid 1: %s", err);
+	test_busy_threads_apart(out, in->bin, "");
+	assert_tids_of(out, app, 1, in->bin);
+	test_stop(pid);
+	free(out);
+	free(err);
+}
