@@ -33,6 +33,8 @@ static const struct interp boxed[] = {
 	{ "trixie", "python3.13", TARGET_PYTHON, 3, 13 },
 	{ "bullseye", "ruby2.7", TARGET_RUBY, 2, 7 },
 	{ "trixie", "ruby3.3", TARGET_RUBY, 3, 3 },
+	{ "sid", "python3.14", TARGET_PYTHON, 3, 14 },
+	{ "sid", "ruby3.4", TARGET_RUBY, 3, 4 },
 };
 #define NBOXED (sizeof(boxed) / sizeof(boxed[0]))
 
@@ -44,16 +46,17 @@ static const struct interp unshare = { NULL, "unshare", 0, 0, 0 };
 #define NO_CAPS "--inh-caps=-all", "--ambient-caps=-all", "--bounding-set=-all"
 
 /*
- * Start `bin args...' as the container's pid 1, ready once it prints a
- * line.  Returns the pid of unshare (for test_stop()); *app gets the
- * application's host pid.
+ * Start `bin args...' as the container's pid 1, as user (chroot's
+ * --userspec; NULL: root), ready once it prints a line.  Returns the pid
+ * of unshare (for test_stop()); *app gets the application's host pid.
  */
-static pid_t container_start(const struct interp *in, const char *const *args, pid_t *app)
+static pid_t container_start_as(const struct interp *in, const char *user,
+				const char *const *args, pid_t *app)
 {
-	char root[1024], mount_proc[1100], path[96], ready[64];
+	char root[1024], mount_proc[1100], userspec[64], path[96], ready[64];
 	const char *argv[24] = { "--pid", "--fork", "--kill-child", "--mount", "--uts", "--ipc",
-				 mount_proc, "chroot", root, in->bin };
-	int n = 10, got;
+				 mount_proc, "chroot" };
+	int n = 8, got;
 	struct stat st;
 	pid_t pid;
 	FILE *f;
@@ -61,6 +64,12 @@ static pid_t container_start(const struct interp *in, const char *const *args, p
 	snprintf(root, sizeof(root), "%s/%s", test_chroots(), in->root);
 	cr_assert(stat(root, &st) == 0, "chroot %s missing: run scripts/provision-chroots", root);
 	snprintf(mount_proc, sizeof(mount_proc), "--mount-proc=%s/proc", root);
+	if (user) {
+		snprintf(userspec, sizeof(userspec), "--userspec=%s", user);
+		argv[n++] = userspec;
+	}
+	argv[n++] = root;
+	argv[n++] = in->bin;
 	for (int i = 0; args[i] && n < 23; i++)
 		argv[n++] = args[i];
 	argv[n] = NULL;
@@ -72,6 +81,11 @@ static pid_t container_start(const struct interp *in, const char *const *args, p
 	fclose(f);
 	cr_assert_eq(got, 1, "unshare %d has no child", (int)pid);
 	return pid;
+}
+
+static pid_t container_start(const struct interp *in, const char *const *args, pid_t *app)
+{
+	return container_start_as(in, NULL, args, app);
 }
 
 /* The innermost id of the NSpid line of /proc/PID/task/TID/status, and how many ids it has. */
@@ -438,6 +452,39 @@ Test(sidecar, portable_in_a_root_of_its_own, .timeout = 60)
 	unlink(cmd);
 	cr_assert_eq(st, 0, "exit %d: %s", st, err);
 	cr_assert(strstr(err, "profiling process 1 "), "not the namespace's pid 1: %s", err);
+	test_busy_threads_apart(out, in->bin, "");
+	assert_tids_of(out, app, 1, in->bin);
+	test_stop(pid);
+	free(out);
+	free(err);
+}
+
+/*
+ * The application runs as another user than the sidecar (nobody; the
+ * sidecar is root): CAP_SYS_PTRACE alone still lets it read the memory and
+ * the files under /proc/PID/root.
+ */
+Test(sidecar, app_of_another_user, .timeout = 60)
+{
+	const struct interp *in = &boxed[1];	/* python3.13, in trixie */
+	const char *sargs[] = { test_target_for(in, "threads.py"), NULL };
+	const char *caps[] = { ONLY_PTRACE, NULL };
+	const char *args[] = { "record", "--pid-of", in->bin, "--threads", "-d", "2", "-o", "-",
+			       NULL };
+	char path[96], line[256], *out, *err;
+	pid_t app, pid = container_start_as(in, "65534:65534", sargs, &app);
+	int st, nobody = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)app);
+	f = fopen(path, "r");
+	cr_assert_not_null(f);
+	while (fgets(line, sizeof(line), f))
+		nobody |= !strncmp(line, "Uid:\t65534\t", 11);
+	fclose(f);
+	cr_assert(nobody, "%s does not run as nobody", in->bin);
+	st = sidecar(app, caps, args, &out, &err);
+	cr_assert_eq(st, 0, "exit %d: %s", st, err);
 	test_busy_threads_apart(out, in->bin, "");
 	assert_tids_of(out, app, 1, in->bin);
 	test_stop(pid);
