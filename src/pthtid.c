@@ -49,22 +49,28 @@ static int fits(const int32_t (*words)[PTHTID_WORDS], size_t n, size_t i, const 
 }
 
 int64_t pthtid_pick(const int32_t (*words)[PTHTID_WORDS], size_t n, const pid_t *tids,
-		    size_t ntids)
+		    size_t ntids, pid_t *only)
 {
+	*only = 0;
 	for (int strict = 1; strict >= 0; strict--) {
 		int64_t off = -1;
-		int found = 0;
+		int found = 0, agree = 1;
 
 		for (size_t i = 0; i < PTHTID_WORDS && n; i++) {
 			if (!fits(words, n, i, tids, ntids, strict))
 				continue;
-			found++;
+			if (found++ && words[0][i] != words[0][off / 4])
+				agree = 0;
 			off = (int64_t)(i * sizeof(int32_t));
 		}
 		if (found == 1)
 			return off;
-		if (found > 1)
-			return -1;	/* two offsets fit: take neither */
+		if (found > 1) {
+			/* two offsets fit: take neither, but one thread's id they agree on */
+			if (n == 1 && agree)
+				*only = words[0][off / 4];
+			return -1;
+		}
 	}
 	return -1;
 }

@@ -26,11 +26,12 @@
  * The byte offset of the tid: words[k] holds the first PTHTID_WORDS words
  * of thread k's struct pthread (n threads), tids the ids of the process's
  * tasks in its own PID namespace (ntids).  -1 if no offset fits, or more
- * than one does (a single thread whose id also appears elsewhere): the
- * caller asks again later.
+ * than one does (the caller asks again later): then, if there is one
+ * thread and every offset that fits holds the same id (pid 1, alone, with
+ * another word that is 1), that is its tid, in *only (else 0).
  */
 int64_t pthtid_pick(const int32_t (*words)[PTHTID_WORDS], size_t n, const pid_t *tids,
-		    size_t ntids);
+		    size_t ntids, pid_t *only);
 
 /*
  * The ids of the tasks of pid in its own PID namespace (NSpid), in *tids

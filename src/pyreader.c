@@ -90,7 +90,8 @@ struct pyreader {
 	size_t cache_nr;
 	/* <= 3.10: offset of the kernel tid in glibc's struct pthread */
 	int64_t pthread_tid_off;
-	pid_t sole_tid;			/* until it is found: the only task's */
+	pid_t sole_tid;			/* until it is found: the one thread's, */
+	uint64_t sole_pthread;		/* whose struct pthread is here */
 	/* tags: see src/python/pyrospy.py */
 	uint64_t dict_type, list_type;
 	uint64_t tag_dict, tag_list;	/* _pyrospy_tags, _pyrospy_sets; 0: not found */
@@ -626,8 +627,8 @@ static enum perr walk(struct pyreader *pr, uint64_t tstate, const unsigned char 
 /*
  * <= 3.10 records only the pthread_t.  glibc's struct pthread holds the
  * kernel tid at a fixed offset: find it once, from every thread's struct
- * (pthtid.h), and reuse it.  Until it is found, a process of one task has
- * that task's tid; another's threads have none.
+ * (pthtid.h), and reuse it.  Until it is found, a thread has no tid, but
+ * for the one thread of a process whose id pthtid_pick() knows anyway.
  */
 static pid_t pthread_tid(struct pyreader *pr, uint64_t pthread)
 {
@@ -636,7 +637,7 @@ static pid_t pthread_tid(struct pyreader *pr, uint64_t pthread)
 	if (!pthread || (pthread & 7))
 		return 0;
 	if (pr->pthread_tid_off < 0)
-		return pr->sole_tid;
+		return pthread == pr->sole_pthread ? pr->sole_tid : 0;
 	if (rd(pr, pthread + (uint64_t)pr->pthread_tid_off, &tid, sizeof(tid)) || tid <= 0)
 		return 0;
 	return tid;
@@ -647,7 +648,7 @@ static void pthread_discover(struct pyreader *pr, uint64_t head)
 {
 	const struct pyvm_layout *L = &pr->lay;
 	int32_t (*words)[PTHTID_WORDS] = xmalloc(PTHTID_THREADS * sizeof(*words));
-	uint64_t tstate = head, id;
+	uint64_t tstate = head, id, first = 0;
 	pid_t *tids;
 	size_t n = 0;
 	int ntids;
@@ -656,8 +657,8 @@ static void pthread_discover(struct pyreader *pr, uint64_t head)
 	for (unsigned int k = 0; tstate && k < THREAD_MAX && n < PTHTID_THREADS; k++) {
 		if (rd_u64(pr, tstate + L->tstate.thread_id, &id))
 			goto out;
-		if (id && !(id & 7) && !rd(pr, id, words[n], sizeof(words[n])))
-			n++;
+		if (id && !(id & 7) && !rd(pr, id, words[n], sizeof(words[n])) && !n++)
+			first = id;
 		if (rd_u64(pr, tstate + L->tstate.next, &tstate))
 			goto out;
 	}
@@ -665,9 +666,8 @@ static void pthread_discover(struct pyreader *pr, uint64_t head)
 	if (ntids < 0)
 		goto out;
 	pr->pthread_tid_off = pthtid_pick((const int32_t (*)[PTHTID_WORDS])words, n, tids,
-					  (size_t)ntids);
-	if (pr->pthread_tid_off < 0 && ntids == 1 && n == 1)
-		pr->sole_tid = tids[0];
+					  (size_t)ntids, &pr->sole_tid);
+	pr->sole_pthread = first;
 	free(tids);
 out:
 	free(words);

@@ -159,7 +159,8 @@ struct rbreader {
 	uint64_t symbols;		/* &ruby_global_symbols, 0 if not found */
 	uint64_t last_id;
 	int64_t pthread_tid_off;	/* <= 3.0: kernel tid inside struct pthread */
-	pid_t sole_tid;			/* until it is found: the only task's */
+	pid_t sole_tid;			/* until it is found: the one thread's, */
+	uint64_t sole_pthread;		/* whose struct pthread is here */
 	struct rbiseq *iseqs;
 	size_t niseqs;
 	struct rbme *mes;
@@ -1580,7 +1581,8 @@ static enum perr walk(struct rbreader *rr, uint64_t ec, struct stack *st, int st
 
 /*
  * <= 3.0: the kernel tid from glibc's struct pthread, at an offset found
- * from every thread's struct (pthtid.h; see pyreader.c).
+ * from every thread's struct (pthtid.h; see pyreader.c), or the one
+ * thread's that pthtid_pick() knows anyway.
  */
 static pid_t pthread_tid(struct rbreader *rr, uint64_t pthread)
 {
@@ -1589,7 +1591,7 @@ static pid_t pthread_tid(struct rbreader *rr, uint64_t pthread)
 	if (!is_obj(pthread))
 		return 0;
 	if (rr->pthread_tid_off < 0)
-		return rr->sole_tid;
+		return pthread == rr->sole_pthread ? rr->sole_tid : 0;
 	if (rd(rr, pthread + (uint64_t)rr->pthread_tid_off, &tid, sizeof(tid)) || tid <= 0)
 		return 0;
 	return tid;
@@ -1601,6 +1603,7 @@ static void pthread_discover(struct rbreader *rr, uint64_t head, uint64_t node)
 	const struct rubyvm_layout *L = rr->L;
 	int32_t (*words)[PTHTID_WORDS] = xmalloc(PTHTID_THREADS * sizeof(*words));
 	unsigned char th[2048];
+	uint64_t first = 0;
 	pid_t *tids;
 	size_t n = 0;
 	int ntids;
@@ -1613,16 +1616,15 @@ static void pthread_discover(struct rbreader *rr, uint64_t head, uint64_t node)
 			goto out;
 		node = get_u64(th, L->thread.list_node);
 		pthread = get_u64(th, L->thread.thread_id);
-		if (is_obj(pthread) && !rd(rr, pthread, words[n], sizeof(words[n])))
-			n++;
+		if (is_obj(pthread) && !rd(rr, pthread, words[n], sizeof(words[n])) && !n++)
+			first = pthread;
 	}
 	ntids = pthtid_ns_tasks(rr->t->pid, &tids);
 	if (ntids < 0)
 		goto out;
 	rr->pthread_tid_off = pthtid_pick((const int32_t (*)[PTHTID_WORDS])words, n, tids,
-					  (size_t)ntids);
-	if (rr->pthread_tid_off < 0 && ntids == 1 && n == 1)
-		rr->sole_tid = tids[0];
+					  (size_t)ntids, &rr->sole_tid);
+	rr->sole_pthread = first;
 	free(tids);
 out:
 	free(words);

@@ -30,30 +30,38 @@ static void fill(size_t n, const pid_t *tid, int32_t multiple)
 /* pid 1 of a container: 1 is also multiple_threads; the other threads decide. */
 Test(pthtid, pid_1_with_threads)
 {
-	pid_t tids[] = { 1, 7, 8 };
+	pid_t tids[] = { 1, 7, 8 }, only;
 
 	fill(3, tids, 1);
-	cr_assert_eq(pthtid_pick(words, 3, tids, 3), TID * 4);
+	cr_assert_eq(pthtid_pick(words, 3, tids, 3, &only), TID * 4);
 }
 
-/* One thread of pid 1, and a 1 elsewhere in its struct: undecided, not a guess. */
+/*
+ * One thread of pid 1, and a 1 elsewhere in its struct: no offset, not a
+ * guess; but its id is 1 either way.  Ruby's timer thread is a task too.
+ */
 Test(pthtid, pid_1_alone_is_ambiguous)
 {
-	pid_t tids[] = { 1 };
+	pid_t tids[] = { 1, 9 }, only;
 
 	fill(1, tids, 1);
-	cr_assert_eq(pthtid_pick(words, 1, tids, 1), -1);
+	cr_assert_eq(pthtid_pick(words, 1, tids, 2, &only), -1);
+	cr_assert_eq(only, 1);
 	fill(1, tids, 0);
-	cr_assert_eq(pthtid_pick(words, 1, tids, 1), TID * 4);
+	cr_assert_eq(pthtid_pick(words, 1, tids, 2, &only), TID * 4);
+	/* two offsets that disagree: no id at all */
+	fill(1, tids, 9);
+	cr_assert_eq(pthtid_pick(words, 1, tids, 2, &only), -1);
+	cr_assert_eq(only, 0);
 }
 
 /* A process on the host: its pid appears once. */
 Test(pthtid, host_pid)
 {
-	pid_t tids[] = { 41230, 41231 };
+	pid_t tids[] = { 41230, 41231 }, only;
 
 	fill(2, tids, 1);
-	cr_assert_eq(pthtid_pick(words, 2, tids, 2), TID * 4);
+	cr_assert_eq(pthtid_pick(words, 2, tids, 2, &only), TID * 4);
 }
 
 /*
@@ -63,20 +71,20 @@ Test(pthtid, host_pid)
  */
 Test(pthtid, forked_child_with_parent_threads)
 {
-	pid_t cleared[] = { 0, 0, 305 }, stale[] = { 300, 301, 305 }, tasks[] = { 305 };
+	pid_t cleared[] = { 0, 0, 305 }, stale[] = { 300, 301, 305 }, tasks[] = { 305 }, only;
 
 	fill(3, cleared, 1);
-	cr_assert_eq(pthtid_pick(words, 3, tasks, 1), TID * 4);
+	cr_assert_eq(pthtid_pick(words, 3, tasks, 1, &only), TID * 4);
 	fill(3, stale, 1);
-	cr_assert_eq(pthtid_pick(words, 3, tasks, 1), TID * 4);
+	cr_assert_eq(pthtid_pick(words, 3, tasks, 1, &only), TID * 4);
 }
 
 /* Threads whose structs hold no task of the process at all: nothing fits. */
 Test(pthtid, no_task)
 {
-	pid_t in_structs[] = { 300, 301 }, tasks[] = { 999 };
+	pid_t in_structs[] = { 300, 301 }, tasks[] = { 999 }, only;
 
 	fill(2, in_structs, 1);
-	cr_assert_eq(pthtid_pick(words, 2, tasks, 1), -1);
-	cr_assert_eq(pthtid_pick(words, 0, tasks, 1), -1);
+	cr_assert_eq(pthtid_pick(words, 2, tasks, 1, &only), -1);
+	cr_assert_eq(pthtid_pick(words, 0, tasks, 1, &only), -1);
 }
