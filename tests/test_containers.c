@@ -183,7 +183,7 @@ ParameterizedTest(size_t *i, container, from_host, .timeout = 60)
 	assert_not_on_host(in);
 	pid = container_start(in, sargs, &app);
 	cr_assert_eq(nspid(app, app, &levels), 1, "%s is not pid 1 of its namespace", in->bin);
-	cr_assert_eq(levels, 2, "%s: NSpid has %d ids", in->bin, levels);
+	cr_assert_geq(levels, 2, "%s: NSpid has %d ids: no namespace of its own", in->bin, levels);
 	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)app);
 	snprintf(main_thread, sizeof(main_thread), "thread (%d)", (int)app);
 	args[2] = pidbuf;
@@ -427,13 +427,14 @@ Test(sidecar, portable_in_a_root_of_its_own, .timeout = 60)
 	const char *args[] = { "record", "--pid-of", in->bin, "--threads", "-d", "2", "-o", "-",
 			       NULL };
 	char portable[1024], side[1200], cmd[3000], ns[64], script[3000], *out, *err;
-	const char *wrap[] = { "nsenter", ns, "--", "unshare", "--mount", "--propagation", "private",
-			       "--", "sh", "-c", script, "sh", NULL };
+	const char *wrap[] = { "nsenter", ns, "--", "unshare", "--mount", "--propagation",
+			       "private", "--", "sh", "-c", script, "sh", NULL };
 	const char *env = getenv("PYROSPY_PORTABLE");
 	pid_t app, pid;
 	int st;
 
-	snprintf(portable, sizeof(portable), "%s", env && *env ? env : BUILDDIR "/pyrospy-portable");
+	snprintf(portable, sizeof(portable), "%s",
+		 env && *env ? env : BUILDDIR "/pyrospy-portable");
 	if (access(portable, X_OK))
 		cr_skip_test("no %s: 'make portable' (as root) builds it", portable);
 	snprintf(side, sizeof(side), "%s/sid", test_chroots());
@@ -444,7 +445,8 @@ Test(sidecar, portable_in_a_root_of_its_own, .timeout = 60)
 	snprintf(script, sizeof(script),
 		 "mount -t proc proc '%s/proc' && shift && exec chroot '%s' setpriv %s %s %s -- "
 		 "/tmp/pyrospy-sidecar-%d \"$@\"", side, side, "--inh-caps=-all,+sys_ptrace",
-		 "--ambient-caps=-all,+sys_ptrace", "--bounding-set=-all,+sys_ptrace", (int)getpid());
+		 "--ambient-caps=-all,+sys_ptrace", "--bounding-set=-all,+sys_ptrace",
+		 (int)getpid());
 	pid = container_start(in, sargs, &app);
 	snprintf(ns, sizeof(ns), "--pid=/proc/%d/ns/pid", (int)app);
 	st = test_pyrospy_wrapped(wrap, args, &out, &err);
