@@ -9,6 +9,7 @@
 #include "pylocals.h"
 #include "pyobj.h"
 #include "pyreader.h"
+#include "pthtid.h"
 #include "pythread.h"
 #include "pyvm.h"
 #include "rmem.h"
@@ -89,7 +90,8 @@ struct pyreader {
 	size_t cache_nr;
 	/* <= 3.10: offset of the kernel tid in glibc's struct pthread */
 	int64_t pthread_tid_off;
-	pid_t ns_pid;
+	pid_t sole_tid;			/* until it is found: the one thread's, */
+	uint64_t sole_pthread;		/* whose struct pthread is here */
 	/* tags: see src/python/pyrospy.py */
 	uint64_t dict_type, list_type;
 	uint64_t tag_dict, tag_list;	/* _pyrospy_tags, _pyrospy_sets; 0: not found */
@@ -624,51 +626,51 @@ static enum perr walk(struct pyreader *pr, uint64_t tstate, const unsigned char 
 
 /*
  * <= 3.10 records only the pthread_t.  glibc's struct pthread holds the
- * kernel tid at a fixed offset: find it once, from a thread whose tid we
- * know (the main thread's tid is the pid), and reuse it.
+ * kernel tid at a fixed offset: find it once, from every thread's struct
+ * (pthtid.h), and reuse it.  Until it is found, a thread has no tid, but
+ * for the one thread of a process whose id pthtid_pick() knows anyway.
  */
 static pid_t pthread_tid(struct pyreader *pr, uint64_t pthread)
 {
-	int32_t words[256];
+	int32_t tid;
 
 	if (!pthread || (pthread & 7))
 		return 0;
-	if (pr->pthread_tid_off < 0) {
-		if (rd(pr, pthread, words, sizeof(words)))
-			return 0;
-		for (size_t i = 0; i < ARRAY_SIZE(words); i++) {
-			if (words[i] == pr->ns_pid) {
-				pr->pthread_tid_off = (int64_t)(i * sizeof(int32_t));
-				return pr->ns_pid;
-			}
-		}
+	if (pr->pthread_tid_off < 0)
+		return pthread == pr->sole_pthread ? pr->sole_tid : 0;
+	if (rd(pr, pthread + (uint64_t)pr->pthread_tid_off, &tid, sizeof(tid)) || tid <= 0)
 		return 0;
-	} else {
-		int32_t tid;
-
-		if (rd(pr, pthread + (uint64_t)pr->pthread_tid_off, &tid, sizeof(tid)) || tid <= 0)
-			return 0;
-		return tid;
-	}
+	return tid;
 }
 
-/*
- * Find the tid offset before the first sample's threads are named: the
- * main thread may come last in the list, so look at every thread first.
- */
+/* Find the tid offset from the structs of all threads, before the first is named. */
 static void pthread_discover(struct pyreader *pr, uint64_t head)
 {
 	const struct pyvm_layout *L = &pr->lay;
-	uint64_t tstate = head, id;
-	unsigned int n = 0;
+	int32_t (*words)[PTHTID_WORDS] = xmalloc(PTHTID_THREADS * sizeof(*words));
+	uint64_t tstate = head, id, first = 0;
+	pid_t *tids;
+	size_t n = 0;
+	int ntids;
 
-	for (; tstate && n < THREAD_MAX && pr->pthread_tid_off < 0; n++) {
+	pr->sole_tid = 0;
+	for (unsigned int k = 0; tstate && k < THREAD_MAX && n < PTHTID_THREADS; k++) {
 		if (rd_u64(pr, tstate + L->tstate.thread_id, &id))
-			return;
-		pthread_tid(pr, id);
+			goto out;
+		if (id && !(id & 7) && !rd(pr, id, words[n], sizeof(words[n])) && !n++)
+			first = id;
 		if (rd_u64(pr, tstate + L->tstate.next, &tstate))
-			return;
+			goto out;
 	}
+	ntids = pthtid_ns_tasks(pr->t->pid, &tids);
+	if (ntids < 0)
+		goto out;
+	pr->pthread_tid_off = pthtid_pick((const int32_t (*)[PTHTID_WORDS])words, n, tids,
+					  (size_t)ntids, &pr->sole_tid);
+	pr->sole_pthread = first;
+	free(tids);
+out:
+	free(words);
 }
 
 /* Is tid (host) a thread of the process?  -1: the kernel does not say. */
@@ -789,9 +791,6 @@ static enum perr pyreader_setup(struct target *t, const struct reader_opts *opts
 	pr->opts = *opts;
 	pr->lay = *base;
 	pr->pthread_tid_off = -1;
-	pr->ns_pid = taskstat_nspid(t->pid, t->pid);
-	if (!pr->ns_pid)
-		pr->ns_pid = t->pid;
 	pr->cache = xcalloc(CODE_CACHE, sizeof(*pr->cache));
 	taskstat_init(&pr->ts, t->pid);
 	rmem_init(&pr->mem, t);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pthtid.h"
 #include "rblocals.h"
 #include "rbreader.h"
 #include "rmem.h"
@@ -160,8 +161,9 @@ struct rbreader {
 	uint64_t objspace;		/* rb_objspace_t *, 0 if unknown */
 	uint64_t symbols;		/* &ruby_global_symbols, 0 if not found */
 	uint64_t last_id;
-	pid_t ns_pid;
 	int64_t pthread_tid_off;	/* <= 3.0: kernel tid inside struct pthread */
+	pid_t sole_tid;			/* until it is found: the one thread's, */
+	uint64_t sole_pthread;		/* whose struct pthread is here */
 	struct rbiseq *iseqs;
 	size_t niseqs;
 	struct rbme *mes;
@@ -1602,30 +1604,58 @@ static enum perr walk(struct rbreader *rr, uint64_t ec, struct stack *st, int st
 	return PERR_OK;
 }
 
-/* <= 3.0: the kernel tid from glibc's struct pthread (see pyreader.c). */
-static pid_t pthread_tid(struct rbreader *rr, uint64_t pthread, int is_main)
+/*
+ * <= 3.0: the kernel tid from glibc's struct pthread, at an offset found
+ * from every thread's struct (pthtid.h; see pyreader.c), or the one
+ * thread's that pthtid_pick() knows anyway.
+ */
+static pid_t pthread_tid(struct rbreader *rr, uint64_t pthread)
 {
-	int32_t words[256], tid;
+	int32_t tid;
 
 	if (!is_obj(pthread))
 		return 0;
-	if (rr->pthread_tid_off < 0) {
-		if (!is_main || rd(rr, pthread, words, sizeof(words)))
-			return 0;
-		for (size_t i = 0; i < ARRAY_SIZE(words); i++) {
-			if (words[i] == rr->ns_pid) {
-				rr->pthread_tid_off = (int64_t)(i * sizeof(int32_t));
-				return rr->ns_pid;
-			}
-		}
-		return 0;
-	}
+	if (rr->pthread_tid_off < 0)
+		return pthread == rr->sole_pthread ? rr->sole_tid : 0;
 	if (rd(rr, pthread + (uint64_t)rr->pthread_tid_off, &tid, sizeof(tid)) || tid <= 0)
 		return 0;
 	return tid;
 }
 
-static pid_t thread_tid(struct rbreader *rr, const unsigned char *th, int is_main)
+/* Find the tid offset from the structs of the threads of the list at head. */
+static void pthread_discover(struct rbreader *rr, uint64_t head, uint64_t node)
+{
+	const struct rubyvm_layout *L = rr->L;
+	int32_t (*words)[PTHTID_WORDS] = xmalloc(PTHTID_THREADS * sizeof(*words));
+	unsigned char th[2048];
+	uint64_t first = 0;
+	pid_t *tids;
+	size_t n = 0;
+	int ntids;
+
+	rr->sole_tid = 0;
+	for (unsigned int k = 0; node != head && k < THREAD_MAX && n < PTHTID_THREADS; k++) {
+		uint64_t addr = node - L->thread.list_node, pthread;
+
+		if (!is_obj(node) || rd(rr, addr, th, L->thread.size))
+			goto out;
+		node = get_u64(th, L->thread.list_node);
+		pthread = get_u64(th, L->thread.thread_id);
+		if (is_obj(pthread) && !rd(rr, pthread, words[n], sizeof(words[n])) && !n++)
+			first = pthread;
+	}
+	ntids = pthtid_ns_tasks(rr->t->pid, &tids);
+	if (ntids < 0)
+		goto out;
+	rr->pthread_tid_off = pthtid_pick((const int32_t (*)[PTHTID_WORDS])words, n, tids,
+					  (size_t)ntids, &rr->sole_tid);
+	rr->sole_pthread = first;
+	free(tids);
+out:
+	free(words);
+}
+
+static pid_t thread_tid(struct rbreader *rr, const unsigned char *th)
 {
 	const struct rubyvm_layout *L = rr->L;
 	uint64_t nt;
@@ -1639,7 +1669,7 @@ static pid_t thread_tid(struct rbreader *rr, const unsigned char *th, int is_mai
 			return 0;
 		return tid;
 	}
-	return pthread_tid(rr, get_u64(th, L->thread.thread_id), is_main);
+	return pthread_tid(rr, get_u64(th, L->thread.thread_id));
 }
 
 /*
@@ -1805,9 +1835,6 @@ static enum perr rbreader_setup(struct target *t, const struct reader_opts *opts
 	rr->lay = lay;
 	rr->L = &rr->lay;
 	rr->pthread_tid_off = -1;
-	rr->ns_pid = taskstat_nspid(t->pid, t->pid);
-	if (!rr->ns_pid)
-		rr->ns_pid = t->pid;
 	rmem_init(&rr->mem, t);
 	taskstat_init(&rr->ts, t->pid);
 	rr->iseqs = xcalloc(ISEQ_CACHE, sizeof(*rr->iseqs));
@@ -1998,7 +2025,7 @@ static int gvl_waiting(const struct rbreader *rr, uint64_t addr)
 
 /* One thread: fill st's header, decide whether to keep it, walk it. */
 static enum perr sample_thread(struct rbreader *rr, uint64_t th_addr, const unsigned char *th,
-			       uint64_t gvl_owner, int is_main, int in_gc, struct stack *st,
+			       uint64_t gvl_owner, int in_gc, struct stack *st,
 			       reader_cb cb, void *arg)
 {
 	const struct rubyvm_layout *L = rr->L;
@@ -2013,7 +2040,7 @@ static enum perr sample_thread(struct rbreader *rr, uint64_t th_addr, const unsi
 	memset(st, 0, offsetof(struct stack, frame));
 	st->pid = rr->t->pid;
 	st->thread_id = th_addr;
-	tid = thread_tid(rr, th, is_main);
+	tid = thread_tid(rr, th);
 	st->tid = tid > 0 ? taskstat_host_tid(&rr->ts, tid) : 0;
 	st->holds_gil = gvl_owner ? gvl_owner == th_addr : -1;
 	st->gvl_wait = gvl_waiting(rr, th_addr);
@@ -2139,6 +2166,9 @@ static enum perr sample_threads(struct rbreader *rr, uint64_t base, uint32_t id,
 				!rd(rr, rr->main_store.at, rr->store_buf,
 				    (size_t)(rr->main_store.n * storage_esize(rr)));
 		tags_begin(rr, main_thread);
+		if (L->thread.tid == RUBYVM_NONE && L->thread.nt == RUBYVM_NONE &&
+		    rr->pthread_tid_off < 0)
+			pthread_discover(rr, head, node);
 	}
 	rr->ractor_id = is_main ? 0 : id;
 	gvl_waiters(rr, base, base != rr->vm);
@@ -2156,8 +2186,8 @@ static enum perr sample_threads(struct rbreader *rr, uint64_t base, uint32_t id,
 			rr->stats.dropped++;	/* not this ractor's: it ended as we read */
 			break;
 		}
-		err = sample_thread(rr, addr, th, gvl_owner, is_main && addr == main_thread,
-				    gc && addr == gvl_owner, &st, cb, arg);
+		err = sample_thread(rr, addr, th, gvl_owner, gc && addr == gvl_owner, &st, cb,
+				    arg);
 		if (err)
 			return err;
 	}
