@@ -200,30 +200,6 @@ ParameterizedTest(size_t *i, ruby, threads, .timeout = 60)
 	free(idle);
 }
 
-ParameterizedTestParameters(ruby, gc_frame)
-{
-	return cr_make_param_array(size_t, (void *)test_indexes(test_nrubies), test_nrubies);
-}
-
-/*
- * While the VM collects garbage, the thread that triggered it shows a
- * (garbage collection) leaf over the Ruby code that caused it; a program
- * that allocates nothing never does (see seed_split).
- */
-ParameterizedTest(size_t *i, ruby, gc_frame, .timeout = 60)
-{
-	const struct interp *in = &test_rubies[*i];
-	const char *extra[] = { "--function", "-r", "100", "-d", "2", NULL };
-	const char *path;
-	char *out = test_profile(in, "alloc.rb", extra, &path);
-	unsigned long total = test_folded_count(out, "<main>");
-	unsigned long gc = test_folded_count(out, ";GC.start (<internal:gc>);(garbage collection)");
-
-	cr_assert_gt(total, 150, "%s: %lu samples", in->bin, total);
-	cr_assert_geq(gc * 2, total, "%s: %lu of %lu samples in GC:\n%s", in->bin, gc, total, out);
-	free(out);
-}
-
 /*
  * The matrix has a Ruby that runs YJIT (Debian's ruby3.4 rebuilt with it,
  * scripts/provision-chroots), and YJIT really compiles there: the tests
@@ -255,4 +231,28 @@ Test(ruby, yjit_in_matrix, .timeout = 60)
 		jits++;
 	}
 	cr_assert_geq(jits, 1, "no Ruby of the matrix runs YJIT");
+}
+
+ParameterizedTestParameters(ruby, gc_frame)
+{
+	return cr_make_param_array(size_t, (void *)test_indexes(test_nrubies), test_nrubies);
+}
+
+/*
+ * While the VM collects garbage, the thread that triggered it shows a
+ * (garbage collection) leaf over the Ruby code that caused it; a program
+ * that allocates nothing never does (see seed_split).
+ */
+ParameterizedTest(size_t *i, ruby, gc_frame, .timeout = 60)
+{
+	const struct interp *in = &test_rubies[*i];
+	const char *extra[] = { "--function", "-r", "100", "-d", "2", NULL };
+	const char *path;
+	char *out = test_profile(in, "alloc.rb", extra, &path);
+	unsigned long total = test_folded_count(out, "<main>");
+	unsigned long gc = test_folded_count(out, ";GC.start (<internal:gc>);(garbage collection)");
+
+	cr_assert_gt(total, 150, "%s: %lu samples", in->bin, total);
+	cr_assert_geq(gc * 2, total, "%s: %lu of %lu samples in GC:\n%s", in->bin, gc, total, out);
+	free(out);
 }
