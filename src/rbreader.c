@@ -1461,6 +1461,30 @@ static int pushed_by_send(uint64_t magic)
 }
 
 /*
+ * The line of the innermost frame when it runs JIT code (its jit_return
+ * set: YJIT writes it on every frame it pushes or enters, the interpreter
+ * clears it).  YJIT saves a frame's pc only where the code leaves JIT code
+ * (a call, an allocation, a side exit: jit_save_pc() in yjit/src/codegen.rs),
+ * and pushes the frames it calls without one (gen_send_iseq(): pc None), so
+ * every outer frame's pc is exact but the innermost one's is the last pc
+ * saved there: by this frame, or by an earlier one in the same slot, of
+ * this code or of other code.  Its line when the pc is in this code; else
+ * the method's first line, which Ruby's own backtraces give a frame without
+ * a pc (vm_backtrace.c, calc_pos()).  Ruby's rb_profile_frames() gives 0.
+ */
+static int jit_line(const struct rbiseq *q, uint64_t pc)
+{
+	uint64_t pos;
+	int line;
+
+	if (pc < q->encoded || (pc - q->encoded) / 8 > q->size || (pc - q->encoded) % 8)
+		return q->first_lineno;
+	pos = (pc - q->encoded) / 8;
+	line = iseq_line(q, pos ? pos - 1 : 0);
+	return line > 0 ? line : q->first_lineno;
+}
+
+/*
  * Walk one thread's control frames into st.  PERR_CORRUPT if torn: the
  * target pushes and pops frames while we read, so frames and environments
  * that do not fit together mean a read across a change.  With `strict'
@@ -1566,8 +1590,8 @@ static enum perr walk(struct rbreader *rr, uint64_t ec, struct stack *st, int st
 		}
 		sf->name = iseq_name(named, me);
 		sf->file = q->path;
-		if (L->cfp.jit_return != RUBYVM_NONE && get_u64(f, L->cfp.jit_return))
-			sf->line = 0;	/* pushed by the JIT: pc is not trustworthy */
+		if (i == 0 && L->cfp.jit_return != RUBYVM_NONE && get_u64(f, L->cfp.jit_return))
+			sf->line = jit_line(q, pc);
 		else if ((pc < q->encoded || (pc - q->encoded) / 8 > q->size) && strict)
 			return PERR_CORRUPT;	/* pc of another iseq: torn */
 		else if (st->depth && (pc - q->encoded) / 8 == q->size) {

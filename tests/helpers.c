@@ -32,8 +32,31 @@ const struct interp test_rubies[] = {
 	{ NULL, "/usr/bin/ruby3.1", TARGET_RUBY, 3, 1 },
 	{ "trixie", "ruby3.3", TARGET_RUBY, 3, 3 },
 	{ "sid", "ruby3.4", TARGET_RUBY, 3, 4 },
+	/* Debian's ruby3.4 rebuilt with YJIT, run with it on (root_envs) */
+	{ "sid-yjit", "ruby3.4", TARGET_RUBY, 3, 4 },
 };
 const size_t test_nrubies = sizeof(test_rubies) / sizeof(test_rubies[0]);
+
+/*
+ * Roots whose interpreters run with an environment of their own.  The
+ * YJIT root's Ruby runs with YJIT on and compiles every method and block
+ * at its first call, so that what the tests profile is JIT code from the
+ * start.
+ */
+static const struct {
+	const char *root;
+	const char *env[3];
+} root_envs[] = {
+	{ "sid-yjit", { "RUBY_YJIT_ENABLE=1", "RUBYOPT=--yjit-call-threshold=1", NULL } },
+};
+
+const char *const *test_env(const struct interp *in)
+{
+	for (size_t i = 0; in->root && i < sizeof(root_envs) / sizeof(root_envs[0]); i++)
+		if (!strcmp(in->root, root_envs[i].root))
+			return root_envs[i].env;
+	return NULL;
+}
 
 const char *test_chroots(void)
 {
@@ -110,6 +133,8 @@ pid_t test_start(const struct interp *in, const char *const *args, char *ready, 
 		dup2(fds[1], 1);
 		close(fds[0]);
 		close(fds[1]);
+		for (const char *const *e = test_env(in); e && *e; e++)
+			putenv((char *)*e);
 		/* chroot(8) execs the interpreter: the pid stays the same */
 		execvp(argv[0], (char *const *)argv);
 		_exit(127);

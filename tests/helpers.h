@@ -23,6 +23,9 @@ extern const size_t test_npythons;
 extern const struct interp test_rubies[];
 extern const size_t test_nrubies;
 
+/* Environment the interpreter runs with (NULL-terminated), or NULL. */
+const char *const *test_env(const struct interp *in);
+
 /* 0..n-1, for parameterized tests (criterion-owned memory). */
 size_t *test_indexes(size_t n);
 
