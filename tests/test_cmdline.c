@@ -324,6 +324,15 @@ Test(dump, python_threads, .timeout = 30)
 	check_dump(&test_pythons[1], "threads.py", 6, want, "holds the GIL");
 }
 
+/* Free-threaded: the same threads, and no GIL holder (there is none). */
+Test(dump, python_threads_freethreaded, .timeout = 30)
+{
+	const char *want[] = { "    busy0 (", "    busy1 (", "    busy2 (", "    busy3 (",
+			       "    Thread.join (", "Python 3.13.", "t", NULL };
+
+	check_dump(&test_pythons_ft[0], "threads.py", 6, want, "holds the GIL");
+}
+
 Test(dump, ruby_threads, .timeout = 30)
 {
 	const char *want[] = { "    Object#busy0 (", "    Object#busy1 (", "    Object#busy2 (",

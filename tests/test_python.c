@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "helpers.h"
 
@@ -13,13 +14,14 @@
 
 ParameterizedTestParameters(python, seed_split)
 {
-	return cr_make_param_array(size_t, (void *)test_indexes(test_npythons), test_npythons);
+	return cr_make_param_array(size_t, (void *)test_indexes(test_npythons_any),
+				   test_npythons_any);
 }
 
 /* foo 75% +- 4, bar 25% +- 4, and the leaf on the loop's lines. */
 ParameterizedTest(size_t *i, python, seed_split, .timeout = 60)
 {
-	const struct interp *in = &test_pythons[*i];
+	const struct interp *in = test_python_any(*i);
 	const char *extra[] = { "-r", "100", "-d", "10", NULL };
 	const char *path;
 	char *out = test_profile(in, "seed.py", extra, &path);
@@ -52,13 +54,14 @@ ParameterizedTest(size_t *i, python, seed_split, .timeout = 60)
 
 ParameterizedTestParameters(python, deep_recursion)
 {
-	return cr_make_param_array(size_t, (void *)test_indexes(test_npythons), test_npythons);
+	return cr_make_param_array(size_t, (void *)test_indexes(test_npythons_any),
+				   test_npythons_any);
 }
 
 /* All 400 frames, in order: <module>, rec x 400, spin. */
 ParameterizedTest(size_t *i, python, deep_recursion, .timeout = 60)
 {
-	const struct interp *in = &test_pythons[*i];
+	const struct interp *in = test_python_any(*i);
 	const char *extra[] = { "-r", "100", "-d", "2", NULL };
 	const char *path;
 	char *out = test_profile(in, "recursion.py", extra, &path);
@@ -91,7 +94,8 @@ ParameterizedTest(size_t *i, python, deep_recursion, .timeout = 60)
 
 ParameterizedTestParameters(python, threads)
 {
-	return cr_make_param_array(size_t, (void *)test_indexes(test_npythons), test_npythons);
+	return cr_make_param_array(size_t, (void *)test_indexes(test_npythons_any),
+				   test_npythons_any);
 }
 
 /*
@@ -100,7 +104,7 @@ ParameterizedTestParameters(python, threads)
  */
 ParameterizedTest(size_t *i, python, threads, .timeout = 60)
 {
-	const struct interp *in = &test_pythons[*i];
+	const struct interp *in = test_python_any(*i);
 	const char *extra[] = { "--threads", "-r", "100", "-d", "3", NULL };
 	const char *extra_idle[] = { "--threads", "--idle", "-r", "100", "-d", "2", NULL };
 	const char *path;
@@ -118,13 +122,14 @@ ParameterizedTest(size_t *i, python, threads, .timeout = 60)
 
 ParameterizedTestParameters(python, names)
 {
-	return cr_make_param_array(size_t, (void *)test_indexes(test_npythons), test_npythons);
+	return cr_make_param_array(size_t, (void *)test_indexes(test_npythons_any),
+				   test_npythons_any);
 }
 
 /* Qualified names where the version has them; sensible names for the rest. */
 ParameterizedTest(size_t *i, python, names, .timeout = 60)
 {
-	const struct interp *in = &test_pythons[*i];
+	const struct interp *in = test_python_any(*i);
 	const char *extra[] = { "-r", "200", "-d", "4", NULL };
 	const char *path;
 	char *out = test_profile(in, "names.py", extra, &path);
@@ -170,4 +175,82 @@ ParameterizedTest(size_t *i, python, gil_only, .timeout = 60)
 	cr_assert_eq(test_folded_count(out, "join ("), 0, "%s: the joining thread holds no GIL",
 		     in->bin);
 	free(out);
+}
+
+ParameterizedTestParameters(python, freethreaded_parallel)
+{
+	return cr_make_param_array(size_t, (void *)test_indexes(test_npythons_ft),
+				   test_npythons_ft);
+}
+
+/*
+ * A free-threaded build runs its threads at once: four busy threads are
+ * all running (or runnable) in a sample, where a GIL build has about one
+ * (the others wait for the GIL, asleep).  So well over one busy stack per
+ * sample, each thread in about every sample, and no GIL holder claimed.
+ */
+ParameterizedTest(size_t *i, python, freethreaded_parallel, .timeout = 60)
+{
+	const struct interp *in = &test_pythons_ft[*i];
+	const char *extra[] = { "-v", "--threads", "-r", "100", "-d", "3", "-f", "folded", NULL };
+	char file[64], *err, *out;
+	const char *p;
+	unsigned long samples = 0, busy = 0;
+	int st;
+
+	snprintf(file, sizeof(file), "/tmp/pyrospy-test-ft-%d.folded", (int)getpid());
+	st = test_record_to(in, "threads.py", extra, file, &err);
+	cr_assert_eq(st, 0, "%s: exit %d: %s", in->bin, st, err);
+	p = strstr(err, " samples in ");
+	while (p && p > err && p[-1] >= '0' && p[-1] <= '9')
+		p--;
+	if (p)
+		samples = strtoul(p, NULL, 10);
+	out = test_slurp(file);
+	unlink(file);
+	test_busy_threads_apart(out, in->bin, "");
+	for (int k = 0; k < 4; k++) {
+		char fn[16];
+		unsigned long n;
+
+		snprintf(fn, sizeof(fn), "busy%d (", k);
+		n = test_folded_count(out, fn);
+		cr_assert_geq(n, samples / 2, "%s: busy%d in %lu of %lu samples", in->bin, k, n,
+			      samples);
+		busy += n;
+	}
+	cr_assert_gt(samples, 100, "%s: %lu samples: %s", in->bin, samples, err);
+	cr_assert_geq(busy, samples * 2, "%s: %lu busy stacks in %lu samples: not parallel",
+		      in->bin, busy, samples);
+	free(out);
+	free(err);
+}
+
+ParameterizedTestParameters(python, freethreaded_gil_refused)
+{
+	return cr_make_param_array(size_t, (void *)test_indexes(test_npythons_ft),
+				   test_npythons_ft);
+}
+
+/* --gil on a build without a GIL: one line and EXIT_UNSUPPORTED, never an empty profile. */
+ParameterizedTest(size_t *i, python, freethreaded_gil_refused, .timeout = 60)
+{
+	const struct interp *in = &test_pythons_ft[*i];
+	const char *extra[] = { "--gil", "-r", "100", "-d", "1", NULL };
+	char file[64], *err;
+	const char *p;
+	int st;
+
+	snprintf(file, sizeof(file), "/tmp/pyrospy-test-ftgil-%d.folded", (int)getpid());
+	st = test_record_to(in, "threads.py", extra, file, &err);
+	unlink(file);
+	cr_assert_eq(st, 6, "%s: exit %d: %s", in->bin, st, err);
+	/* one error line and its hint, nothing else */
+	cr_assert(!strncmp(err, "pyrospy: error: --gil: Python 3.", 32), "%s", err);
+	cr_assert_not_null(strstr(err, "t (process "), "%s", err);
+	cr_assert_not_null(strstr(err, ") is a free-threaded build: it has no GIL\nhint: "), "%s",
+			   err);
+	p = strchr(err, '\n');
+	cr_assert(p && strchr(p + 1, '\n') && !strchr(p + 1, '\n')[1], "%s", err);
+	free(err);
 }
