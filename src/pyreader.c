@@ -933,12 +933,13 @@ static enum perr dict_read(struct pyreader *pr, uint64_t dict, size_t max,
 	*nout = 0;
 	if (!dict || (dict & 7))
 		return PERR_CORRUPT;
-	if ((err = rd(pr, dict, d, PYVM_OFF(&pr->lay, 32))))
+	/* PyDictObject: ma_keys at 32, ma_values at 40 (GIL build) */
+	if ((err = rd(pr, dict, d, PYVM_OFF(&pr->lay, 48))))
 		return err;
 	if ((pr->dict_type && get_u64(d, pr->lay.ob_type) != pr->dict_type) ||
-	    get_u64(d, PYVM_OFF(&pr->lay, 24)))
+	    get_u64(d, PYVM_OFF(&pr->lay, 40)))
 		return PERR_CORRUPT;	/* not a dict, or a split table */
-	keys = get_u64(d, PYVM_OFF(&pr->lay, 16));
+	keys = get_u64(d, PYVM_OFF(&pr->lay, 32));
 	if (!keys || (keys & 7) || (err = rd(pr, keys, k, sizeof(k))))
 		return err ? err : PERR_CORRUPT;
 	if (pr->lay.minor <= 10) {
