@@ -194,11 +194,12 @@ ParameterizedTest(size_t *i, python, freethreaded_parallel, .timeout = 60)
 	const struct interp *in = &test_pythons_ft[*i];
 	const char *extra[] = { "-v", "--threads", "-r", "100", "-d", "3", "-f", "folded", NULL };
 	char file[64], *err, *out;
-	const char *p;
+	const char *p, *path;
 	unsigned long samples = 0, busy = 0;
 	int st;
 
 	snprintf(file, sizeof(file), "/tmp/pyrospy-test-ft-%d.folded", (int)getpid());
+	path = test_target_for(in, "threads.py");
 	st = test_record_to(in, "threads.py", extra, file, &err);
 	cr_assert_eq(st, 0, "%s: exit %d: %s", in->bin, st, err);
 	p = strstr(err, " samples in ");
@@ -210,14 +211,20 @@ ParameterizedTest(size_t *i, python, freethreaded_parallel, .timeout = 60)
 	unlink(file);
 	test_busy_threads_apart(out, in->bin, "");
 	for (int k = 0; k < 4; k++) {
-		char fn[16];
-		unsigned long n;
+		char fn[16], at[1100];
+		unsigned long n, on = 0;
 
 		snprintf(fn, sizeof(fn), "busy%d (", k);
 		n = test_folded_count(out, fn);
 		cr_assert_geq(n, samples / 2, "%s: busy%d in %lu of %lu samples", in->bin, k, n,
 			      samples);
 		busy += n;
+		/* busyK is defined at line 6 + 5K; its loop is on the next two */
+		for (int l = 7 + 5 * k; l <= 8 + 5 * k; l++) {
+			snprintf(at, sizeof(at), "busy%d (%s:%d)", k, path, l);
+			on += test_folded_count(out, at);
+		}
+		cr_assert_eq(on, n, "%s: busy%d off its loop's lines:\n%s", in->bin, k, out);
 	}
 	cr_assert_gt(samples, 100, "%s: %lu samples: %s", in->bin, samples, err);
 	cr_assert_geq(busy, samples * 2, "%s: %lu busy stacks in %lu samples: not parallel",
