@@ -703,7 +703,11 @@ static int report_target(const struct target *t, enum perr err)
 	case PERR_UNSUPPORTED:
 		cli_error("%s %s is not supported (process %d)", target_lang_name(t->lang),
 		      *t->version ? t->version : "of unknown version", (int)pid);
-		cli_hint("pyrospy reads Python 3.8 to 3.15 and Ruby 2.7 to 4.0");
+		if (t->free_threaded)
+			cli_hint("a free-threaded build whose _Py_DebugOffsets pyrospy cannot "
+				 "make sense of: see FREE-THREADED PYTHON in pyrospy(1)");
+		else
+			cli_hint("pyrospy reads Python 3.8 to 3.15 and Ruby 2.7 to 4.0");
 		return EXIT_UNSUPPORTED;
 	case PERR_REFUSED:
 		cli_error("refused to read '%s' of process %d ('%s'): %s",

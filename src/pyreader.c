@@ -796,11 +796,6 @@ static enum perr pyreader_setup(struct target *t, const struct reader_opts *opts
 	pr->cache = xcalloc(CODE_CACHE, sizeof(*pr->cache));
 	taskstat_init(&pr->ts, t->pid);
 	rmem_init(&pr->mem, t);
-	pythread_init(&pr->names, &pr->mem, &pr->lay, t);
-	if (opts->locals) {
-		pylocals_init(&pr->locals, &pr->mem, &pr->lay, t);
-		pr->flocals = xcalloc(STACK_MAX_DEPTH, sizeof(*pr->flocals));
-	}
 	if (runtime) {
 		pr->runtime = *runtime;
 	} else if (target_symbol(t, "_PyRuntime", &pr->runtime, &tls) &&
@@ -853,6 +848,12 @@ static enum perr pyreader_setup(struct target *t, const struct reader_opts *opts
 			pyreader_free(pr);
 			return PERR_UNSUPPORTED;
 		}
+	}
+	/* with the layout settled: they keep what it says (a free-threaded build) */
+	pythread_init(&pr->names, &pr->mem, &pr->lay, t);
+	if (opts->locals) {
+		pylocals_init(&pr->locals, &pr->mem, &pr->lay, t);
+		pr->flocals = xcalloc(STACK_MAX_DEPTH, sizeof(*pr->flocals));
 	}
 	*out = pr;
 	return PERR_OK;
