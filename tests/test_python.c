@@ -3,12 +3,15 @@
 
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "helpers.h"
+#include "pyvm.h"
+#include "target.h"
 
 /* Real CPython interpreters of every version in the matrix, profiled by pyrospy. */
 
@@ -259,5 +262,52 @@ ParameterizedTest(size_t *i, python, freethreaded_gil_refused, .timeout = 60)
 			   err);
 	p = strchr(err, '\n');
 	cr_assert(p && strchr(p + 1, '\n') && !strchr(p + 1, '\n')[1], "%s", err);
+	free(err);
+}
+
+ParameterizedTestParameters(python, freethreaded_unknown_layout)
+{
+	return cr_make_param_array(size_t, (void *)test_indexes(test_npythons_ft),
+				   test_npythons_ft);
+}
+
+/*
+ * A free-threaded build whose _Py_DebugOffsets does not hold together
+ * (here: its object header made to say 16 bytes, as a GIL build's, by
+ * writing the running target's own table) is refused as unsupported, with
+ * its version and a hint: never read as a GIL build, never an empty or
+ * wrong profile.
+ */
+ParameterizedTest(size_t *i, python, freethreaded_unknown_layout, .timeout = 60)
+{
+	const struct interp *in = &test_pythons_ft[*i];
+	const char *sargs[] = { test_target_for(in, "seed.py"), NULL };
+	const struct pyvm_debug_layout *dl = pyvm_debug_find(in->minor);
+	char ready[64], pidbuf[32], mem[64], *out, *err;
+	const char *args[] = { "record", "--pid", pidbuf, "-d", "1", "-o", "-", "-f", "folded",
+			       NULL };
+	uint64_t runtime, eight = 8;
+	struct target t;
+	pid_t pid = test_start(in, sargs, ready, sizeof(ready));
+	int tls, fd, st;
+
+	cr_assert_not_null(dl);
+	cr_assert_eq(target_open(&t, pid), PERR_OK);
+	cr_assert(t.free_threaded, "%s: not seen as free-threaded", in->bin);
+	cr_assert_eq(target_symbol(&t, "_PyRuntime", &runtime, &tls), PERR_OK);
+	target_close(&t);
+	snprintf(mem, sizeof(mem), "/proc/%d/mem", (int)pid);
+	fd = open(mem, O_RDWR);
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(pwrite(fd, &eight, 8, (off_t)(runtime + dl->pyobject_ob_type)), 8);
+	close(fd);
+	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)pid);
+	st = test_pyrospy(args, &out, &err);
+	test_stop(pid);
+	cr_assert_eq(st, 6, "%s: exit %d: %s\n%s", in->bin, st, err, out);
+	cr_assert_not_null(strstr(err, "t is not supported (process "), "%s", err);
+	cr_assert_not_null(strstr(err, "hint: a free-threaded build"), "%s", err);
+	cr_assert_eq(*out, '\0', "%s: a profile: %s", in->bin, out);
+	free(out);
 	free(err);
 }
