@@ -276,7 +276,8 @@ ParameterizedTestParameters(python, freethreaded_unknown_layout)
  * (here: its object header made to say 16 bytes, as a GIL build's, by
  * writing the running target's own table) is refused as unsupported, with
  * its version and a hint: never read as a GIL build, never an empty or
- * wrong profile.
+ * wrong profile.  (A reader that fails is tried again for a second, as
+ * for an interpreter starting up: -d 5 outlasts that.)
  */
 ParameterizedTest(size_t *i, python, freethreaded_unknown_layout, .timeout = 60)
 {
@@ -284,7 +285,7 @@ ParameterizedTest(size_t *i, python, freethreaded_unknown_layout, .timeout = 60)
 	const char *sargs[] = { test_target_for(in, "seed.py"), NULL };
 	const struct pyvm_debug_layout *dl = pyvm_debug_find(in->minor);
 	char ready[64], pidbuf[32], mem[64], *out, *err;
-	const char *args[] = { "record", "--pid", pidbuf, "-d", "1", "-o", "-", "-f", "folded",
+	const char *args[] = { "record", "--pid", pidbuf, "-d", "5", "-o", "-", "-f", "folded",
 			       NULL };
 	uint64_t runtime, eight = 8;
 	struct target t;
