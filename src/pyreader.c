@@ -335,16 +335,10 @@ bad:
 	return NULL;
 }
 
-/*
- * The line of code c at lasti (<= 3.10), or at instr (3.11+) in the copy
- * of its bytecode that starts at base: the code object's own, or a
- * thread's (tlbc_base()).
- */
-static int code_line(const struct pyreader *pr, struct pycode *c, int64_t lasti, uint64_t instr,
-		     uint64_t base)
+static int code_line(const struct pyreader *pr, struct pycode *c, int64_t lasti, uint64_t instr)
 {
-	/* lasti, or where instr is in the bytecode (any copy): either places it */
-	uint64_t at = pr->lay.lines == PYVM_LOCATIONS ? instr - base : (uint64_t)lasti;
+	/* lasti (<= 3.10) or the instruction's address (3.11+): either places it */
+	uint64_t at = pr->lay.lines == PYVM_LOCATIONS ? instr : (uint64_t)lasti;
 	int line;
 
 	for (unsigned int i = 0; i < c->memo_n; i++)
@@ -359,11 +353,11 @@ static int code_line(const struct pyreader *pr, struct pycode *c, int64_t lasti,
 					pr->lay.lasti_units ? lasti * 2 : lasti);
 		break;
 	default:
-		if (instr < base || instr - base >= c->code_bytes)
+		if (instr < c->code_start || instr - c->code_start >= c->code_bytes)
 			line = c->firstlineno;	/* not started yet, or torn */
 		else
 			line = pyline_locations(c->table, c->table_len, c->firstlineno,
-						(int64_t)((instr - base) / 2));
+						(int64_t)((instr - c->code_start) / 2));
 	}
 	/*
 	 * No line (-1), or a module's first instruction, which CPython 3.11+
@@ -661,7 +655,9 @@ static enum perr walk(struct pyreader *pr, uint64_t tstate, const unsigned char 
 			pr->stats.bad_frames++;
 			return PERR_CORRUPT;
 		}
-		st->frame[st->depth].line = code_line(pr, c, lasti, instr, base);
+		/* the same instruction in the code object's own copy */
+		st->frame[st->depth].line = code_line(pr, c, lasti,
+						      instr - base + c->code_start);
 		st->depth++;
 	}
 	return verify(pr, flen, top_at);
