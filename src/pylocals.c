@@ -451,7 +451,8 @@ const char *pylocals_frame(struct pylocals *pl, uint64_t frame, uint64_t code)
 
 	if (rd(pl, code, co, PYVM_OFF(L, 112)))
 		return NULL;
-	names = get_u64(co, PYVM_OFF(L, pl->obj.minor <= 10 ? CO_VARNAMES_OLD : CO_LOCALSPLUSNAMES));
+	names = get_u64(co, PYVM_OFF(L, pl->obj.minor <= 10 ? CO_VARNAMES_OLD :
+							      CO_LOCALSPLUSNAMES));
 	if (pyobj_type(&pl->obj, names, &t, &kind) ||
 	    (pl->obj.type[PYOBJ_TUPLE] && kind != PYOBJ_TUPLE) ||
 	    rmem_u64(pl->obj.mem, names + PYVM_OFF(L, 16), &n) || n >> 31)

@@ -828,8 +828,8 @@ static enum perr pyreader_setup(struct target *t, const struct reader_opts *opts
 			if (ok)
 				snprintf(pr->describe, sizeof(pr->describe),
 					 "Python %s, offsets from the target's _Py_DebugOffsets "
-					 "(%u differ from the shipped table)%s", t->version, mismatch,
-					 pr->lay.free_threaded ? ", free-threaded" : "");
+					 "(%u differ from the shipped table)%s", t->version,
+					 mismatch, pr->lay.free_threaded ? ", free-threaded" : "");
 			else
 				pr->lay = *base;
 			free(img);
