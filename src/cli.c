@@ -669,6 +669,22 @@ static void warn_refused(const struct target *t)
 			t->refused, (int)t->pid, t->comm, t->refused_why);
 }
 
+/*
+ * --gil on a free-threaded CPython (3.13t+): there is no GIL to hold, so
+ * the option would keep nothing.  EXIT_UNSUPPORTED with a message, or
+ * EXIT_OK.
+ */
+static int gil_refused(const struct cli_opts *o, const struct target *t)
+{
+	if (!o->gil || !t || !t->free_threaded)
+		return EXIT_OK;
+	cli_error("--gil: Python %s (process %d) is a free-threaded build: it has no GIL",
+		  t->version, (int)t->pid);
+	cli_hint("leave out --gil: without --idle only the threads the kernel shows running "
+		 "are kept");
+	return EXIT_UNSUPPORTED;
+}
+
 /* Turn a failure to open the target into a message, a hint and a status. */
 static int report_target(const struct target *t, enum perr err)
 {
@@ -711,7 +727,11 @@ static int report_target(const struct target *t, enum perr err)
 	case PERR_UNSUPPORTED:
 		cli_error("%s %s is not supported (process %d)", target_lang_name(t->lang),
 		      *t->version ? t->version : "of unknown version", (int)pid);
-		cli_hint("pyrospy reads Python 3.8 to 3.15 and Ruby 2.7 to 4.0");
+		if (t->free_threaded)
+			cli_hint("a free-threaded build whose _Py_DebugOffsets pyrospy cannot "
+				 "make sense of: see FREE-THREADED PYTHON in pyrospy(1)");
+		else
+			cli_hint("pyrospy reads Python 3.8 to 3.15 and Ruby 2.7 to 4.0");
 		return EXIT_UNSUPPORTED;
 	case PERR_REFUSED:
 		cli_error("refused to read '%s' of process %d ('%s'): %s",
@@ -1043,8 +1063,10 @@ static int profile_target(struct cli_opts *o, struct target *t, pid_t pid, pid_t
 	struct sampler_result res;
 	struct profile p;
 	enum perr err;
-	int ret = EXIT_OK;
+	int ret = gil_refused(o, t);
 
+	if (ret != EXIT_OK)
+		return ret;
 	if (streaming) {
 		ret = stream_open(o, &sm, raw_out ? o->output : o->raw, pid);
 		if (ret != EXIT_OK) {
@@ -1598,8 +1620,8 @@ static int cmd_top(struct cli_opts *o)
 
 	install_signals();
 	err = target_open(&t, o->pid);
-	if (err) {
-		int ret = report_target(&t, err);
+	if (err || gil_refused(o, &t)) {
+		int ret = err ? report_target(&t, err) : EXIT_UNSUPPORTED;
 
 		target_close(&t);
 		return ret;
@@ -1653,6 +1675,10 @@ static int cmd_serve(struct cli_opts *o)
 		ret = report_target(&t, err);
 		target_close(&t);
 		return ret;
+	}
+	if (!err && gil_refused(o, &t)) {
+		target_close(&t);
+		return EXIT_UNSUPPORTED;
 	}
 	if (!err)
 		warn_refused(&t);

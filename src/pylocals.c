@@ -68,7 +68,7 @@ static enum perr rd(struct pylocals *pl, uint64_t addr, void *out, size_t len)
 
 static uint32_t tuple_items(const struct pylocals *pl)
 {
-	return pl->obj.minor >= 14 ? 32 : 24;
+	return PYVM_OFF(pl->obj.lay, pl->obj.minor >= 14 ? 32u : 24u);
 }
 
 /* The C string tp_name of the type at type, sanitized, into out. */
@@ -78,7 +78,7 @@ static int type_name(struct pylocals *pl, uint64_t type, char *out, size_t cap)
 	uint64_t name;
 	size_t n;
 
-	if (rmem_u64(pl->obj.mem, type + 24, &name) || !name)
+	if (rmem_u64(pl->obj.mem, type + PYVM_OFF(pl->obj.lay, 24), &name) || !name)
 		return -1;
 	/* a short name may end near the end of its mapping: read less then */
 	for (n = sizeof(raw); n >= 8 && rd(pl, name, raw, n); n /= 2)
@@ -189,6 +189,7 @@ static int repr_str(struct pylocals *pl, uint64_t addr, char *out)
 		return -1;
 	len = get_u64(hdr, L->unicode.length);
 	memcpy(&state, hdr + L->unicode.state, sizeof(state));
+	state >>= L->unicode.state_shift;
 	kind = state >> 2 & 7;
 	ascii = state >> 6 & 1;
 	if ((kind != 1 && kind != 2 && kind != 4) || (ascii && kind != 1) || len >> 62)
@@ -244,7 +245,7 @@ static int repr_int(struct pylocals *pl, uint64_t addr, char *out, size_t cap)
 	int neg, ret = -1;
 	size_t o, ndigits;
 
-	if (rmem_u64(pl->obj.mem, addr + 16, &tag))
+	if (rmem_u64(pl->obj.mem, addr + PYVM_OFF(pl->obj.lay, 16), &tag))
 		return -1;
 	if (pl->obj.minor <= 11) {
 		neg = (int64_t)tag < 0;
@@ -271,7 +272,7 @@ static int repr_int(struct pylocals *pl, uint64_t addr, char *out, size_t cap)
 	}
 	digit = xmalloc((size_t)n * 4);
 	chunk = xmalloc(((size_t)n * 30 / 29 + 2) * sizeof(*chunk));
-	if (rd(pl, addr + 24, digit, (size_t)n * 4))
+	if (rd(pl, addr + PYVM_OFF(pl->obj.lay, 24), digit, (size_t)n * 4))
 		goto out;
 	/* base 2^30 to base 10^9, most significant digit first */
 	for (uint64_t i = n; i-- > 0;) {
@@ -406,7 +407,7 @@ void pylocals_repr(struct pylocals *pl, uint64_t addr, char *out, size_t cap, ch
 		bad = repr_int(pl, addr, out, cap);
 		break;
 	case PYOBJ_FLOAT:
-		bad = rd(pl, addr + 16, &d, sizeof(d)) != PERR_OK;
+		bad = rd(pl, addr + PYVM_OFF(pl->obj.lay, 16), &d, sizeof(d)) != PERR_OK;
 		if (!bad)
 			repr_float(d, out, cap);
 		break;
@@ -416,7 +417,8 @@ void pylocals_repr(struct pylocals *pl, uint64_t addr, char *out, size_t cap, ch
 	case PYOBJ_SET:
 	case PYOBJ_FROZENSET:	/* fill at 16, used at 24 */
 		bad = rmem_u64(pl->obj.mem,
-			       addr + (kind == PYOBJ_SET || kind == PYOBJ_FROZENSET ? 24 : 16),
+			       addr + PYVM_OFF(pl->obj.lay, kind == PYOBJ_SET ||
+							    kind == PYOBJ_FROZENSET ? 24 : 16),
 			       &len) != PERR_OK || len >> 40;
 		if (!bad)
 			snprintf(out, cap, "<%s, len %" PRIu64 ">", names[kind], len);
@@ -440,23 +442,24 @@ static void text_add(struct pylocals *pl, char *s)
 const char *pylocals_frame(struct pylocals *pl, uint64_t frame, uint64_t code)
 {
 	const struct pyvm_layout *L = pl->obj.lay;
-	unsigned char co[112], kinds[PYLOCALS_MAX];
+	unsigned char co[112 + 16], kinds[PYLOCALS_MAX];	/* + a free-threaded header */
 	uint64_t names, n, count, slots[PYLOCALS_MAX], items[PYLOCALS_MAX], t;
 	char *text = NULL, name[NAME_MAX_CP * 4 + 1], repr[PYLOCALS_REPR_MAX];
 	char type[256];
 	size_t len = 0, cap = 0;
 	int kind, cut;
 
-	if (rd(pl, code, co, sizeof(co)))
+	if (rd(pl, code, co, PYVM_OFF(L, 112)))
 		return NULL;
-	names = get_u64(co, pl->obj.minor <= 10 ? CO_VARNAMES_OLD : CO_LOCALSPLUSNAMES);
+	names = get_u64(co, PYVM_OFF(L, pl->obj.minor <= 10 ? CO_VARNAMES_OLD :
+							      CO_LOCALSPLUSNAMES));
 	if (pyobj_type(&pl->obj, names, &t, &kind) ||
 	    (pl->obj.type[PYOBJ_TUPLE] && kind != PYOBJ_TUPLE) ||
-	    rmem_u64(pl->obj.mem, names + 16, &n) || n >> 31)
+	    rmem_u64(pl->obj.mem, names + PYVM_OFF(L, 16), &n) || n >> 31)
 		return NULL;
 	count = n;
 	if (pl->obj.minor <= 10) {
-		int32_t nlocals = get_i32(co, CO_NLOCALS_OLD);
+		int32_t nlocals = get_i32(co, PYVM_OFF(L, CO_NLOCALS_OLD));
 
 		if (nlocals < 0)
 			return NULL;
@@ -469,7 +472,7 @@ const char *pylocals_frame(struct pylocals *pl, uint64_t frame, uint64_t code)
 		return NULL;
 	memset(kinds, CO_FAST_LOCAL, sizeof(kinds));
 	if (pl->obj.minor >= 11) {
-		uint64_t kb = get_u64(co, CO_LOCALSPLUSKINDS), kn;
+		uint64_t kb = get_u64(co, PYVM_OFF(L, CO_LOCALSPLUSKINDS)), kn;
 
 		if (pyobj_type(&pl->obj, kb, &t, &kind) ||
 		    (pl->obj.type[PYOBJ_BYTES] && kind != PYOBJ_BYTES) ||

@@ -23,6 +23,7 @@
 #define TPF_MANAGED_DICT	(1ul << 4)	/* 3.11+ */
 #define TPF_HEAPTYPE		(1ul << 9)
 #define MANAGED_DICT_OFF	24	/* below the object: 3 pointers (GIL builds) */
+#define MANAGED_DICT_OFF_FT	8	/* 1 pointer: free-threaded builds have no GC header */
 #define MANAGED_VALUES_OFF	32	/* 3.11 only: 4 pointers */
 
 /*
@@ -64,7 +65,14 @@ void pyobj_init(struct pyobj *o, struct rmem *mem, const struct pyvm_layout *lay
 	o->mem = mem;
 	o->lay = lay;
 	o->minor = lay->minor;
-	if (o->minor < ARRAY_SIZE(ht_cached_keys))
+	/*
+	 * Free-threaded: measured the same way on Debian's 3.13.5 built with
+	 * --disable-gil (896: the 32-byte header's 16 more); not yet on
+	 * 3.14t+, whose instances' attributes are then read from a dict only.
+	 */
+	if (lay->free_threaded)
+		o->ht_cached_keys = o->minor == 13 ? 896 : 0;
+	else if (o->minor < ARRAY_SIZE(ht_cached_keys))
 		o->ht_cached_keys = ht_cached_keys[o->minor];
 	for (int k = 0; k < PYOBJ_NKINDS; k++)
 		if (target_symbol(t, sym[k], &o->type[k], &tls))
@@ -124,6 +132,7 @@ enum perr pyobj_str_at(struct rmem *mem, const struct pyvm_layout *L, uint64_t s
 		return PERR_CORRUPT;
 	len = get_u64(hdr, L->unicode.length);
 	memcpy(&state, hdr + L->unicode.state, sizeof(state));
+	state >>= L->unicode.state_shift;
 	kind = state >> 2 & 7;
 	compact = state >> 5 & 1;
 	ascii = state >> 6 & 1;
@@ -288,22 +297,24 @@ static enum perr values_at(struct pyobj *o, uint64_t values, uint64_t *start, ui
 static enum perr dict_find(struct pyobj *o, uint64_t dict, const char *key, uint64_t hash,
 			   uint64_t *val)
 {
-	unsigned char d[48];
+	const struct pyvm_layout *L = o->lay;
+	unsigned char d[64];
 	uint64_t values, start, n;
 	enum perr err;
 
+	/* PyDictObject: ma_keys at 32, ma_values at 40 (GIL build) */
 	if (!dict || (dict & 7))
 		return PERR_CORRUPT;
-	if ((err = rd(o, dict, d, sizeof(d))))
+	if ((err = rd(o, dict, d, PYVM_OFF(L, 48))))
 		return err;
-	if (o->type[PYOBJ_DICT] && get_u64(d, o->lay->ob_type) != o->type[PYOBJ_DICT])
+	if (o->type[PYOBJ_DICT] && get_u64(d, L->ob_type) != o->type[PYOBJ_DICT])
 		return PERR_CORRUPT;
-	values = get_u64(d, 40);
+	values = get_u64(d, PYVM_OFF(L, 40));
 	if (!values)
-		return keys_find(o, get_u64(d, 32), 0, 0, key, hash, val);
+		return keys_find(o, get_u64(d, PYVM_OFF(L, 32)), 0, 0, key, hash, val);
 	if ((err = values_at(o, values, &start, &n)))
 		return err == PERR_NOTFOUND ? PERR_CORRUPT : err;
-	return keys_find(o, get_u64(d, 32), start, n, key, hash, val);
+	return keys_find(o, get_u64(d, PYVM_OFF(L, 32)), start, n, key, hash, val);
 }
 
 enum perr pyobj_dict_get(struct pyobj *o, uint64_t dict, const char *key, uint64_t *val)
@@ -318,7 +329,7 @@ enum perr pyobj_dict_get_hash(struct pyobj *o, uint64_t dict, uint64_t hash, uin
 
 enum perr pyobj_attr(struct pyobj *o, uint64_t obj, const char *name, uint64_t *val)
 {
-	unsigned char t[TP_DICTOFFSET + 8];
+	unsigned char t[TP_DICTOFFSET + 8 + 16];	/* room for a free-threaded header */
 	uint64_t type, flags, dict, values, start, n, keys;
 	int64_t dictoff;
 	int kind;
@@ -326,9 +337,9 @@ enum perr pyobj_attr(struct pyobj *o, uint64_t obj, const char *name, uint64_t *
 
 	if ((err = pyobj_type(o, obj, &type, &kind)))
 		return err;
-	if ((err = rd(o, type, t, sizeof(t))))
+	if ((err = rd(o, type, t, PYVM_OFF(o->lay, TP_DICTOFFSET + 8))))
 		return err;
-	flags = get_u64(t, TP_FLAGS);
+	flags = get_u64(t, PYVM_OFF(o->lay, TP_FLAGS));
 	if (o->minor <= 10) {
 		dictoff = (int64_t)get_u64(t, TP_DICTOFFSET);
 		if (dictoff <= 0 || dictoff > 4096 || (dictoff & 7))
@@ -339,7 +350,8 @@ enum perr pyobj_attr(struct pyobj *o, uint64_t obj, const char *name, uint64_t *
 	}
 	if (!(flags & TPF_MANAGED_DICT))
 		return PERR_NOTFOUND;	/* a class with __slots__ or a C type */
-	if ((err = rmem_u64(o->mem, obj - MANAGED_DICT_OFF, &dict)))
+	if ((err = rmem_u64(o->mem, obj - (o->lay->free_threaded ? MANAGED_DICT_OFF_FT :
+								  MANAGED_DICT_OFF), &dict)))
 		return err;
 	values = 0;
 	if (o->minor == 12 && (dict & 1)) {
@@ -352,7 +364,7 @@ enum perr pyobj_attr(struct pyobj *o, uint64_t obj, const char *name, uint64_t *
 		if ((err = rmem_u64(o->mem, obj - MANAGED_VALUES_OFF, &values)))
 			return err;
 	} else if (o->minor >= 13) {
-		uint64_t basic = get_u64(t, TP_BASICSIZE);
+		uint64_t basic = get_u64(t, PYVM_OFF(o->lay, TP_BASICSIZE));
 
 		if (!(flags & TPF_INLINE_VALUES) || basic < 16 || basic > 4096 || (basic & 7))
 			return PERR_NOTFOUND;

@@ -257,6 +257,7 @@ static size_t str_object_len(const struct pyvm_layout *L, const unsigned char *h
 	uint32_t state;
 
 	memcpy(&state, hdr + L->unicode.state, sizeof(state));
+	state >>= L->unicode.state_shift;
 	if (!(state >> 5 & 1) || len >> 40)
 		return 0;	/* not compact: the read of the name said so already */
 	end = ((state >> 6 & 1) ? L->unicode.ascii_size : L->unicode.compact_size) +
@@ -321,9 +322,9 @@ static struct pycode *code_get(struct pyreader *pr, uint64_t addr)
 		c.code_start = bytes + L->bytes.ob_sval;
 		c.code_bytes = get_u64(bh, L->bytes.ob_size);
 	} else {
-		/* PyVarObject: ob_size (at 16) counts 2-byte code units */
+		/* PyVarObject: ob_size (after the header) counts 2-byte code units */
 		c.code_start = addr + L->code.code;
-		c.code_bytes = get_u64(hdr, 16) * 2;
+		c.code_bytes = get_u64(hdr, PYVM_OFF(L, 16)) * 2;
 	}
 	if (c.code_bytes > (64u << 20))
 		goto bad;
@@ -373,6 +374,39 @@ static int code_line(const struct pyreader *pr, struct pycode *c, int64_t lasti,
 	if (c->memo_n < 2)
 		c->memo_n++;
 	return line;
+}
+
+/*
+ * 3.14+ free-threaded: a thread runs its own copy of a code object's
+ * bytecode once it specializes it, entry tlbc_index of the code's
+ * _PyCodeArray co_tlbc {Py_ssize_t size; char *entries[size]}; entry 0 is
+ * the code object's own.  Where the frame fr's copy starts, in *base;
+ * PERR_CORRUPT if the array does not have it, or instr is not in it.
+ */
+static enum perr tlbc_base(struct pyreader *pr, const struct pycode *c, const unsigned char *fr,
+			   uint64_t instr, uint64_t *base)
+{
+	const struct pyvm_layout *L = &pr->lay;
+	int32_t idx;
+	uint64_t arr, size;
+	enum perr err;
+
+	*base = c->code_start;
+	if (!L->code.tlbc || !L->frame.tlbc_index)
+		return PERR_OK;
+	idx = get_i32(fr, L->frame.tlbc_index);
+	if (!idx)
+		return PERR_OK;
+	if (idx < 0 || idx > 65536)
+		return PERR_CORRUPT;
+	if ((err = rd_u64(pr, c->addr + L->code.tlbc, &arr)) || (err = rd_u64(pr, arr, &size)))
+		return err;
+	if ((uint64_t)idx >= size || size > 65536 ||
+	    (err = rd_u64(pr, arr + 8 + 8 * (uint64_t)idx, base)))
+		return err ? err : PERR_CORRUPT;
+	if (!*base || instr < *base || instr - *base >= c->code_bytes)
+		return PERR_CORRUPT;	/* the thread's copy is not where it runs */
+	return PERR_OK;
 }
 
 /*
@@ -472,6 +506,7 @@ static int same_name(const struct pyvm_layout *L, const unsigned char *was,
 	size_t data, n;
 
 	memcpy(&state, was + L->unicode.state, sizeof(state));
+	state >>= L->unicode.state_shift;
 	data = (state >> 6 & 1) ? L->unicode.ascii_size : L->unicode.compact_size;
 	if (memcmp(was + L->unicode.length, now + L->unicode.length, 8) ||
 	    memcmp(was + L->unicode.state, now + L->unicode.state, 4) || data >= NAMEOBJ)
@@ -575,7 +610,7 @@ static enum perr walk(struct pyreader *pr, uint64_t tstate, const unsigned char 
 	if (flen > sizeof(fr))
 		return PERR_CORRUPT;
 	while (frame) {
-		uint64_t code, back, instr = 0;
+		uint64_t code, back, instr = 0, base = 0;
 		int64_t lasti = -1;
 		struct pycode *c;
 
@@ -618,7 +653,13 @@ static enum perr walk(struct pyreader *pr, uint64_t tstate, const unsigned char 
 		}
 		st->frame[st->depth].name = c->name;
 		st->frame[st->depth].file = c->file;
-		st->frame[st->depth].line = code_line(pr, c, lasti, instr);
+		if (tlbc_base(pr, c, fr, instr, &base)) {
+			pr->stats.bad_frames++;
+			return PERR_CORRUPT;
+		}
+		/* the same instruction in the code object's own copy */
+		st->frame[st->depth].line = code_line(pr, c, lasti,
+						      instr - base + c->code_start);
 		st->depth++;
 	}
 	return verify(pr, flen, top_at);
@@ -794,11 +835,6 @@ static enum perr pyreader_setup(struct target *t, const struct reader_opts *opts
 	pr->cache = xcalloc(CODE_CACHE, sizeof(*pr->cache));
 	taskstat_init(&pr->ts, t->pid);
 	rmem_init(&pr->mem, t);
-	pythread_init(&pr->names, &pr->mem, &pr->lay, t);
-	if (opts->locals) {
-		pylocals_init(&pr->locals, &pr->mem, &pr->lay, t);
-		pr->flocals = xcalloc(STACK_MAX_DEPTH, sizeof(*pr->flocals));
-	}
 	if (runtime) {
 		pr->runtime = *runtime;
 	} else if (target_symbol(t, "_PyRuntime", &pr->runtime, &tls) &&
@@ -826,17 +862,37 @@ static enum perr pyreader_setup(struct target *t, const struct reader_opts *opts
 		unsigned char *img;
 		unsigned int mismatch = 0;
 
+		int ok = 0;
+
 		if (dl) {
 			img = xmalloc(dl->size);
-			if (!procmem_read(&t->mem, pr->runtime, img, dl->size) &&
-			    !pyvm_from_debug(&pr->lay, base, dl, img, dl->size, &mismatch))
+			ok = !procmem_read(&t->mem, pr->runtime, img, dl->size) &&
+			     !pyvm_from_debug(&pr->lay, base, dl, img, dl->size, &mismatch);
+			if (ok)
 				snprintf(pr->describe, sizeof(pr->describe),
 					 "Python %s, offsets from the target's _Py_DebugOffsets "
-					 "(%u differ from the shipped table)", t->version, mismatch);
+					 "(%u differ from the shipped table)%s", t->version,
+					 mismatch, pr->lay.free_threaded ? ", free-threaded" : "");
 			else
 				pr->lay = *base;
 			free(img);
 		}
+		/*
+		 * A free-threaded build read with a GIL build's table would
+		 * find nothing, silently: refuse it.  And --gil would keep
+		 * nothing: it has no GIL (the CLI says so first).
+		 */
+		if ((t->free_threaded && (!ok || !pr->lay.free_threaded)) ||
+		    (pr->lay.free_threaded && opts->gil_only)) {
+			pyreader_free(pr);
+			return PERR_UNSUPPORTED;
+		}
+	}
+	/* with the layout settled: they keep what it says (a free-threaded build) */
+	pythread_init(&pr->names, &pr->mem, &pr->lay, t);
+	if (opts->locals) {
+		pylocals_init(&pr->locals, &pr->mem, &pr->lay, t);
+		pr->flocals = xcalloc(STACK_MAX_DEPTH, sizeof(*pr->flocals));
 	}
 	*out = pr;
 	return PERR_OK;
@@ -908,7 +964,7 @@ struct pydent {
 static enum perr dict_read(struct pyreader *pr, uint64_t dict, size_t max,
 			   struct pydent **out, size_t *nout)
 {
-	unsigned char d[48], k[40], *raw;
+	unsigned char d[64], k[40], *raw;
 	uint64_t keys, nent, start, esize, size;
 	int hashed = 1;
 	enum perr err;
@@ -917,11 +973,13 @@ static enum perr dict_read(struct pyreader *pr, uint64_t dict, size_t max,
 	*nout = 0;
 	if (!dict || (dict & 7))
 		return PERR_CORRUPT;
-	if ((err = rd(pr, dict, d, sizeof(d))))
+	/* PyDictObject: ma_keys at 32, ma_values at 40 (GIL build) */
+	if ((err = rd(pr, dict, d, PYVM_OFF(&pr->lay, 48))))
 		return err;
-	if ((pr->dict_type && get_u64(d, pr->lay.ob_type) != pr->dict_type) || get_u64(d, 40))
+	if ((pr->dict_type && get_u64(d, pr->lay.ob_type) != pr->dict_type) ||
+	    get_u64(d, PYVM_OFF(&pr->lay, 40)))
 		return PERR_CORRUPT;	/* not a dict, or a split table */
-	keys = get_u64(d, 32);
+	keys = get_u64(d, PYVM_OFF(&pr->lay, 32));
 	if (!keys || (keys & 7) || (err = rd(pr, keys, k, sizeof(k))))
 		return err ? err : PERR_CORRUPT;
 	if (pr->lay.minor <= 10) {
@@ -1011,16 +1069,17 @@ static void tags_search(struct pyreader *pr, uint64_t interp)
 	    L->interp.modules == PYVM_NONE)
 		return;
 	pr->tag_next = pr->stats.samples + TAG_SEARCH;
-	/* PyDictObject: ma_used at 16, ma_keys at 32 */
+	/* PyDictObject: ma_used at 16, ma_keys at 32 (GIL build) */
 	if (rd_u64(pr, interp + L->interp.modules, &modules) || !modules ||
-	    rd_u64(pr, modules + 16, &used) || rd_u64(pr, modules + 32, &keys) ||
+	    rd_u64(pr, modules + PYVM_OFF(L, 16), &used) ||
+	    rd_u64(pr, modules + PYVM_OFF(L, 32), &keys) ||
 	    (keys == pr->tag_seen[0] && used == pr->tag_seen[1]))
 		return;
 	pr->tag_seen[0] = keys;
 	pr->tag_seen[1] = used;
 	mod = dict_get(pr, modules, "pyrospy");
 	/* PyModuleObject: md_dict right after the object header */
-	if (!mod || rd_u64(pr, mod + 16, &md_dict))
+	if (!mod || rd_u64(pr, mod + PYVM_OFF(L, 16), &md_dict))
 		return;
 	pr->tag_dict = dict_get(pr, md_dict, "_pyrospy_tags");
 	pr->tag_list = dict_get(pr, md_dict, "_pyrospy_sets");
@@ -1058,7 +1117,7 @@ struct pylisted {
 static const char *tagset_get(struct pyreader *pr, uint64_t addr, struct pylisted *l)
 {
 	struct pytagset *ts = tagset_slot(pr, addr);
-	unsigned char hdr[40];
+	unsigned char hdr[56];
 
 	if (ts->addr)
 		return ts->tags;
@@ -1066,15 +1125,15 @@ static const char *tagset_get(struct pyreader *pr, uint64_t addr, struct pyliste
 		return NULL;
 	if (!l->read) {
 		l->read = 1;
-		/* PyListObject: ob_size at 16, ob_item at 24 */
-		if (rd(pr, pr->tag_list, hdr, sizeof(hdr)) ||
+		/* PyListObject: ob_size at 16, ob_item at 24 (GIL build) */
+		if (rd(pr, pr->tag_list, hdr, PYVM_OFF(&pr->lay, 40)) ||
 		    (pr->list_type && get_u64(hdr, pr->lay.ob_type) != pr->list_type))
 			return NULL;
-		l->n = get_u64(hdr, 16);
+		l->n = get_u64(hdr, PYVM_OFF(&pr->lay, 16));
 		if (l->n > TAGSET_MAX)
 			l->n = TAGSET_MAX;
 		l->items = xmalloc((size_t)(l->n ? l->n : 1) * 8);
-		if (rd(pr, get_u64(hdr, 24), l->items, (size_t)l->n * 8))
+		if (rd(pr, get_u64(hdr, PYVM_OFF(&pr->lay, 24)), l->items, (size_t)l->n * 8))
 			l->n = 0;
 	}
 	for (uint64_t i = 0; i < l->n; i++) {

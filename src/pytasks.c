@@ -122,6 +122,11 @@ static enum perr load_layout(struct tasks *ts, const char **why)
 	unsigned char *dbg;
 	enum perr err;
 
+	if (ts->t->free_threaded) {
+		*why = "pyrospy reads the asyncio tasks of GIL builds only, not of a "
+		       "free-threaded one (its objects are laid out otherwise)";
+		return PERR_UNSUPPORTED;
+	}
 	for (size_t i = 0; i < pytasks_nregistry; i++)
 		if (pytasks_registry[i].minor == ts->t->minor) {
 			ts->old = &pytasks_registry[i];

@@ -98,15 +98,15 @@ static void active_search(struct pythread *tn, uint64_t interp, uint64_t sample)
 	tn->search_at = sample + SEARCH_EVERY;
 	/* PyDictObject: ma_used at 16, ma_keys at 32; look again only when it changed */
 	if (rmem_u64(tn->obj.mem, interp + L->interp.modules, &modules) || !modules ||
-	    rmem_u64(tn->obj.mem, modules + 16, &used) ||
-	    rmem_u64(tn->obj.mem, modules + 32, &keys) ||
+	    rmem_u64(tn->obj.mem, modules + PYVM_OFF(L, 16), &used) ||
+	    rmem_u64(tn->obj.mem, modules + PYVM_OFF(L, 32), &keys) ||
 	    (keys == tn->seen[0] && used == tn->seen[1]))
 		return;
 	if (pyobj_dict_get(&tn->obj, modules, "threading", &mod) ||
 	    pyobj_type(&tn->obj, mod, &md_dict, &kind) ||
 	    (tn->obj.type[PYOBJ_MODULE] && kind != PYOBJ_MODULE) ||
 	    /* PyModuleObject: md_dict right after the object header */
-	    rmem_u64(tn->obj.mem, mod + 16, &md_dict) ||
+	    rmem_u64(tn->obj.mem, mod + PYVM_OFF(L, 16), &md_dict) ||
 	    pyobj_dict_get(&tn->obj, md_dict, "_active", &active) ||
 	    pyobj_type(&tn->obj, active, &keys, &kind) ||
 	    (tn->obj.type[PYOBJ_DICT] && kind != PYOBJ_DICT)) {

@@ -103,11 +103,16 @@ int pyvm_from_debug(struct pyvm_layout *out, const struct pyvm_layout *base,
 		    unsigned int *mismatch)
 {
 	struct debug_image im = { .buf = buf, .len = len };
-	uint64_t tsize, fsize, csize;
+	uint64_t tsize, fsize, csize, ft;
+	uint32_t ascii_size;
 
 	*out = *base;
 	if (len < 24 || memcmp(buf, "xdebugpy", 8))
 		return -1;
+	ft = img_u64(&im, 16);
+	if (ft > 1)
+		return -1;
+	out->free_threaded = (int)ft;
 	take(&im, &out->runtime.interpreters_head, dl->runtime_size,
 	     dl->runtime_interpreters_head, 8);
 	take(&im, &out->interp.next, dl->interp_size, dl->interp_next, 8);
@@ -177,7 +182,23 @@ int pyvm_from_debug(struct pyvm_layout *out, const struct pyvm_layout *base,
 	take(&im, &out->ob_type, dl->pyobject_size, dl->pyobject_ob_type, 8);
 	take(&im, &out->unicode.state, dl->unicode_size, dl->unicode_state, 4);
 	take(&im, &out->unicode.length, dl->unicode_size, dl->unicode_length, 8);
+	ascii_size = out->unicode.ascii_size;
 	take(&im, &out->unicode.ascii_size, dl->unicode_size, dl->unicode_ascii_size, 0);
+	/* PyCompactUnicodeObject is PyASCIIObject and two words, in every build */
+	out->unicode.compact_size += out->unicode.ascii_size - ascii_size;
+	if (ft) {
+		/*
+		 * The header (ob_type its last word) is 32 bytes, or this
+		 * is no build we know; there is no GIL to hold.
+		 */
+		if (out->ob_type != 24)
+			im.bad = 1;
+		out->head_extra = 16;
+		out->interp.ceval_gil = PYVM_NONE;
+		out->unicode.state_shift = base->minor >= 14 ? 6 : 0;
+		take(&im, &out->frame.tlbc_index, dl->frame_size, dl->frame_tlbc_index, 4);
+		take(&im, &out->code.tlbc, dl->code_size, dl->code_tlbc, 8);
+	}
 	take(&im, &out->bytes.ob_size, dl->bytes_size, dl->bytes_ob_size, 8);
 	take(&im, &out->bytes.ob_sval, dl->bytes_size, dl->bytes_ob_sval, 0);
 	if (mismatch)

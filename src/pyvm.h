@@ -43,6 +43,16 @@ struct pyvm_layout {
 	enum pyvm_lines lines;
 	int lasti_units;		/* f_lasti counts 2-byte units (3.10) */
 	int stackref_tagged;		/* 3.14+: mask low 2 bits of f_executable */
+	/*
+	 * Free-threaded builds (--disable-gil, 3.13+), known only from the
+	 * target's _Py_DebugOffsets: no GIL; the object header is 32 bytes
+	 * (ob_tid, flags, mutex, gc bits, ob_ref_local, ob_ref_shared,
+	 * ob_type), so every field after it sits head_extra (16) bytes
+	 * further than in the GIL build; 3.14+ keeps str's `interned' in a
+	 * whole byte, which moves the other state bits up by state_shift (6).
+	 */
+	int free_threaded;
+	uint32_t head_extra;
 	uint32_t shim_owner;		/* frames with owner >= this are shims; NONE: no shims */
 
 	struct {
@@ -83,6 +93,8 @@ struct pyvm_layout {
 		uint32_t instr;			/* prev_instr / instr_ptr (3.11+) */
 		uint32_t owner;			/* char owner (3.11+) */
 		uint32_t localsplus;
+		uint32_t tlbc_index;		/* 3.14+ free-threaded: int32 index of the
+						   thread's bytecode copy; 0: none */
 		/*
 		 * <= 3.10: char f_executing (3.8, 3.9) or f_state (3.10),
 		 * and the values it has on a frame of a thread's stack, as
@@ -100,12 +112,15 @@ struct pyvm_layout {
 		uint32_t firstlineno;
 		uint32_t linetable;		/* co_lnotab / co_linetable */
 		uint32_t code;			/* co_code bytes (<= 3.10) or co_code_adaptive */
+		uint32_t tlbc;			/* 3.14+ free-threaded: _PyCodeArray *co_tlbc
+						   {size; entries[]}; 0: none */
 	} code;
 	struct {
 		uint32_t ascii_size;		/* sizeof(PyASCIIObject) */
 		uint32_t compact_size;		/* sizeof(PyCompactUnicodeObject) */
 		uint32_t length;
 		uint32_t state;
+		uint32_t state_shift;		/* kind at bit 2 + shift, compact 5, ascii 6 */
 	} unicode;
 	struct {
 		uint32_t ob_size;
@@ -118,7 +133,8 @@ struct pyvm_layout {
  * Where each field sits inside _Py_DebugOffsets (3.13+), for one layout of
  * that struct.  The struct does not describe itself and changed between
  * 3.13 and 3.14, so it is data like the rest.  The cookie is at 0, the
- * version (PY_VERSION_HEX) at 8, free_threaded at 16.
+ * version (PY_VERSION_HEX) at 8, free_threaded at 16.  frame_tlbc_index
+ * and code_tlbc are PYVM_NONE before 3.14 (0 would be read as an offset).
  */
 struct pyvm_debug_layout {
 	unsigned int minor;
@@ -132,13 +148,19 @@ struct pyvm_debug_layout {
 		 tstate_thread_id, tstate_native_thread_id, tstate_datastack_chunk,
 		 tstate_status;
 	uint32_t frame_size, frame_previous, frame_executable, frame_instr_ptr,
-		 frame_localsplus, frame_owner;
+		 frame_localsplus, frame_owner, frame_tlbc_index;
 	uint32_t code_size, code_filename, code_name, code_qualname, code_linetable,
-		 code_firstlineno, code_adaptive;
+		 code_firstlineno, code_adaptive, code_tlbc;
 	uint32_t pyobject_size, pyobject_ob_type;
 	uint32_t unicode_size, unicode_state, unicode_length, unicode_ascii_size;
 	uint32_t bytes_size, bytes_ob_size, bytes_ob_sval;
 };
+
+/*
+ * Offset off of an object's field as the GIL build has it (16: the first
+ * word after the header), in layout L's build.
+ */
+#define PYVM_OFF(L, off) ((off) + (L)->head_extra)
 
 #define PYVM_MIN_MINOR 8
 #define PYVM_MAX_MINOR 15

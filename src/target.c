@@ -324,6 +324,9 @@ static enum perr detect_python(struct target *t)
 		t->major = (unsigned int)(hex >> 24 & 0xff);
 		t->minor = (unsigned int)(hex >> 16 & 0xff);
 		t->patch = (unsigned int)(hex >> 8 & 0xff);
+		/* _Py_DebugOffsets.free_threaded: 1 in a --disable-gil build */
+		memcpy(&hex, hdr + 16, sizeof(hex));
+		t->free_threaded = hex == 1;
 		goto found;
 	}
 	/* 3.11+: Py_Version is PY_VERSION_HEX in read-only data. */
@@ -353,7 +356,9 @@ static enum perr detect_python(struct target *t)
 	snprintf(t->version, sizeof(t->version), "%u.%u", t->major, t->minor);
 	goto check;
 found:
-	snprintf(t->version, sizeof(t->version), "%u.%u.%u", t->major, t->minor, t->patch);
+	/* "t": how CPython names its free-threaded builds (python3.13t) */
+	snprintf(t->version, sizeof(t->version), "%u.%u.%u%s", t->major, t->minor, t->patch,
+		 t->free_threaded ? "t" : "");
 check:
 	if (t->major != 3 || t->minor < PY_MIN_MINOR || t->minor > PY_MAX_MINOR)
 		return PERR_UNSUPPORTED;

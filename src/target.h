@@ -39,7 +39,8 @@ struct target {
 	pid_t pid;
 	enum target_lang lang;
 	unsigned int major, minor, patch;
-	char version[32];	/* as the interpreter spells it: "3.11.2", "3.4.1" */
+	char version[32];	/* as the interpreter spells it: "3.11.2", "3.4.1", "3.13.5t" */
+	int free_threaded;	/* a CPython 3.13+ built with --disable-gil: no GIL */
 	char comm[64];		/* /proc/PID/comm, sanitized (utf8.h): fit to print */
 	char *exe_path;		/* readlink /proc/PID/exe, raw: sanitize to print */
 	struct procmaps maps;

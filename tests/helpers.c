@@ -27,6 +27,17 @@ const struct interp test_pythons[] = {
 };
 const size_t test_npythons = sizeof(test_pythons) / sizeof(test_pythons[0]);
 
+/* Free-threaded builds (--disable-gil) of Debian's source, by scripts/build-python-ft. */
+const struct interp test_pythons_ft[] = {
+	{ "trixie-ft", "/opt/pyft/python3.13/python", TARGET_PYTHON, 3, 13 },
+};
+const size_t test_npythons_ft = sizeof(test_pythons_ft) / sizeof(test_pythons_ft[0]);
+
+const struct interp *test_python_any(size_t i)
+{
+	return i < test_npythons ? &test_pythons[i] : &test_pythons_ft[i - test_npythons];
+}
+
 const struct interp test_rubies[] = {
 	{ "bullseye", "ruby2.7", TARGET_RUBY, 2, 7 },
 	{ NULL, "/usr/bin/ruby3.1", TARGET_RUBY, 3, 1 },

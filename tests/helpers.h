@@ -20,6 +20,11 @@ struct interp {
 
 extern const struct interp test_pythons[];
 extern const size_t test_npythons;
+/* Free-threaded CPython builds (3.13t...), and i-th of test_pythons then of them. */
+extern const struct interp test_pythons_ft[];
+extern const size_t test_npythons_ft;
+const struct interp *test_python_any(size_t i);
+#define test_npythons_any (test_npythons + test_npythons_ft)
 extern const struct interp test_rubies[];
 extern const size_t test_nrubies;
 

@@ -324,6 +324,20 @@ Test(dump, python_threads, .timeout = 30)
 	check_dump(&test_pythons[1], "threads.py", 6, want, "holds the GIL");
 }
 
+/*
+ * Free-threaded: the same threads, and no GIL holder (there is none).  The
+ * main thread is in <module>: in join(), or, on a loaded machine where the
+ * four busy threads run at once, maybe still starting the last thread.
+ */
+Test(dump, python_threads_freethreaded, .timeout = 30)
+{
+	const char *want[] = { "    busy0 (", "    busy1 (", "    busy2 (", "    busy3 (",
+			       "    <module> (/tmp/threads.py:", ", Python 3.13.", "t): 6 threads",
+			       NULL };
+
+	check_dump(&test_pythons_ft[0], "threads.py", 6, want, "holds the GIL");
+}
+
 Test(dump, ruby_threads, .timeout = 30)
 {
 	const char *want[] = { "    Object#busy0 (", "    Object#busy1 (", "    Object#busy2 (",

@@ -33,12 +33,13 @@ static void unhex(const char *s, size_t n, char *out, size_t cap)
 
 ParameterizedTestParameters(pylocals, dump)
 {
-	return cr_make_param_array(size_t, (void *)test_indexes(test_npythons), test_npythons);
+	return cr_make_param_array(size_t, (void *)test_indexes(test_npythons_any),
+				   test_npythons_any);
 }
 
 ParameterizedTest(size_t *i, pylocals, dump, .timeout = 60)
 {
-	const struct interp *in = &test_pythons[*i];
+	const struct interp *in = test_python_any(*i);
 	const char *sargs[] = { test_target_for(in, "locals.py"), NULL };
 	char ready[16384], pidbuf[32], name[128], type[128], repr[512], want[1024], *out, *err;
 	char *hold, *end;

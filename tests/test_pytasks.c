@@ -487,6 +487,15 @@ Test(pytasks, nothing_to_show, .timeout = 60)
 		free(out);
 		free(err);
 	}
+	/* a free-threaded build's tasks are not read: said, never a torn-read loop */
+	for (size_t i = 0; i < test_npythons_ft; i++) {
+		st = dump_tasks_of(&test_pythons_ft[i], "asynctasks.py", &out, &err);
+		cr_assert_eq(st, 6, "%s: exit %d: %s%s", test_pythons_ft[i].bin, st, out, err);
+		cr_assert(strstr(err, "not of a free-threaded one"), "%s: %s",
+			  test_pythons_ft[i].bin, err);
+		free(out);
+		free(err);
+	}
 	st = dump_tasks_of(&test_rubies[1], "deep.rb", &out, &err);
 	cr_assert_eq(st, 6, "ruby: exit %d: %s%s", st, out, err);
 	cr_assert_eq(*out, '\0', "ruby: %s", out);

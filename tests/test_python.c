@@ -3,23 +3,28 @@
 
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "helpers.h"
+#include "pyvm.h"
+#include "target.h"
 
 /* Real CPython interpreters of every version in the matrix, profiled by pyrospy. */
 
 ParameterizedTestParameters(python, seed_split)
 {
-	return cr_make_param_array(size_t, (void *)test_indexes(test_npythons), test_npythons);
+	return cr_make_param_array(size_t, (void *)test_indexes(test_npythons_any),
+				   test_npythons_any);
 }
 
 /* foo 75% +- 4, bar 25% +- 4, and the leaf on the loop's lines. */
 ParameterizedTest(size_t *i, python, seed_split, .timeout = 60)
 {
-	const struct interp *in = &test_pythons[*i];
+	const struct interp *in = test_python_any(*i);
 	const char *extra[] = { "-r", "100", "-d", "10", NULL };
 	const char *path;
 	char *out = test_profile(in, "seed.py", extra, &path);
@@ -52,13 +57,14 @@ ParameterizedTest(size_t *i, python, seed_split, .timeout = 60)
 
 ParameterizedTestParameters(python, deep_recursion)
 {
-	return cr_make_param_array(size_t, (void *)test_indexes(test_npythons), test_npythons);
+	return cr_make_param_array(size_t, (void *)test_indexes(test_npythons_any),
+				   test_npythons_any);
 }
 
 /* All 400 frames, in order: <module>, rec x 400, spin. */
 ParameterizedTest(size_t *i, python, deep_recursion, .timeout = 60)
 {
-	const struct interp *in = &test_pythons[*i];
+	const struct interp *in = test_python_any(*i);
 	const char *extra[] = { "-r", "100", "-d", "2", NULL };
 	const char *path;
 	char *out = test_profile(in, "recursion.py", extra, &path);
@@ -91,7 +97,8 @@ ParameterizedTest(size_t *i, python, deep_recursion, .timeout = 60)
 
 ParameterizedTestParameters(python, threads)
 {
-	return cr_make_param_array(size_t, (void *)test_indexes(test_npythons), test_npythons);
+	return cr_make_param_array(size_t, (void *)test_indexes(test_npythons_any),
+				   test_npythons_any);
 }
 
 /*
@@ -100,7 +107,7 @@ ParameterizedTestParameters(python, threads)
  */
 ParameterizedTest(size_t *i, python, threads, .timeout = 60)
 {
-	const struct interp *in = &test_pythons[*i];
+	const struct interp *in = test_python_any(*i);
 	const char *extra[] = { "--threads", "-r", "100", "-d", "3", NULL };
 	const char *extra_idle[] = { "--threads", "--idle", "-r", "100", "-d", "2", NULL };
 	const char *path;
@@ -118,13 +125,14 @@ ParameterizedTest(size_t *i, python, threads, .timeout = 60)
 
 ParameterizedTestParameters(python, names)
 {
-	return cr_make_param_array(size_t, (void *)test_indexes(test_npythons), test_npythons);
+	return cr_make_param_array(size_t, (void *)test_indexes(test_npythons_any),
+				   test_npythons_any);
 }
 
 /* Qualified names where the version has them; sensible names for the rest. */
 ParameterizedTest(size_t *i, python, names, .timeout = 60)
 {
-	const struct interp *in = &test_pythons[*i];
+	const struct interp *in = test_python_any(*i);
 	const char *extra[] = { "-r", "200", "-d", "4", NULL };
 	const char *path;
 	char *out = test_profile(in, "names.py", extra, &path);
@@ -209,4 +217,137 @@ ParameterizedTest(size_t *i, python, gc_frame, .timeout = 60)
 	cr_assert_eq(test_folded_count(out, "(garbage collection)"), 0,
 		     "%s: --no-gc and still a (garbage collection) leaf:\n%s", in->bin, out);
 	free(out);
+}
+
+ParameterizedTestParameters(python, freethreaded_parallel)
+{
+	return cr_make_param_array(size_t, (void *)test_indexes(test_npythons_ft),
+				   test_npythons_ft);
+}
+
+/*
+ * A free-threaded build runs its threads at once: four busy threads are
+ * all running (or runnable) in a sample, where a GIL build has about one
+ * (the others wait for the GIL, asleep).  So well over one busy stack per
+ * sample, each thread in about every sample, and no GIL holder claimed.
+ */
+ParameterizedTest(size_t *i, python, freethreaded_parallel, .timeout = 60)
+{
+	const struct interp *in = &test_pythons_ft[*i];
+	const char *extra[] = { "-v", "--threads", "-r", "100", "-d", "3", "-f", "folded", NULL };
+	char file[64], *err, *out;
+	const char *p, *path;
+	unsigned long samples = 0, busy = 0;
+	int st;
+
+	snprintf(file, sizeof(file), "/tmp/pyrospy-test-ft-%d.folded", (int)getpid());
+	path = test_target_for(in, "threads.py");
+	st = test_record_to(in, "threads.py", extra, file, &err);
+	cr_assert_eq(st, 0, "%s: exit %d: %s", in->bin, st, err);
+	p = strstr(err, " samples in ");
+	while (p && p > err && p[-1] >= '0' && p[-1] <= '9')
+		p--;
+	if (p)
+		samples = strtoul(p, NULL, 10);
+	out = test_slurp(file);
+	unlink(file);
+	test_busy_threads_apart(out, in->bin, "");
+	for (int k = 0; k < 4; k++) {
+		char fn[16], at[1100];
+		unsigned long n, on = 0;
+
+		snprintf(fn, sizeof(fn), "busy%d (", k);
+		n = test_folded_count(out, fn);
+		cr_assert_geq(n, samples / 2, "%s: busy%d in %lu of %lu samples", in->bin, k, n,
+			      samples);
+		busy += n;
+		/* busyK is defined at line 6 + 5K; its loop is on the next two */
+		for (int l = 7 + 5 * k; l <= 8 + 5 * k; l++) {
+			snprintf(at, sizeof(at), "busy%d (%s:%d)", k, path, l);
+			on += test_folded_count(out, at);
+		}
+		cr_assert_eq(on, n, "%s: busy%d off its loop's lines:\n%s", in->bin, k, out);
+	}
+	cr_assert_gt(samples, 100, "%s: %lu samples: %s", in->bin, samples, err);
+	cr_assert_geq(busy, samples * 2, "%s: %lu busy stacks in %lu samples: not parallel",
+		      in->bin, busy, samples);
+	free(out);
+	free(err);
+}
+
+ParameterizedTestParameters(python, freethreaded_gil_refused)
+{
+	return cr_make_param_array(size_t, (void *)test_indexes(test_npythons_ft),
+				   test_npythons_ft);
+}
+
+/* --gil on a build without a GIL: one line and EXIT_UNSUPPORTED, never an empty profile. */
+ParameterizedTest(size_t *i, python, freethreaded_gil_refused, .timeout = 60)
+{
+	const struct interp *in = &test_pythons_ft[*i];
+	const char *extra[] = { "--gil", "-r", "100", "-d", "1", NULL };
+	char file[64], *err;
+	const char *p;
+	int st;
+
+	snprintf(file, sizeof(file), "/tmp/pyrospy-test-ftgil-%d.folded", (int)getpid());
+	st = test_record_to(in, "threads.py", extra, file, &err);
+	unlink(file);
+	cr_assert_eq(st, 6, "%s: exit %d: %s", in->bin, st, err);
+	/* one error line and its hint, nothing else */
+	cr_assert(!strncmp(err, "pyrospy: error: --gil: Python 3.", 32), "%s", err);
+	cr_assert_not_null(strstr(err, "t (process "), "%s", err);
+	cr_assert_not_null(strstr(err, ") is a free-threaded build: it has no GIL\nhint: "), "%s",
+			   err);
+	p = strchr(err, '\n');
+	cr_assert(p && strchr(p + 1, '\n') && !strchr(p + 1, '\n')[1], "%s", err);
+	free(err);
+}
+
+ParameterizedTestParameters(python, freethreaded_unknown_layout)
+{
+	return cr_make_param_array(size_t, (void *)test_indexes(test_npythons_ft),
+				   test_npythons_ft);
+}
+
+/*
+ * A free-threaded build whose _Py_DebugOffsets does not hold together
+ * (here: its object header made to say 16 bytes, as a GIL build's, by
+ * writing the running target's own table) is refused as unsupported, with
+ * its version and a hint: never read as a GIL build, never an empty or
+ * wrong profile.  (A reader that fails is tried again for a second, as
+ * for an interpreter starting up: -d 5 outlasts that.)
+ */
+ParameterizedTest(size_t *i, python, freethreaded_unknown_layout, .timeout = 60)
+{
+	const struct interp *in = &test_pythons_ft[*i];
+	const char *sargs[] = { test_target_for(in, "seed.py"), NULL };
+	const struct pyvm_debug_layout *dl = pyvm_debug_find(in->minor);
+	char ready[64], pidbuf[32], mem[64], *out, *err;
+	const char *args[] = { "record", "--pid", pidbuf, "-d", "5", "-o", "-", "-f", "folded",
+			       NULL };
+	uint64_t runtime, eight = 8;
+	struct target t;
+	pid_t pid = test_start(in, sargs, ready, sizeof(ready));
+	int tls, fd, st;
+
+	cr_assert_not_null(dl);
+	cr_assert_eq(target_open(&t, pid), PERR_OK);
+	cr_assert(t.free_threaded, "%s: not seen as free-threaded", in->bin);
+	cr_assert_eq(target_symbol(&t, "_PyRuntime", &runtime, &tls), PERR_OK);
+	target_close(&t);
+	snprintf(mem, sizeof(mem), "/proc/%d/mem", (int)pid);
+	fd = open(mem, O_RDWR);
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(pwrite(fd, &eight, 8, (off_t)(runtime + dl->pyobject_ob_type)), 8);
+	close(fd);
+	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)pid);
+	st = test_pyrospy(args, &out, &err);
+	test_stop(pid);
+	cr_assert_eq(st, 6, "%s: exit %d: %s\n%s", in->bin, st, err, out);
+	cr_assert_not_null(strstr(err, "t is not supported (process "), "%s", err);
+	cr_assert_not_null(strstr(err, "hint: a free-threaded build"), "%s", err);
+	cr_assert_eq(*out, '\0', "%s: a profile: %s", in->bin, out);
+	free(out);
+	free(err);
 }

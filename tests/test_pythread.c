@@ -149,6 +149,7 @@ static char *record(pid_t pid, const char *bin, const char *format, int gz)
 	return text;
 }
 
+/* Not on the free-threaded build: the target needs ctypes, which it is built without. */
 ParameterizedTestParameters(pythread, names)
 {
 	return cr_make_param_array(size_t, (void *)test_indexes(test_npythons), test_npythons);
@@ -195,7 +196,8 @@ ParameterizedTest(size_t *i, pythread, names, .timeout = 90)
 
 ParameterizedTestParameters(pythread, renamed)
 {
-	return cr_make_param_array(size_t, (void *)test_indexes(test_npythons), test_npythons);
+	return cr_make_param_array(size_t, (void *)test_indexes(test_npythons_any),
+				   test_npythons_any);
 }
 
 /*
@@ -205,7 +207,7 @@ ParameterizedTestParameters(pythread, renamed)
  */
 ParameterizedTest(size_t *i, pythread, renamed, .timeout = 60)
 {
-	const struct interp *in = &test_pythons[*i];
+	const struct interp *in = test_python_any(*i);
 	const char *sargs[] = { test_target_for(in, "rename.py"), NULL };
 	char ready[64], pidbuf[32], before[64], after[64], *out, *err;
 	const char *args[] = { "record", "--pid", pidbuf, "--threads", "--idle", "-r", "100",

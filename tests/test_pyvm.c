@@ -108,3 +108,61 @@ Test(pyvm, debug_offsets_roundtrip_and_reject)
 		free(img);
 	}
 }
+
+/*
+ * A free-threaded build's table (free_threaded 1 at 16): 32-byte object
+ * header, no GIL, str state bits moved on 3.14+, thread-local bytecode
+ * offsets taken; one whose header is not 32 bytes, or a free_threaded
+ * that is neither 0 nor 1, is refused.
+ */
+Test(pyvm, debug_offsets_free_threaded)
+{
+	for (unsigned int m = 13; m <= PYVM_MAX_MINOR; m++) {
+		const struct pyvm_debug_layout *dl;
+		const struct pyvm_layout *base = pyvm_find(m);
+		unsigned char *img = image_for(m, &dl);
+		struct pyvm_layout out;
+		uint64_t v;
+
+		v = 1;
+		memcpy(img + 16, &v, 8);
+		v = 24;
+		memcpy(img + dl->pyobject_ob_type, &v, 8);
+		v = 32;
+		memcpy(img + dl->pyobject_size, &v, 8);
+		v = base->unicode.ascii_size + 16;
+		memcpy(img + dl->unicode_ascii_size, &v, 8);
+		if (dl->frame_tlbc_index != PYVM_NONE) {
+			v = base->frame.localsplus - 8;
+			memcpy(img + dl->frame_tlbc_index, &v, 8);
+			v = base->code.code - 8;
+			memcpy(img + dl->code_tlbc, &v, 8);
+		}
+		cr_assert_eq(pyvm_from_debug(&out, base, dl, img, dl->size, NULL), 0, "3.%u", m);
+		cr_assert(out.free_threaded);
+		cr_assert_eq(out.head_extra, 16);
+		cr_assert_eq(PYVM_OFF(&out, 16), 32);
+		cr_assert_eq(out.ob_type, 24);
+		cr_assert_eq(out.interp.ceval_gil, PYVM_NONE, "3.%u: a GIL to look at", m);
+		cr_assert_eq(out.unicode.compact_size, base->unicode.compact_size + 16);
+		cr_assert_eq(out.unicode.state_shift, m >= 14 ? 6u : 0u, "3.%u", m);
+		if (m >= 14) {
+			cr_assert_eq(out.frame.tlbc_index, base->frame.localsplus - 8);
+			cr_assert_eq(out.code.tlbc, base->code.code - 8);
+		} else {
+			cr_assert_eq(out.frame.tlbc_index, 0);
+			cr_assert_eq(out.code.tlbc, 0);
+		}
+
+		/* a header of another size: no build we know */
+		v = 8;
+		memcpy(img + dl->pyobject_ob_type, &v, 8);
+		cr_assert_eq(pyvm_from_debug(&out, base, dl, img, dl->size, NULL), -1, "3.%u", m);
+		v = 24;
+		memcpy(img + dl->pyobject_ob_type, &v, 8);
+		v = 2;
+		memcpy(img + 16, &v, 8);
+		cr_assert_eq(pyvm_from_debug(&out, base, dl, img, dl->size, NULL), -1, "3.%u", m);
+		free(img);
+	}
+}

@@ -102,12 +102,13 @@ static void rideshare(const struct interp *in, const char *script)
 
 ParameterizedTestParameters(tags, rideshare_python)
 {
-	return cr_make_param_array(size_t, (void *)test_indexes(test_npythons), test_npythons);
+	return cr_make_param_array(size_t, (void *)test_indexes(test_npythons_any),
+				   test_npythons_any);
 }
 
 ParameterizedTest(size_t *i, tags, rideshare_python, .timeout = 60)
 {
-	rideshare(&test_pythons[*i], "rideshare.py");
+	rideshare(test_python_any(*i), "rideshare.py");
 }
 
 ParameterizedTestParameters(tags, rideshare_ruby)
@@ -144,12 +145,13 @@ static void threads(const struct interp *in, const char *script)
 
 ParameterizedTestParameters(tags, threads_python)
 {
-	return cr_make_param_array(size_t, (void *)test_indexes(test_npythons), test_npythons);
+	return cr_make_param_array(size_t, (void *)test_indexes(test_npythons_any),
+				   test_npythons_any);
 }
 
 ParameterizedTest(size_t *i, tags, threads_python, .timeout = 60)
 {
-	threads(&test_pythons[*i], "tagthreads.py");
+	threads(test_python_any(*i), "tagthreads.py");
 }
 
 ParameterizedTestParameters(tags, threads_ruby)
@@ -199,12 +201,13 @@ static void semantics(const struct interp *in, const char *script)
 
 ParameterizedTestParameters(tags, semantics_python)
 {
-	return cr_make_param_array(size_t, (void *)test_indexes(test_npythons), test_npythons);
+	return cr_make_param_array(size_t, (void *)test_indexes(test_npythons_any),
+				   test_npythons_any);
 }
 
 ParameterizedTest(size_t *i, tags, semantics_python, .timeout = 60)
 {
-	semantics(&test_pythons[*i], "tagsem.py");
+	semantics(test_python_any(*i), "tagsem.py");
 }
 
 ParameterizedTestParameters(tags, semantics_ruby)
