@@ -210,8 +210,15 @@ static void compare_with_pstree(const struct interp *in)
 	pid = test_start(in, sargs, ready, sizeof(ready));
 	cr_assert(!strncmp(ready, "ready", 5), "target: %s", ready);
 	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)pid);
-	snprintf(cmd, sizeof(cmd), "chroot %s/%s %s -m asyncio pstree %d", test_chroots(), in->root,
-		 in->bin, (int)pid);
+	/*
+	 * pstree reads /proc/PID/maps, whose paths are the target's files only
+	 * from the chroot's own root in this mount namespace: /proc mounted
+	 * there (provision-chroots unmounts it before it rebuilds a root)
+	 */
+	snprintf(cmd, sizeof(cmd),
+		 "R=%s/%s; { mountpoint -q \"$R/proc\" || mount -t proc proc \"$R/proc\"; } && "
+		 "chroot \"$R\" %s -m asyncio pstree %d",
+		 test_chroots(), in->root, in->bin, (int)pid);
 	tree = test_run(cmd, &st);
 	cr_assert_eq(st, 0, "%s: exit %d", cmd, st);
 	st = test_pyrospy(args, &out, &err);

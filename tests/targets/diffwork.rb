@@ -1,21 +1,26 @@
 # Diff: foo and bar loop in turn, foo 3 units and bar 1 (DIFFWORK=base),
 # or foo 1 and bar 3 (DIFFWORK=new), or both phases in turn, each tagged
 # phase=base or phase=new (DIFFWORK=tags), or base for 2 s after "ready"
-# and new from then on (DIFFWORK=switch).  A unit is tens of milliseconds:
-# a round spans several 100 Hz ticks, and foo's share goes 75 % -> 25 %.
-UNIT = 600_000
+# and new from then on (DIFFWORK=switch).  A unit is 20 ms of a busy loop,
+# timed (a JIT that compiles the loop must not shorten it): a round spans
+# several 100 Hz ticks, and foo's share goes 75 % -> 25 %.
+UNIT = 1
 
-def foo(n)
+def foo(units)
+  stop = Process.clock_gettime(Process::CLOCK_MONOTONIC) + units * 0.02
   i = 0
-  while i < n
+  while true
     i += 1
+    break if i % 10_000 == 0 && Process.clock_gettime(Process::CLOCK_MONOTONIC) >= stop
   end
 end
 
-def bar(n)
+def bar(units)
+  stop = Process.clock_gettime(Process::CLOCK_MONOTONIC) + units * 0.02
   i = 0
-  while i < n
+  while true
     i += 1
+    break if i % 10_000 == 0 && Process.clock_gettime(Process::CLOCK_MONOTONIC) >= stop
   end
 end
 
