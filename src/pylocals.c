@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "floatrepr.h"
 #include "pylocals.h"
 #include "pyvm.h"
 #include "rmem.h"
@@ -309,58 +310,6 @@ out:
 	return ret;
 }
 
-/* repr() of a float: the shortest digits that read back the same, laid out as Python does. */
-static void repr_float(double v, char *out, size_t cap)
-{
-	char buf[40], digits[20], *e;
-	int prec, exp, nd = 0;
-
-	if (isnan(v)) {
-		snprintf(out, cap, "nan");
-		return;
-	}
-	if (isinf(v)) {
-		snprintf(out, cap, v < 0 ? "-inf" : "inf");
-		return;
-	}
-	for (prec = 1; prec <= 17; prec++) {
-		snprintf(buf, sizeof(buf), "%.*e", prec - 1, v);
-		if (strtod(buf, NULL) == v)
-			break;
-	}
-	/* buf: [-]d[.ddd]e[+-]xx */
-	for (const char *p = buf; *p && *p != 'e'; p++)
-		if (*p >= '0' && *p <= '9' && nd < (int)sizeof(digits) - 1)
-			digits[nd++] = *p;
-	digits[nd] = '\0';
-	while (nd > 1 && digits[nd - 1] == '0')
-		digits[--nd] = '\0';
-	e = strchr(buf, 'e');
-	exp = e ? atoi(e + 1) : 0;
-	/* Python: fixed notation when -4 <= exponent < 16 */
-	if (exp >= -4 && exp < 16) {
-		size_t o = (size_t)snprintf(out, cap, "%s", signbit(v) ? "-" : "");
-
-		if (exp < 0) {
-			o += (size_t)snprintf(out + o, cap - o, "0.");
-			for (int i = -1; i > exp; i--)
-				o += (size_t)snprintf(out + o, cap - o, "0");
-			snprintf(out + o, cap - o, "%s", digits);
-		} else if (nd <= exp + 1) {
-			o += (size_t)snprintf(out + o, cap - o, "%s", digits);
-			for (int i = nd; i <= exp; i++)
-				o += (size_t)snprintf(out + o, cap - o, "0");
-			snprintf(out + o, cap - o, ".0");
-		} else {
-			snprintf(out + o, cap - o, "%.*s.%s", exp + 1, digits, digits + exp + 1);
-		}
-	} else {
-		snprintf(out, cap, "%s%c%s%se%c%02d", v < 0 ? "-" : "", digits[0],
-			 nd > 1 ? "." : "", nd > 1 ? digits + 1 : "", exp < 0 ? '-' : '+',
-			 exp < 0 ? -exp : exp);
-	}
-}
-
 void pylocals_repr(struct pylocals *pl, uint64_t addr, char *out, size_t cap, char *type,
 		   size_t tcap)
 {
@@ -409,7 +358,7 @@ void pylocals_repr(struct pylocals *pl, uint64_t addr, char *out, size_t cap, ch
 	case PYOBJ_FLOAT:
 		bad = rd(pl, addr + PYVM_OFF(pl->obj.lay, 16), &d, sizeof(d)) != PERR_OK;
 		if (!bad)
-			repr_float(d, out, cap);
+			float_repr(d, FLOAT_PYTHON, out, cap);
 		break;
 	case PYOBJ_LIST:
 	case PYOBJ_TUPLE:

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "floatrepr.h"
 #include "rblocals.h"
 #include "rmem.h"
 #include "rubyvm.h"
@@ -347,60 +348,6 @@ static int repr_ssym(struct rblocals *rl, uint64_t v, char *out)
 	return repr_symbol_bytes((const unsigned char *)name, n, ENC_UTF8, out);
 }
 
-/* Float#inspect: the shortest digits that read back, fixed when 1e-4 <= |v| < 1e16. */
-static void repr_float(double v, char *out, size_t cap)
-{
-	char buf[40], digits[20], *e;
-	int prec, exp, nd = 0;
-
-	if (isnan(v)) {
-		snprintf(out, cap, "NaN");
-		return;
-	}
-	if (isinf(v)) {
-		snprintf(out, cap, v < 0 ? "-Infinity" : "Infinity");
-		return;
-	}
-	if (v == 0) {
-		snprintf(out, cap, signbit(v) ? "-0.0" : "0.0");
-		return;
-	}
-	for (prec = 1; prec <= 17; prec++) {
-		snprintf(buf, sizeof(buf), "%.*e", prec - 1, v);
-		if (strtod(buf, NULL) == v)
-			break;
-	}
-	for (const char *p = buf; *p && *p != 'e'; p++)
-		if (*p >= '0' && *p <= '9' && nd < (int)sizeof(digits) - 1)
-			digits[nd++] = *p;
-	digits[nd] = '\0';
-	while (nd > 1 && digits[nd - 1] == '0')
-		digits[--nd] = '\0';
-	e = strchr(buf, 'e');
-	exp = e ? atoi(e + 1) : 0;
-	/* flo_to_s(): decpt = exp + 1, fixed when -4 < decpt <= DBL_DIG + 1 */
-	if (exp >= -4 && exp < 16) {
-		size_t o = (size_t)snprintf(out, cap, "%s", v < 0 ? "-" : "");
-
-		if (exp < 0) {
-			o += (size_t)snprintf(out + o, cap - o, "0.");
-			for (int i = -1; i > exp; i--)
-				o += (size_t)snprintf(out + o, cap - o, "0");
-			snprintf(out + o, cap - o, "%s", digits);
-		} else if (nd <= exp + 1) {
-			o += (size_t)snprintf(out + o, cap - o, "%s", digits);
-			for (int i = nd; i <= exp; i++)
-				o += (size_t)snprintf(out + o, cap - o, "0");
-			snprintf(out + o, cap - o, ".0");
-		} else {
-			snprintf(out + o, cap - o, "%.*s.%s", exp + 1, digits, digits + exp + 1);
-		}
-	} else {
-		snprintf(out, cap, "%s%c.%se%c%02d", v < 0 ? "-" : "", digits[0],
-			 nd > 1 ? digits + 1 : "0", exp < 0 ? '-' : '+', exp < 0 ? -exp : exp);
-	}
-}
-
 /* A flonum's double (rb_float_flonum_value()). */
 static double flonum(uint64_t v)
 {
@@ -551,7 +498,7 @@ void rblocals_repr(struct rblocals *rl, uint64_t v, char *out, size_t cap, char 
 		return;
 	}
 	if ((v & 3) == 2) {
-		repr_float(flonum(v), out, cap);
+		float_repr(flonum(v), FLOAT_RUBY, out, cap);
 		snprintf(type, tcap, "Float");
 		return;
 	}
@@ -570,7 +517,7 @@ void rblocals_repr(struct rblocals *rl, uint64_t v, char *out, size_t cap, char 
 
 		if (rd(rl, v + 16, &d, sizeof(d)))
 			return;
-		repr_float(d, out, cap);
+		float_repr(d, FLOAT_RUBY, out, cap);
 		name = "Float";
 		break;
 	}
