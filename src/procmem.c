@@ -12,6 +12,7 @@
 #define IOV_MAX 1024
 #endif
 #define PROCMEM_BATCH 1024	/* iovs per syscall (UIO_MAXIOV), stack arrays below */
+#define PROCMEM_GAP 4096	/* at most this far apart, pieces are read as one */
 
 void procmem_init(struct procmem *pm, pid_t pid)
 {
@@ -57,26 +58,44 @@ enum perr procmem_read(struct procmem *pm, uint64_t addr, void *buf, size_t len)
 }
 
 /*
- * process_vm_readv() stops at the first remote iov it cannot read and
+ * Two pieces read as one remote range: b starts at or after a ends (end),
+ * and the bytes between them lie in pages a or b touches, so that the
+ * range faults only where a or b would.  The kernel pins the pages of each
+ * remote iov apart (a lock and a look-up of the mapping each): a stack's
+ * frames, a hundred bytes apart, cost one pin a page this way, not one a
+ * frame.
+ */
+static int joinable(uint64_t end, const struct procmem_iov *a, const struct procmem_iov *b)
+{
+	return a->len && b->len && b->addr >= end && b->addr - end < PROCMEM_GAP &&
+	       (b->addr / PROCMEM_GAP) - ((end - 1) / PROCMEM_GAP) <= 1;
+}
+
+/*
+ * process_vm_readv() stops at the first remote page it cannot read and
  * returns the bytes copied so far, so a partial count tells us which iov
- * broke.  We only ever pair local and remote iovs one to one.
+ * broke.  Pieces in ascending order a few bytes apart are read as one
+ * remote range (joinable()), the bytes between them into a sink.
  */
 enum perr procmem_readv(struct procmem *pm, const struct procmem_iov *iov,
 			size_t nr, size_t *done)
 {
 	struct iovec local[PROCMEM_BATCH], remote[PROCMEM_BATCH];
+	size_t gap[PROCMEM_BATCH];	/* bytes skipped before each piece of the batch */
+	unsigned char sink[PROCMEM_GAP];
 	size_t i = 0;
 	enum perr err = PERR_OK;
 
 	while (i < nr) {
-		size_t n = nr - i < PROCMEM_BATCH ? nr - i : PROCMEM_BATCH;
-		size_t want = 0, k;
+		size_t first = i, nl = 0, nrem = 0, want = 0, total = 0, k;
+		uint64_t end = 0;
 		ssize_t got;
 
 		if (pm->buf) {
 			size_t g;
 
 			pm->calls++;
+			pm->ranges++;
 			pm->bytes += iov[i].len;
 			err = buffer_read(pm, iov[i].addr, iov[i].buf, iov[i].len, &g);
 			if (err) {
@@ -87,38 +106,56 @@ enum perr procmem_readv(struct procmem *pm, const struct procmem_iov *iov,
 			i++;
 			continue;
 		}
-		for (k = 0; k < n; k++) {
-			local[k].iov_base = iov[i + k].buf;
-			local[k].iov_len = iov[i + k].len;
-			remote[k].iov_base = (void *)(uintptr_t)iov[i + k].addr;
-			remote[k].iov_len = iov[i + k].len;
-			want += iov[i + k].len;
+		while (i < nr && i - first < PROCMEM_BATCH && nl + 2 <= PROCMEM_BATCH) {
+			size_t g = 0;
+
+			if (nrem && joinable(end, &iov[i - 1], &iov[i])) {
+				g = (size_t)(iov[i].addr - end);
+				if (g)
+					local[nl++] = (struct iovec){ sink, g };
+				remote[nrem - 1].iov_len += g + iov[i].len;
+			} else {
+				if (nrem == PROCMEM_BATCH)
+					break;
+				remote[nrem++] = (struct iovec){ (void *)(uintptr_t)iov[i].addr,
+								 iov[i].len };
+			}
+			local[nl++] = (struct iovec){ iov[i].buf, iov[i].len };
+			gap[i - first] = g;
+			end = iov[i].addr + iov[i].len;
+			want += iov[i].len;
+			total += g + iov[i].len;
+			i++;
 		}
 		pm->calls++;
+		pm->ranges += nrem;
 		pm->bytes += want;
-		got = process_vm_readv(pm->pid, local, n, remote, n, 0);
+		got = process_vm_readv(pm->pid, local, nl, remote, nrem, 0);
 		if (got < 0) {
 			pm->faults++;
 			err = readv_errno(errno);
+			i = first;
 			break;
 		}
-		if ((size_t)got == want) {
-			i += n;
+		if ((size_t)got == total)
 			continue;
-		}
 		/* Partial: find the iov that broke and report it. */
 		pm->faults++;
-		for (k = 0; k < n; k++) {
-			size_t l = iov[i + k].len;
+		for (k = first; k < i; k++) {
+			size_t l = iov[k].len;
 
-			if ((size_t)got < l) {
-				memset((char *)iov[i + k].buf + got, 0, l - (size_t)got);
-				err = got ? PERR_SHORT : PERR_FAULT;
+			if ((size_t)got < gap[k - first] + l) {
+				/* stopped in the bytes before it: it got none */
+				size_t have = (size_t)got > gap[k - first] ?
+					      (size_t)got - gap[k - first] : 0;
+
+				memset((char *)iov[k].buf + have, 0, l - have);
+				err = have ? PERR_SHORT : PERR_FAULT;
 				break;
 			}
-			got -= (ssize_t)l;
+			got -= (ssize_t)(gap[k - first] + l);
 		}
-		i += k;
+		i = k;
 		break;
 	}
 	if (done)

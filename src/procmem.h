@@ -25,6 +25,7 @@ struct procmem {
 	size_t len;
 	/* counters */
 	uint64_t calls;		/* syscalls (or buffer reads) made */
+	uint64_t ranges;	/* remote ranges they read (see procmem_readv()) */
 	uint64_t bytes;		/* bytes asked for */
 	uint64_t faults;	/* reads that failed */
 };
@@ -49,7 +50,10 @@ enum perr procmem_read(struct procmem *pm, uint64_t addr, void *buf, size_t len)
 
 /*
  * Scatter read: fill every iov in as few syscalls as the kernel allows
- * (IOV_MAX pieces per call).  *done, if not NULL, receives the number of
+ * (IOV_MAX pieces per call).  Pieces in ascending order, each starting at
+ * most a page after the last one ends, are read as one remote range (the
+ * kernel pins each range's pages apart, at a cost per range): put the
+ * pieces of one region in address order.  *done, if not NULL, receives the number of
  * leading iovs that were filled completely; the status is that of the
  * first incomplete one.  An iov past *done has unspecified contents.
  */

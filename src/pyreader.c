@@ -537,10 +537,15 @@ static enum perr verify(struct pyreader *pr, size_t flen, uint64_t top_at)
 	 */
 	if (top_at)
 		pr->viov[n++] = (struct procmem_iov){ top_at, &now_top, sizeof(now_top) };
+	/*
+	 * The frames outermost first: in a data stack that is their order in
+	 * memory, and procmem_readv() reads them as one range.
+	 */
+	for (size_t i = pr->nvisit; i-- > 0;)
+		pr->viov[n++] = (struct procmem_iov){ pr->visit[i].addr, pr->vbuf + i * flen, flen };
 	for (size_t i = 0; i < pr->nvisit; i++) {
 		const struct pyvisit *v = &pr->visit[i];
 
-		pr->viov[n++] = (struct procmem_iov){ v->addr, pr->vbuf + i * flen, flen };
 		/* each code object once in a row: a recursion repeats it */
 		if (v->c && (!i || pr->visit[i - 1].c != v->c)) {
 			pr->viov[n++] = (struct procmem_iov){ v->c->addr, pr->cbuf + i * clen, clen };

@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -30,6 +31,8 @@ static pid_t start_child(void)
 	pid = fork();
 	cr_assert(pid >= 0);
 	if (pid == 0) {
+		/* a failed assertion ends the test without stop_child() */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		strcpy(region_a, "child region a");
 		memset(region_b, 'b', sizeof(region_b));
 		memset(edge, 'e', 4096);
@@ -123,4 +126,68 @@ Test(procmem, buffer_backend)
 	cr_assert_eq(procmem_read(&pm, 0x1008, out, 4), PERR_SHORT);
 	cr_assert_eq(procmem_read(&pm, 0x2000, out, 4), PERR_FAULT);
 	cr_assert_eq(procmem_read(&pm, 0xfff, out, 4), PERR_FAULT);
+}
+
+/*
+ * Pieces in address order a few bytes apart are read as one remote range;
+ * a piece in a page that is not mapped still fails alone, also when the
+ * read stops in the bytes skipped before it.
+ */
+Test(procmem, nearby_pieces_one_range)
+{
+	pid_t pid = start_child();
+	uint64_t base = (uint64_t)(uintptr_t)edge;
+	struct procmem pm;
+	struct procmem_iov iov[32];
+	char buf[32][16];
+	size_t done;
+
+	procmem_init(&pm, pid);
+	for (int i = 0; i < 32; i++)
+		iov[i] = (struct procmem_iov){ base + 100 * (uint64_t)i, buf[i], 8 };
+	cr_assert_eq(procmem_readv(&pm, iov, 32, &done), PERR_OK);
+	cr_assert_eq(done, 32);
+	for (int i = 0; i < 32; i++)
+		cr_assert_eq(memcmp(buf[i], "eeeeeeee", 8), 0, "piece %d", i);
+	cr_assert_eq(pm.calls, 1);
+	cr_assert_eq(pm.ranges, 1, "32 pieces of one page: one range, not %llu",
+		     (unsigned long long)pm.ranges);
+
+	/* in the other order: each alone, the same bytes */
+	pm.ranges = 0;
+	for (int i = 0; i < 32; i++) {
+		iov[i] = (struct procmem_iov){ base + 100 * (uint64_t)(31 - i), buf[i], 8 };
+		memset(buf[i], 0, 8);
+	}
+	cr_assert_eq(procmem_readv(&pm, iov, 32, &done), PERR_OK);
+	cr_assert_eq(done, 32);
+	cr_assert_eq(memcmp(buf[31], "eeeeeeee", 8), 0);
+	cr_assert_eq(pm.ranges, 32);
+
+	/* the next piece in the hole after the page: it alone fails */
+	memset(buf, 'x', sizeof(buf));
+	iov[0] = (struct procmem_iov){ base + 4000, buf[0], 16 };
+	iov[1] = (struct procmem_iov){ base + 4096 + 8, buf[1], 16 };
+	cr_assert_eq(procmem_readv(&pm, iov, 2, &done), PERR_FAULT);
+	cr_assert_eq(done, 1);
+	cr_assert_eq(buf[0][15], 'e');
+	cr_assert_eq(buf[1][0], 0, "the unread piece is zeroed");
+
+	/* the read stops in the skipped bytes, themselves in the hole */
+	memset(buf, 'x', sizeof(buf));
+	iov[0] = (struct procmem_iov){ base + 4080, buf[0], 16 };
+	iov[1] = (struct procmem_iov){ base + 4096 + 100, buf[1], 16 };
+	cr_assert_eq(procmem_readv(&pm, iov, 2, &done), PERR_FAULT);
+	cr_assert_eq(done, 1);
+	cr_assert_eq(memcmp(buf[0], "eeeeeeeeeeeeeeee", 16), 0);
+	cr_assert_eq(buf[1][15], 0);
+
+	/* a piece that starts in the page and runs into the hole: short */
+	iov[0] = (struct procmem_iov){ base + 16, buf[0], 8 };
+	iov[1] = (struct procmem_iov){ base + 4090, buf[1], 16 };
+	cr_assert_eq(procmem_readv(&pm, iov, 2, &done), PERR_SHORT);
+	cr_assert_eq(done, 1);
+	cr_assert_eq(buf[1][5], 'e');
+	cr_assert_eq(buf[1][6], 0);
+	stop_child(pid);
 }
