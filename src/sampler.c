@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -21,6 +22,7 @@
 
 #define NSEC 1000000000ll
 #define STARTUP_WAIT_NS (10 * NSEC)	/* for an interpreter still starting */
+#define OWED_NS (NSEC / 50)		/* ticks made up for, at most: 20 ms of them */
 
 static int64_t now_ns(void)
 {
@@ -349,6 +351,12 @@ static int64_t jitter(uint64_t *rng, int64_t period)
 	return period > 1 ? (int64_t)(x % (uint64_t)period) - period / 2 : 0;
 }
 
+/* A random point in (0, period]: where a tick made up for is taken. */
+static int64_t anywhere(uint64_t *rng, int64_t period)
+{
+	return jitter(rng, period) + period / 2 + 1;
+}
+
 /* exec mode: has our child exited?  (its status stays for the caller) */
 static int child_gone(pid_t child)
 {
@@ -371,7 +379,8 @@ static int alive(pid_t pid)
 enum perr sampler_run(struct target *t, struct profile *p, const struct sampler_opts *opts,
 		      struct sampler_result *res, volatile sig_atomic_t *stop)
 {
-	int64_t period = NSEC / opts->rate, next, end = 0, second;
+	int64_t period = NSEC / opts->rate, next, ideal, end = 0, second;
+	uint64_t owed = 0, owed_max = (uint64_t)(OWED_NS / period) + 1;
 	struct adder adder = { p, opts, NULL, NULL, 0 };
 	struct run run = { .opts = opts, .res = res };
 	uint64_t rng;
@@ -382,7 +391,9 @@ enum perr sampler_run(struct target *t, struct profile *p, const struct sampler_
 	if (t)
 		slot_add(&run, t);
 	run.cpu0 = cpu_seconds();
-	run.start = next = second = now_ns();
+	/* wake when asked, not up to 50 us later (the default slack) */
+	prctl(PR_SET_TIMERSLACK, 1ul, 0, 0, 0);
+	run.start = next = ideal = second = now_ns();
 	rng = (uint64_t)run.start * 0x9E3779B97F4A7C15ull ^ (uint64_t)getpid() ^ 1;
 	res->start = wall_seconds();
 	wall0 = (int64_t)(res->start * 1e9);
@@ -424,7 +435,8 @@ enum perr sampler_run(struct target *t, struct profile *p, const struct sampler_
 			res->end = PERR_EXITED;
 			break;
 		}
-		next += period + jitter(&rng, period);
+		if (next >= ideal)	/* this was a tick of the schedule, not one made up */
+			ideal += period + jitter(&rng, period);
 		now = now_ns();
 		if (end && now >= end)
 			break;
@@ -440,14 +452,31 @@ enum perr sampler_run(struct target *t, struct profile *p, const struct sampler_
 				break;
 			now = now_ns();
 		}
-		if (now > next + period) {
+		if (now > ideal + period) {
 			/*
-			 * Fell behind (we were not scheduled): skip the missed
-			 * ticks, and wait one spacing from now rather than take
-			 * a second sample of the same instant.
+			 * Fell behind (we were not scheduled): the schedule
+			 * starts again one spacing from now, rather than take
+			 * the missed ticks back to back (samples of the same
+			 * instant).  They are owed, up to OWED_NS of them, and
+			 * made up for between the ticks of the schedule, each
+			 * at a random point of the period after the last
+			 * sample: the rate is kept, and no sample's time
+			 * depends on what the program does.
 			 */
+			uint64_t missed = (uint64_t)((now - ideal) / period);
+
 			res->late++;
-			next = now + period + jitter(&rng, period);
+			owed = owed + missed < owed_max ? owed + missed : owed_max;
+			ideal = now + period + jitter(&rng, period);
+		}
+		next = ideal;
+		if (owed) {
+			int64_t extra = now + anywhere(&rng, period);
+
+			if (extra < ideal) {
+				next = extra;
+				owed--;
+			}
 		}
 		ts.tv_sec = next / NSEC;
 		ts.tv_nsec = next % NSEC;
