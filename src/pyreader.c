@@ -1354,8 +1354,8 @@ static const char *tags_of(struct pyreader *pr, uint64_t ident)
 }
 
 /*
- * <= 3.10, where the table is read before the walk (once for all
- * threads): read it again now, afresh.  The thread's tags are the stack's
+ * <= 3.10, where the table is read just before the walk: read it again
+ * now, afresh.  The thread's tags are the stack's
  * only if they are the same both times; else they changed while it was
  * read, and the sample goes without them (counted).
  */
@@ -1477,6 +1477,12 @@ enum perr pyreader_sample(struct pyreader *pr, reader_cb cb, void *arg)
 			    (!pr->opts.idle && st.idle == 1)) {
 				tstate = tnext;
 				continue;
+			}
+			if (pr->tag_dict && L->tstate.datastack_chunk == PYVM_NONE) {
+				/* <= 3.10: the tags just before the walk (and after it) */
+				pr->mem.fresh = 1;
+				tags_load(pr, interp);
+				pr->mem.fresh = 0;
 			}
 			for (tries = 0; tries < WALK_TRIES; tries++) {
 				if (tries) {
