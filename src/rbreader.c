@@ -1035,13 +1035,14 @@ static int storage_check(struct rbreader *rr, const struct rbstore *c, const uns
 }
 
 /*
- * The values of our three fiber-local variables in the local storage
+ * The values of our four fiber-local variables in the local storage
  * table tbl (an st_table keyed by ID on 2.7, an rb_id_table keyed by the
  * ID's serial later); 0 for those absent.  With c, one scatter read of
  * the header and of the entries where c last saw them, when they are
  * still there; else two reads, remembered in c.
  */
-static void storage_get(struct rbreader *rr, uint64_t tbl, struct rbstore *c, uint64_t val[TAG_VARS])
+static void storage_get(struct rbreader *rr, uint64_t tbl, struct rbstore *c,
+			uint64_t val[TAG_VARS])
 {
 	unsigned char hdr[STORE_HDR], *ent = rr->store_buf;
 	uint64_t at, n, esize = storage_esize(rr);
