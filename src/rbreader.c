@@ -1412,6 +1412,20 @@ static enum perr load_frames(struct rbreader *rr, uint64_t ec, struct frames *fr
 	}
 	if (L->ec.local_storage + 8 <= L->ec.size)
 		rr->ec_storage = get_u64(hdr, L->ec.local_storage);
+	if (rr->tag_sets && is_obj(rr->ec_storage) && !rr->ec_val_ok) {
+		uint64_t val[TAG_VARS];
+
+		/*
+		 * The fiber's variables were not in that read (a table new to
+		 * us, or moved): read apart, they would be of another moment
+		 * than the frames, a span later at times.  Learn where they
+		 * are, and read the frames again, with them.
+		 */
+		storage_get(rr, rr->ec_storage, &g->store, val);
+		if (g->store.n && !frames_guessed(rr, g, hdr, fr))
+			return PERR_CORRUPT;
+		rr->ec_storage = get_u64(hdr, L->ec.local_storage);
+	}
 	rr->ec_store = &g->store;
 	return PERR_OK;
 }

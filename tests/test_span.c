@@ -140,8 +140,8 @@ ParameterizedTest(size_t *i, span, python_sdk, .timeout = 90)
  * under pyrospy exec at 1000 Hz.  The helpers reuse the places of the
  * sets given up, and pyrospy reads each reused one again: every sample in
  * unit_K carries the tags of a span (wrapper) logged with K, none
- * another's, at most 1 % none, and the spans past the 12 288th are tagged
- * like the first (tests/spanchurn-check).
+ * another's, at most 1 % none (5 % on Python 3.10 and older), and the
+ * spans past the 12 288th are tagged like the first (tests/spanchurn-check).
  */
 static void churn(const struct interp *in, const char *mode)
 {
@@ -189,8 +189,9 @@ static void churn(const struct interp *in, const char *mode)
 	cr_assert_not_null(f = fopen(appout, "w"));
 	fputs(out, f);
 	fclose(f);
-	snprintf(cmd, sizeof(cmd), "/usr/bin/python3.11 %s/tests/spanchurn-check %s %s", SRCDIR,
-		 file, appout);
+	/* <= 3.10 reads the tags apart from the stack (see spanchurn-check) */
+	snprintf(cmd, sizeof(cmd), "/usr/bin/python3.11 %s/tests/spanchurn-check %s %s %d", SRCDIR,
+		 file, appout, in->lang == TARGET_PYTHON && in->minor <= 10 ? 5 : 1);
 	check = test_run(cmd, &st);
 	cr_log_info("%s %s: %s%s", in->bin, mode, check, err);
 	cr_assert_eq(st, 0, "%s (%s): %s\npyrospy: %s", in->bin, mode, check, err);
