@@ -66,16 +66,7 @@ COUNT = Mutex.new
 $next = 0
 LOG = []
 
-def warm_up
-  spin(0.3)
-end
-
 def worker
-  # pyrospy reads a fiber's tags with its frames once it knows where its
-  # fiber-local table is: the first samples of a thread (and those after
-  # its table grew) have them read apart (see the man page).  Here, not
-  # in the spans checked.
-  Pyrospy.tag_wrapper({ "warm" => "up" }) { warm_up }
   out = []
   loop do
     n = COUNT.synchronize { ($next += 1) - 1 }
