@@ -107,7 +107,8 @@ def _reclaim():
 
 def _set_of(tags):
     """The registered str for dict `tags` (str keys and values), or None
-    (lock held; the caller holds it before letting the lock go)."""
+    (lock held; the caller holds it before letting the lock go: a new set
+    is not in _idle until its last holder lets it go)."""
     s = _RS.join(k + _US + v for k, v in sorted(tags.items()))
     got = _interned.get(s)
     if got is None:
@@ -115,7 +116,6 @@ def _set_of(tags):
             return None
         _interned[s] = got = s
         _parsed[s] = dict(tags)
-        _idle[s] = None
     return got
 
 

@@ -179,7 +179,8 @@ module Pyrospy
     end
 
     # The id of hash `tags` (String keys and values), or nil when MAX_SETS
-    # are held (under @lock; the caller holds it before letting go).
+    # are held (under @lock; the caller holds it before letting go: a new
+    # set is not in @idle until its last holder lets it go).
     def set_of(tags)
       s = tags.sort.map { |k, v| k + US + v }.join(RS)
       id = @ids[s]
@@ -203,7 +204,6 @@ module Pyrospy
       end
       @ids[@sets[slot]] = id
       @parsed[id] = tags.dup.freeze
-      @idle[id] = true
       id
     end
 
