@@ -13,7 +13,7 @@
 
 Nothing runs in the background: pyrospy reads the marks from this
 process's memory while it samples it.  Without pyrospy watching, a wrapper
-costs a few dictionary operations and does nothing else.
+costs a few dictionary operations under a lock and does nothing else.
 
 What pyrospy reads (keep in step with src/pyreader.c):
 
@@ -27,7 +27,8 @@ What pyrospy reads (keep in step with src/pyreader.c):
                   pyrospy reads it in the same syscall as the rest.
   _pyrospy_epoch  array('Q') of one word: how many tag sets were reclaimed
                   so far.  A reclaimed set's str is kept alive for
-                  _QUARANTINE more reclaims, so while this word has moved
+                  _QUARANTINE more reclaims (the word goes up before the
+                  oldest kept str is let go), so while this word has moved
                   by less than that, a str pyrospy found in the table (and
                   cached by address) is still the same str.
 
