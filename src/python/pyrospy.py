@@ -67,7 +67,8 @@ _idle = collections.OrderedDict()   # sets without holders, oldest first
 _dead = collections.deque(maxlen=_QUARANTINE)   # reclaimed strs, kept alive
 _merged = {}                # (set str or None, items) -> set str
 _watched = set()            # idents whose thread-local holds a _Sentinel
-_lock = threading.Lock()    # every change of a set's holders
+_lock = threading.RLock()   # every change of a set's holders (re-entered: a
+                            # _Sentinel may go while its thread holds it)
 _get_ident = threading.get_ident
 _tags_get = _pyrospy_tags.get
 _local = threading.local()
@@ -268,7 +269,7 @@ def _after_fork():
     # the child has one thread: the others' tags must not outlive them (and
     # the lock may have been held by one of them)
     global _lock
-    _lock = threading.Lock()
+    _lock = threading.RLock()
     me = _get_ident()
     for ident in [i for i in _pyrospy_tags if i not in (0, me)]:
         _release(_pyrospy_tags.pop(ident, None))
