@@ -183,6 +183,12 @@ static void churn(const struct interp *in, const char *mode)
 	args[n++] = script;
 	args[n++] = "30000";
 	args[n++] = mode;
+	/*
+	 * <= 3.10 reads the tags before and after the stack, and drops
+	 * them when they changed in between: longer units, fewer edges
+	 */
+	if (in->lang == TARGET_PYTHON && in->minor <= 10)
+		args[n++] = "0.0006";
 	args[n] = NULL;
 	st = test_pyrospy(args, &out, &err);
 	cr_assert_eq(st, 0, "%s: exit %d: %s", in->bin, st, err);

@@ -7,6 +7,8 @@
 #   sdk   the OpenTelemetry SDK itself, where Debian has it
 #   wrap  no spans: pyrospy.tag_wrapper({"fn": "unit_K", "seq": "N"}), a
 #         new tag set each time
+# UNIT (argv[3], default 0.00015) is the seconds a unit spins, gap() a
+# third of it.
 # Prints one line per unit: "root N K SPAN_ID" (wrap: "wrap N K -"), so
 # that each sample checks itself (tests/spanchurn-check): one in unit_K
 # must carry span_name unit_K and the id of a span logged with K.
@@ -20,6 +22,7 @@ from pyroscope.otel import PyroscopeSpanProcessor
 
 NSPANS = int(sys.argv[1]) if len(sys.argv) > 1 else 30000
 MODE = sys.argv[2] if len(sys.argv) > 2 else "span"
+UNIT = float(sys.argv[3]) if len(sys.argv) > 3 else 0.00015
 KINDS = 64
 
 
@@ -91,7 +94,7 @@ def spin(secs):
 
 def make_unit(k):
     def unit():
-        spin(0.00015)
+        spin(UNIT)
     name = "unit_%d" % k
     code = unit.__code__.replace(co_name=name)
     if hasattr(code, "co_qualname"):
@@ -101,7 +104,7 @@ def make_unit(k):
 
 
 def gap():
-    spin(0.00005)
+    spin(UNIT / 3)
 
 
 UNITS = [make_unit(k) for k in range(KINDS)]
