@@ -152,11 +152,7 @@ static void churn(const struct interp *in, const char *mode)
 	char *out, *err, *check;
 	FILE *f;
 
-	/*
-	 * In a root, the script goes with this tree's helpers: Python looks
-	 * in the script's directory first, and /tmp may hold another
-	 * checkout's.
-	 */
+	/* in a root, the script goes where the helpers are (Python looks there first) */
 	test_use_helpers(in);
 	if (in->root) {
 		snprintf(script, sizeof(script), "%s/%s",
