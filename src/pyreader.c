@@ -1433,14 +1433,11 @@ enum perr pyreader_sample(struct pyreader *pr, reader_cb cb, void *arg)
 		holder = gil_holder(pr, gilp);
 		if (gc_at && rd(pr, gc_at, &collecting, sizeof(collecting)))
 			gc_at = 0;
-		if (L->tstate.datastack_chunk == PYVM_NONE) {
-			tags_load(pr, interp);		/* <= 3.10: once for all threads */
-		} else {
-			pr->ntagent = 0;		/* 3.11+: with each thread's frames */
-			pr->tag_process = 0;
-			if (!pr->tag_dict)
-				tags_search(pr, interp);
-		}
+		/* read with each thread's frames (3.11+), or around its walk */
+		pr->ntagent = 0;
+		pr->tag_process = 0;
+		if (!pr->tag_dict)
+			tags_search(pr, interp);
 		if (L->tstate.native_thread_id == PYVM_NONE && pr->pthread_tid_off < 0)
 			pthread_discover(pr, head);
 		for (tstate = head; tstate && nthreads < THREAD_MAX; nthreads++) {
