@@ -50,6 +50,13 @@
 #define TAGSET_CACHE	16384		/* entries, power of two */
 #define TAG_EAGER	100		/* samples at the start that all look */
 #define TAG_SEARCH	25		/* samples between searches for the module */
+#define TAG_FAILS	4		/* table reads failing in a row: look for it again */
+/*
+ * Reclaims of tag sets (pyrospy.py's _pyrospy_epoch) within which a str
+ * found at an address is still the one cached there: half of the helper's
+ * _QUARANTINE, once for the cache entry's age, once for this sample's read.
+ */
+#define TAG_EPOCH_FRESH	512
 
 #define NAMEOBJ		128	/* bytes of a name's str object kept to compare */
 
@@ -95,12 +102,19 @@ struct pyreader {
 	/* tags: see src/python/pyrospy.py */
 	uint64_t dict_type, list_type;
 	uint64_t tag_dict, tag_list;	/* _pyrospy_tags, _pyrospy_sets; 0: not found */
+	uint64_t tag_epoch_at;		/* _pyrospy_epoch's word; 0: append-only sets */
+	uint64_t tag_epoch;		/* its value when last read */
+	uint64_t tag_epoch_a;		/* and as of this sample's start */
+	uint64_t tag_serial;		/* of the last set decoded */
+	unsigned int tag_fails;		/* table reads failed in a row */
 	uint64_t tag_seen[2];		/* sys.modules' keys and size when last searched */
 	uint64_t tag_keys, tag_keys_len;	/* the dict's keys object last time */
 	uint64_t tag_next;		/* sample count of the next search */
 	struct pytagset {
 		uint64_t addr;		/* a str of the registry; 0: empty slot */
 		char *tags;		/* clean tag set */
+		uint64_t e0;		/* the epoch it was read at (reclaiming helper) */
+		uint64_t serial;	/* unique to this decoding, for merged[] */
 	} *tagsets;
 	size_t ntagsets;
 	struct pytagent {
@@ -109,7 +123,7 @@ struct pyreader {
 	size_t ntagent, tagent_cap;
 	uint64_t tag_process;		/* this sample's process-wide set, 0: none */
 	struct pymerged {
-		uint64_t thread, process;
+		uint64_t thread, process;	/* the two sets' serials */
 		char *tags;
 	} merged[64];
 	struct pydent *dent;		/* dict_read()'s entries, reused */
@@ -1059,6 +1073,36 @@ static uint64_t dict_get(struct pyreader *pr, uint64_t dict, const char *name)
 	return v;
 }
 
+static void tagsets_clear(struct pyreader *pr)
+{
+	for (size_t i = 0; i < TAGSET_CACHE; i++)
+		free(pr->tagsets[i].tags);
+	memset(pr->tagsets, 0, TAGSET_CACHE * sizeof(*pr->tagsets));
+	pr->ntagsets = 0;
+}
+
+/*
+ * The word of pyrospy.py's _pyrospy_epoch, an array('Q') of one item (its
+ * buffer never moves: the helper never resizes it), and its value now.
+ */
+static void epoch_find(struct pyreader *pr, uint64_t arr)
+{
+	unsigned char hdr[64];
+	uint64_t at, e;
+
+	/* arrayobject: ob_size at 16, ob_item at 24 (GIL build) */
+	if (!arr || (arr & 7) || rd(pr, arr, hdr, PYVM_OFF(&pr->lay, 32)) ||
+	    get_u64(hdr, PYVM_OFF(&pr->lay, 16)) != 1)
+		return;
+	at = get_u64(hdr, PYVM_OFF(&pr->lay, 24));
+	if (!at || (at & 7) || procmem_read(&pr->t->mem, at, &e, sizeof(e)))
+		return;
+	if (at != pr->tag_epoch_at)
+		tagsets_clear(pr);	/* another registry: its addresses mean other sets */
+	pr->tag_epoch_at = at;
+	pr->tag_epoch = pr->tag_epoch_a = e;
+}
+
 /*
  * Find the helper's module in sys.modules: every sample for the first
  * TAG_EAGER (a program sets its tags up as it starts), then at most once
@@ -1088,13 +1132,17 @@ static void tags_search(struct pyreader *pr, uint64_t interp)
 		return;
 	pr->tag_dict = dict_get(pr, md_dict, "_pyrospy_tags");
 	pr->tag_list = dict_get(pr, md_dict, "_pyrospy_sets");
-	if (!pr->tag_dict || !pr->tag_list) {
+	pr->tag_epoch_at = 0;
+	if (pr->tag_dict && !pr->tag_list)
+		epoch_find(pr, dict_get(pr, md_dict, "_pyrospy_epoch"));
+	pr->tag_fails = 0;
+	if (!pr->tag_dict || (!pr->tag_list && !pr->tag_epoch_at)) {
 		/*
 		 * In sys.modules before its body has run (an import under
 		 * way, a slow one): look again, though sys.modules may not
 		 * change again for good.
 		 */
-		pr->tag_dict = pr->tag_list = 0;
+		pr->tag_dict = pr->tag_list = pr->tag_epoch_at = 0;
 		pr->tag_seen[0] = pr->tag_seen[1] = 0;
 	}
 }
@@ -1106,6 +1154,63 @@ static struct pytagset *tagset_slot(struct pyreader *pr, uint64_t addr)
 	while (pr->tagsets[i].addr && pr->tagsets[i].addr != addr)
 		i = (i + 1) & (TAGSET_CACHE - 1);
 	return &pr->tagsets[i];
+}
+
+/*
+ * A helper that reclaims sets: the str at addr is one the table held in
+ * this sample, and stays the same str while _pyrospy_epoch moves by less
+ * than the helper's _QUARANTINE; the cache entry is used while it is at
+ * most TAG_EPOCH_FRESH reclaims old, and tags_load() checks that this
+ * sample's reads took fewer than TAG_EPOCH_FRESH more (else it drops the
+ * tags, and the entries read).
+ */
+static const char *tagset_get_epoch(struct pyreader *pr, struct pytagset *ts, uint64_t addr)
+{
+	if (ts->addr && pr->tag_epoch_a - ts->e0 <= TAG_EPOCH_FRESH)
+		return ts->tags;
+	enum perr err;
+	int fresh;
+
+	if (!ts->addr && pr->ntagsets >= TAGSET_CACHE / 2)
+		return NULL;
+	/* read now, not from a window that may be older than the table */
+	fresh = pr->mem.fresh;
+	pr->mem.fresh = 1;
+	err = read_str_into(pr, addr, TAGS_MAX_SET, STR_CUT | STR_LENIENT, pr->tagbuf,
+			    sizeof(pr->tagbuf));
+	pr->mem.fresh = fresh;
+	if (err)
+		return NULL;
+	if (ts->addr)
+		free(ts->tags);
+	else
+		pr->ntagsets++;
+	ts->addr = addr;
+	ts->tags = tags_from_app(pr->tagbuf, strlen(pr->tagbuf));
+	ts->e0 = pr->tag_epoch_a;
+	ts->serial = ++pr->tag_serial;
+	return ts->tags;
+}
+
+/*
+ * After the sets of a sample were read: with a reclaiming helper, were
+ * they read within TAG_EPOCH_FRESH reclaims of the sample's start?  The
+ * word is read again (not from a window: after everything else).
+ */
+static int tags_epoch_ok(struct pyreader *pr)
+{
+	uint64_t e;
+
+	if (!pr->tag_epoch_at)
+		return 1;
+	if (procmem_read(&pr->t->mem, pr->tag_epoch_at, &e, sizeof(e)) ||
+	    e < pr->tag_epoch_a || e - pr->tag_epoch_a > TAG_EPOCH_FRESH) {
+		/* what was read this sample may be of a str freed since */
+		tagsets_clear(pr);
+		return 0;
+	}
+	pr->tag_epoch = e;
+	return 1;
 }
 
 /* The registry's items, read at most once a sample (NULL if unreadable). */
@@ -1124,6 +1229,8 @@ static const char *tagset_get(struct pyreader *pr, uint64_t addr, struct pyliste
 	struct pytagset *ts = tagset_slot(pr, addr);
 	unsigned char hdr[56];
 
+	if (pr->tag_epoch_at)
+		return tagset_get_epoch(pr, ts, addr);
 	if (ts->addr)
 		return ts->tags;
 	if (pr->ntagsets >= TAGSET_CACHE / 2)
@@ -1149,6 +1256,7 @@ static const char *tagset_get(struct pyreader *pr, uint64_t addr, struct pyliste
 			return NULL;
 		ts->addr = addr;
 		ts->tags = tags_from_app(pr->tagbuf, strlen(pr->tagbuf));
+		ts->serial = ++pr->tag_serial;
 		pr->ntagsets++;
 		return ts->tags;
 	}
@@ -1175,12 +1283,23 @@ static void tags_load(struct pyreader *pr, uint64_t interp)
 		tags_search(pr, interp);
 	if (!pr->tag_dict)
 		return;
+	if (pr->tag_epoch_at && pr->ntagsets >= TAGSET_CACHE / 2 - THREAD_MAX)
+		tagsets_clear(pr);	/* addresses come and go: start over */
 	if (dict_read(pr, pr->tag_dict, THREAD_MAX, &e, &n)) {
-		/* gone (the module reloaded?) or torn: look for it again */
-		pr->tag_dict = pr->tag_list = pr->tag_keys = 0;
-		pr->tag_seen[0] = pr->tag_seen[1] = 0;
+		/*
+		 * Torn (written as we read): this sample goes without tags,
+		 * the next reads the table again.  Failing again and again,
+		 * it is gone (the module reloaded?): look for it again.
+		 */
+		pr->stats.tags_dropped++;
+		if (++pr->tag_fails >= TAG_FAILS) {
+			pr->tag_dict = pr->tag_list = pr->tag_keys = pr->tag_epoch_at = 0;
+			pr->tag_seen[0] = pr->tag_seen[1] = 0;
+			pr->tag_next = 0;
+		}
 		return;
 	}
+	pr->tag_fails = 0;
 	if (n > pr->tagent_cap) {
 		pr->tagent_cap = n;
 		pr->tagent = xreallocarray(pr->tagent, n, sizeof(*pr->tagent));
@@ -1194,37 +1313,70 @@ static void tags_load(struct pyreader *pr, uint64_t interp)
 			pr->tagent[pr->ntagent++] = (struct pytagent){ e[i].hash, e[i].value };
 	}
 	free(listed.items);
+	if ((pr->ntagent || pr->tag_process) && !tags_epoch_ok(pr)) {
+		pr->ntagent = 0;
+		pr->tag_process = 0;
+		pr->stats.tags_dropped++;
+	}
 	if (pr->ntagent > 1)	/* none: tagent may be NULL, which qsort() may not see */
 		qsort(pr->tagent, pr->ntagent, sizeof(*pr->tagent), tagent_cmp);
+}
+
+/* The set (its str's address) in force on the thread ident, 0 for none. */
+static uint64_t tagset_of(struct pyreader *pr, uint64_t ident)
+{
+	struct pytagent key = { ident, 0 }, *hit = NULL;
+
+	if (pr->ntagent)
+		hit = bsearch(&key, pr->tagent, pr->ntagent, sizeof(key), tagent_cmp);
+	return hit ? hit->set : 0;
 }
 
 /* The tags of the thread whose pthread_t is ident, NULL for none. */
 static const char *tags_of(struct pyreader *pr, uint64_t ident)
 {
-	struct pytagent key = { ident, 0 }, *hit = NULL;
-	uint64_t set = 0;
+	uint64_t set = tagset_of(pr, ident);
 	struct pymerged *m;
+	struct pytagset *ta, *tb;
 	const char *a, *b;
-
-	if (pr->ntagent)
-		hit = bsearch(&key, pr->tagent, pr->ntagent, sizeof(key), tagent_cmp);
-	if (hit)
-		set = hit->set;
 
 	if (!set || !pr->tag_process)
 		return set ? tagset_slot(pr, set)->tags :
 		       pr->tag_process ? tagset_slot(pr, pr->tag_process)->tags : NULL;
 	/* both: the thread's win */
-	m = &pr->merged[(set ^ pr->tag_process * 3) >> 4 & (ARRAY_SIZE(pr->merged) - 1)];
-	if (m->tags && m->thread == set && m->process == pr->tag_process)
+	ta = tagset_slot(pr, set);
+	tb = tagset_slot(pr, pr->tag_process);
+	m = &pr->merged[(ta->serial ^ tb->serial * 3) & (ARRAY_SIZE(pr->merged) - 1)];
+	if (m->tags && m->thread == ta->serial && m->process == tb->serial)
 		return m->tags;
-	a = tagset_slot(pr, set)->tags;
-	b = tagset_slot(pr, pr->tag_process)->tags;
+	a = ta->tags;
+	b = tb->tags;
 	free(m->tags);
-	m->thread = set;
-	m->process = pr->tag_process;
+	m->thread = ta->serial;
+	m->process = tb->serial;
 	m->tags = tags_merge(a, b);
 	return m->tags;
+}
+
+/*
+ * <= 3.10, where the table is read just before the walk: read it again
+ * now, afresh.  The thread's tags are the stack's
+ * only if they are the same both times; else they changed while it was
+ * read, and the sample goes without them (counted).
+ */
+static void tags_after_walk(struct pyreader *pr, uint64_t interp, struct stack *st)
+{
+	uint64_t set = tagset_of(pr, st->thread_id), process = pr->tag_process;
+
+	pr->mem.fresh = 1;
+	tags_load(pr, interp);
+	pr->mem.fresh = 0;
+	if (tagset_of(pr, st->thread_id) != set || pr->tag_process != process) {
+		st->tags = NULL;
+		pr->stats.tags_dropped++;
+	} else {
+		st->tags = tags_of(pr, st->thread_id);
+	}
 }
 
 /* Which tstate holds the GIL (0 if none or unknown). */
@@ -1258,6 +1410,7 @@ enum perr pyreader_sample(struct pyreader *pr, reader_cb cb, void *arg)
 	enum perr err;
 
 	pr->stats.samples++;
+	pr->tag_epoch_a = pr->tag_epoch;
 	/* where everything was last time, in one read (rmem.h) */
 	rmem_begin(&pr->mem, 1);
 	if (pr->flocals)
@@ -1285,14 +1438,11 @@ enum perr pyreader_sample(struct pyreader *pr, reader_cb cb, void *arg)
 		holder = gil_holder(pr, gilp);
 		if (gc_at && rd(pr, gc_at, &collecting, sizeof(collecting)))
 			gc_at = 0;
-		if (L->tstate.datastack_chunk == PYVM_NONE) {
-			tags_load(pr, interp);		/* <= 3.10: once for all threads */
-		} else {
-			pr->ntagent = 0;		/* 3.11+: with each thread's frames */
-			pr->tag_process = 0;
-			if (!pr->tag_dict)
-				tags_search(pr, interp);
-		}
+		/* read with each thread's frames (3.11+), or around its walk */
+		pr->ntagent = 0;
+		pr->tag_process = 0;
+		if (!pr->tag_dict)
+			tags_search(pr, interp);
 		if (L->tstate.native_thread_id == PYVM_NONE && pr->pthread_tid_off < 0)
 			pthread_discover(pr, head);
 		for (tstate = head; tstate && nthreads < THREAD_MAX; nthreads++) {
@@ -1330,6 +1480,12 @@ enum perr pyreader_sample(struct pyreader *pr, reader_cb cb, void *arg)
 				tstate = tnext;
 				continue;
 			}
+			if (pr->tag_dict && L->tstate.datastack_chunk == PYVM_NONE) {
+				/* <= 3.10: the tags just before the walk (and after it) */
+				pr->mem.fresh = 1;
+				tags_load(pr, interp);
+				pr->mem.fresh = 0;
+			}
 			for (tries = 0; tries < WALK_TRIES; tries++) {
 				if (tries) {
 					/*
@@ -1353,16 +1509,12 @@ enum perr pyreader_sample(struct pyreader *pr, reader_cb cb, void *arg)
 				pr->stats.dropped++;
 			} else if (st.depth) {	/* no Python frames: nothing to show */
 				pr->stats.stacks++;
-				if (pr->tag_dict &&
-				    (L->tstate.datastack_chunk != PYVM_NONE || tries)) {
-					/*
-					 * 3.11+: the table as read with this thread's
-					 * frames; <= 3.10, where it is read once for all
-					 * threads first: again when the walk took more
-					 * than one read, so that it is of the same time.
-					 */
+				if (pr->tag_dict && L->tstate.datastack_chunk != PYVM_NONE) {
+					/* 3.11+: the table as read with this thread's frames */
 					tags_load(pr, interp);
 					st.tags = tags_of(pr, st.thread_id);
+				} else if (pr->tag_dict) {
+					tags_after_walk(pr, interp, &st);
 				}
 				st.thread_name = pythread_name(&pr->names, interp, st.thread_id,
 							       st.tid, pr->stats.samples);

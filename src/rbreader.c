@@ -146,6 +146,7 @@ struct rbstore {
 };
 
 #define STORE_HDR 56			/* bytes of a table header, at most */
+#define TAG_VARS 4			/* fiber-local variables pyrospy.rb sets */
 #define STORAGE_MAX	1024		/* fiber-local variables we look through */
 
 struct rbreader {
@@ -180,19 +181,21 @@ struct rbreader {
 	/* tags: see src/ruby/pyrospy.rb */
 	uint64_t ec_storage;		/* local_storage of the EC last loaded */
 	struct rbstore main_store;	/* the main thread's table */
-	uint64_t main_val[3];		/* its values this sample */
+	uint64_t main_val[TAG_VARS];	/* its values this sample */
 	unsigned char main_hdr[STORE_HDR];	/* read with the thread list */
 	int main_read;			/* main_hdr and store_buf hold main's table */
 	unsigned char *store_buf;	/* STORAGE_MAX entries */
 	struct rbstore *ec_store;	/* the table cache of the EC last loaded */
-	uint64_t ec_val[3];		/* its values, read with its frames... */
+	uint64_t ec_val[TAG_VARS];	/* its values, read with its frames... */
 	int ec_val_ok;			/* ...when this is set */
 	unsigned char ec_hdr[STORE_HDR];
 	unsigned char *ec_ent;		/* STORAGE_MAX entries */
-	uint64_t tag_key[3];		/* keys of the three variables, 0: not seen */
+	uint64_t tag_key[TAG_VARS];	/* keys of the four variables, 0: not seen */
 	uint64_t tag_sets;		/* the registry Array, 0: not found */
+	uint64_t tag_gens;		/* its ids Array; 0: ids mean the same for good */
 	uint64_t tag_next;		/* sample count of the next look for it */
-	char **tagsets;			/* id -> clean tag set, read when first met */
+	char **tagsets;			/* id (slot with gens) -> clean tag set */
+	int64_t *tagids;		/* with gens: the id each slot's set was read for */
 	size_t ntagsets;
 	int64_t tag_process;		/* this sample's process-wide set, -1: none */
 	struct rbmerged {
@@ -934,18 +937,20 @@ static int validate(struct rbreader *rr)
 #define TAG_THREAD	0		/* Thread.current[:__pyrospy_tags__] */
 #define TAG_PROCESS	1		/* Thread.main[:__pyrospy_process__] */
 #define TAG_SETS	2		/* Thread.main[:__pyrospy_sets__] */
+#define TAG_GENS	3		/* Thread.main[:__pyrospy_gens__] */
 #define TAG_EAGER	100		/* samples at the start that all look */
 #define TAG_SEARCH	25		/* samples between looks for the registry */
-#define TAGSET_MAX	8192
-static const char *const tag_names[3] = {
-	"__pyrospy_tags__", "__pyrospy_process__", "__pyrospy_sets__",
+#define TAGSET_MAX	8192		/* slots of the registry */
+#define TAG_ID_MAX	(1ll << 52)	/* ids (gen * TAGSET_MAX + slot) beyond: garbage */
+static const char *const tag_names[TAG_VARS] = {
+	"__pyrospy_tags__", "__pyrospy_process__", "__pyrospy_sets__", "__pyrospy_gens__",
 };
 
-static void storage_match(struct rbreader *rr, uint64_t key, uint64_t v, uint64_t val[3])
+static void storage_match(struct rbreader *rr, uint64_t key, uint64_t v, uint64_t val[TAG_VARS])
 {
 	const struct rubyvm_layout *L = rr->L;
 
-	for (int i = 0; i < 3; i++) {
+	for (int i = 0; i < TAG_VARS; i++) {
 		const char *name;
 
 		if (rr->tag_key[i] == key) {
@@ -992,7 +997,7 @@ static int storage_layout(struct rbreader *rr, const unsigned char *hdr, uint64_
 }
 
 static void storage_scan(struct rbreader *rr, const unsigned char *ent, uint64_t n,
-			 uint64_t esize, uint64_t val[3])
+			 uint64_t esize, uint64_t val[TAG_VARS])
 {
 	for (uint64_t i = 0; i < n; i++) {
 		const unsigned char *e = ent + i * esize;
@@ -1019,7 +1024,7 @@ static uint64_t storage_esize(const struct rbreader *rr)
  * still puts them there.
  */
 static int storage_check(struct rbreader *rr, const struct rbstore *c, const unsigned char *hdr,
-			 const unsigned char *ent, uint64_t val[3])
+			 const unsigned char *ent, uint64_t val[TAG_VARS])
 {
 	uint64_t at, n, esize;
 
@@ -1030,19 +1035,20 @@ static int storage_check(struct rbreader *rr, const struct rbstore *c, const uns
 }
 
 /*
- * The values of our three fiber-local variables in the local storage
+ * The values of our four fiber-local variables in the local storage
  * table tbl (an st_table keyed by ID on 2.7, an rb_id_table keyed by the
  * ID's serial later); 0 for those absent.  With c, one scatter read of
  * the header and of the entries where c last saw them, when they are
  * still there; else two reads, remembered in c.
  */
-static void storage_get(struct rbreader *rr, uint64_t tbl, struct rbstore *c, uint64_t val[3])
+static void storage_get(struct rbreader *rr, uint64_t tbl, struct rbstore *c,
+			uint64_t val[TAG_VARS])
 {
 	unsigned char hdr[STORE_HDR], *ent = rr->store_buf;
 	uint64_t at, n, esize = storage_esize(rr);
 	size_t hlen = storage_hdr_len(rr);
 
-	val[0] = val[1] = val[2] = 0;
+	memset(val, 0, TAG_VARS * sizeof(*val));
 	if (!is_obj(tbl))
 		return;
 	if (c && c->tbl == tbl && c->n) {
@@ -1063,10 +1069,15 @@ static void storage_get(struct rbreader *rr, uint64_t tbl, struct rbstore *c, ui
 	}
 }
 
-/* A Fixnum's value, or -1 if v is no small non-negative Fixnum. */
-static int64_t fixnum(uint64_t v)
+/*
+ * A set id's value, or -1 if v is no Fixnum that can be one: below
+ * TAGSET_MAX (an older helper), or with gens, gen * TAGSET_MAX + slot.
+ */
+static int64_t fixnum(const struct rbreader *rr, uint64_t v)
 {
-	return (v & 1) && (v >> 1) < TAGSET_MAX ? (int64_t)(v >> 1) : -1;
+	uint64_t max = rr->tag_gens ? (uint64_t)TAG_ID_MAX : TAGSET_MAX;
+
+	return (v & 1) && (v >> 1) < max ? (int64_t)(v >> 1) : -1;
 }
 
 static void tagsets_clear(struct rbreader *rr)
@@ -1074,6 +1085,7 @@ static void tagsets_clear(struct rbreader *rr)
 	for (size_t i = 0; i < rr->ntagsets; i++)
 		free(rr->tagsets[i]);
 	FREE_AND_NULL(rr->tagsets);
+	FREE_AND_NULL(rr->tagids);
 	rr->ntagsets = 0;
 	for (size_t i = 0; i < ARRAY_SIZE(rr->merged); i++)
 		FREE_AND_NULL(rr->merged[i].tags);
@@ -1082,27 +1094,49 @@ static void tagsets_clear(struct rbreader *rr)
 /* The clean tag set of registry id, read from the registry when first met. */
 static const char *tagset(struct rbreader *rr, int64_t id)
 {
-	uint64_t str;
-	size_t len;
-	char *raw;
+	uint64_t str, gen;
+	size_t len, slot;
+	char *raw, *tags = NULL;
 
 	if (id <= 0 || !rr->tag_sets)
 		return NULL;
-	if ((size_t)id >= rr->ntagsets) {
-		size_t n = (size_t)id + 1;
+	/* with gens, a slot holds the set of one id after another */
+	slot = rr->tag_gens ? (size_t)(id % TAGSET_MAX) : (size_t)id;
+	if (slot >= rr->ntagsets) {
+		size_t n = slot + 1;
 
 		rr->tagsets = xreallocarray(rr->tagsets, n, sizeof(*rr->tagsets));
 		memset(rr->tagsets + rr->ntagsets, 0, (n - rr->ntagsets) * sizeof(*rr->tagsets));
+		rr->tagids = xreallocarray(rr->tagids, n, sizeof(*rr->tagids));
+		memset(rr->tagids + rr->ntagsets, 0, (n - rr->ntagsets) * sizeof(*rr->tagids));
 		rr->ntagsets = n;
 	}
-	if (rr->tagsets[id])
-		return rr->tagsets[id];
+	if (rr->tagsets[slot] && rr->tagids[slot] == id)
+		return rr->tagsets[slot];
 	raw = xmalloc(TAGS_MAX_SET + 1);
-	if (!array_at(rr, rr->tag_sets, (uint64_t)id, &str) &&
-	    !read_string_raw(rr, str, raw, TAGS_MAX_SET + 1, &len))
-		rr->tagsets[id] = tags_from_app(raw, len);
+	/*
+	 * With gens: the slot's String, then its id, which must still be
+	 * ours (pyrospy.rb writes the id before the String).  The fiber had
+	 * the id, so the set was there before these reads; the same id after
+	 * them: nothing replaced it in between.  Each read is made now, in
+	 * this order (not from a window read before the fiber's id).
+	 */
+	rr->mem.fresh = !!rr->tag_gens;
+	if (!array_at(rr, rr->tag_sets, (uint64_t)slot, &str) &&
+	    !read_string_raw(rr, str, raw, TAGS_MAX_SET + 1, &len) &&
+	    (!rr->tag_gens ||
+	     (!array_at(rr, rr->tag_gens, (uint64_t)slot, &gen) && gen == ((uint64_t)id << 1 | 1))))
+		tags = tags_from_app(raw, len);
+	else if (rr->tag_gens)
+		rr->stats.tags_dropped++;
+	rr->mem.fresh = 0;
 	free(raw);
-	return rr->tagsets[id];
+	if (!tags)
+		return NULL;
+	free(rr->tagsets[slot]);
+	rr->tagsets[slot] = tags;
+	rr->tagids[slot] = id;
+	return tags;
 }
 
 /*
@@ -1118,7 +1152,7 @@ static void tags_begin(struct rbreader *rr, uint64_t main_thread)
 	uint64_t ec, tbl, *val = rr->main_val;
 
 	rr->tag_process = -1;
-	val[0] = val[1] = val[2] = 0;
+	memset(val, 0, TAG_VARS * sizeof(*val));
 	if (rr->stats.samples <= TAG_EAGER || rr->stats.samples >= rr->tag_next) {
 		rr->tag_next = rr->stats.samples + TAG_SEARCH;
 		if (is_obj(main_thread) && !rd_u64(rr, main_thread + L->thread.ec, &ec) &&
@@ -1133,18 +1167,19 @@ static void tags_begin(struct rbreader *rr, uint64_t main_thread)
 	if (!rr->main_read ||
 	    storage_check(rr, &rr->main_store, rr->main_hdr, rr->store_buf, val))
 		storage_get(rr, rr->main_store.tbl, &rr->main_store, val);
-	if (val[TAG_SETS] != rr->tag_sets) {
+	if (val[TAG_SETS] != rr->tag_sets || val[TAG_GENS] != rr->tag_gens) {
 		/* a new registry (or none): what we read of the old one is void */
 		tagsets_clear(rr);
 		rr->tag_sets = is_obj(val[TAG_SETS]) ? val[TAG_SETS] : 0;
+		rr->tag_gens = rr->tag_sets && is_obj(val[TAG_GENS]) ? val[TAG_GENS] : 0;
 	}
-	rr->tag_process = fixnum(val[TAG_PROCESS]);
+	rr->tag_process = fixnum(rr, val[TAG_PROCESS]);
 }
 
 /* The tags of the thread whose EC was just walked. */
 static const char *tags_of(struct rbreader *rr)
 {
-	uint64_t val[3];
+	uint64_t val[TAG_VARS];
 	int64_t id;
 	struct rbmerged *m;
 	const char *a, *b;
@@ -1164,7 +1199,7 @@ static const char *tags_of(struct rbreader *rr)
 		else
 			rr->ec_store->tbl = rr->ec_store->n = 0;
 	}
-	id = fixnum(val[TAG_THREAD]);
+	id = fixnum(rr, val[TAG_THREAD]);
 	a = tagset(rr, id);
 	b = tagset(rr, rr->tag_process);
 	if (!a || !b)
@@ -1377,6 +1412,20 @@ static enum perr load_frames(struct rbreader *rr, uint64_t ec, struct frames *fr
 	}
 	if (L->ec.local_storage + 8 <= L->ec.size)
 		rr->ec_storage = get_u64(hdr, L->ec.local_storage);
+	if (rr->tag_sets && is_obj(rr->ec_storage) && !rr->ec_val_ok) {
+		uint64_t val[TAG_VARS];
+
+		/*
+		 * The fiber's variables were not in that read (a table new to
+		 * us, or moved): read apart, they would be of another moment
+		 * than the frames, a span later at times.  Learn where they
+		 * are, and read the frames again, with them.
+		 */
+		storage_get(rr, rr->ec_storage, &g->store, val);
+		if (g->store.n && !frames_guessed(rr, g, hdr, fr))
+			return PERR_CORRUPT;
+		rr->ec_storage = get_u64(hdr, L->ec.local_storage);
+	}
 	rr->ec_store = &g->store;
 	return PERR_OK;
 }

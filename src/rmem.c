@@ -175,6 +175,10 @@ enum perr rmem_read(struct rmem *m, uint64_t addr, void *out, size_t len)
 	uint64_t start, end;
 	enum perr err;
 
+	if (m->fresh)
+		return !len ? PERR_OK :
+		       rmem_mapped(m, addr, len) ? procmem_read(&m->t->mem, addr, out, len) :
+						   PERR_FAULT;
 	if (win_has(&m->big, addr, len)) {
 		win_take(&m->big, addr, out, len);
 		return PERR_OK;

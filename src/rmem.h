@@ -47,6 +47,7 @@ struct rmem {
 	uint64_t last_addr[RMEM_WINDOWS + 1];
 	size_t last_len[RMEM_WINDOWS + 1];
 	unsigned int nlast;
+	int fresh;		/* set: reads bypass the windows (see below) */
 };
 
 void rmem_init(struct rmem *m, struct target *t);
@@ -66,7 +67,12 @@ void rmem_begin(struct rmem *m, int replay);
 /* Is [addr, addr+len) readable according to the target's maps? */
 int rmem_mapped(struct rmem *m, uint64_t addr, uint64_t len);
 
-/* Read len bytes at addr into out. */
+/*
+ * Read len bytes at addr into out.  With m->fresh set, each read is a
+ * read of its own, made when called (neither served from nor kept in a
+ * window): for a reader that needs its reads in order after something it
+ * read earlier (a reused tag set: pyreader.c, rbreader.c).
+ */
 enum perr rmem_read(struct rmem *m, uint64_t addr, void *out, size_t len);
 
 /*

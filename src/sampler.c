@@ -145,17 +145,19 @@ static void progress(struct run *run)
 
 	res->elapsed = (double)(now_ns() - run->start) / NSEC;
 	res->cpu = cpu_seconds() - run->cpu0;
-	res->stacks = res->dropped = res->retries = res->reads = 0;
+	res->stacks = res->dropped = res->retries = res->reads = res->tags_dropped = 0;
 	for (size_t i = 0; i < run->nslot; i++) {
 		const struct slot *sl = run->slot[i];
 
 		res->stacks += sl->before.stacks;
 		res->dropped += sl->before.dropped;
 		res->retries += sl->before.retries;
+		res->tags_dropped += sl->before.tags_dropped;
 		if (sl->r) {
 			res->stacks += reader_stats(sl->r)->stacks;
 			res->dropped += reader_stats(sl->r)->dropped;
 			res->retries += reader_stats(sl->r)->retries;
+			res->tags_dropped += reader_stats(sl->r)->tags_dropped;
 		}
 		res->reads += sl->reads_before + sl->t->mem.calls;
 	}
@@ -258,6 +260,7 @@ static void reopen(struct run *run, struct slot *sl)
 		sl->before.stacks += s->stacks;
 		sl->before.dropped += s->dropped;
 		sl->before.retries += s->retries;
+		sl->before.tags_dropped += s->tags_dropped;
 		reader_free(sl->r);
 		sl->r = NULL;
 	}

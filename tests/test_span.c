@@ -132,3 +132,133 @@ ParameterizedTest(size_t *i, span, python_sdk, .timeout = 90)
 {
 	traced_app(&test_pythons[*i], "push", 1);
 }
+
+/*
+ * Tag sets far past the 8192 the helpers keep at once
+ * (tests/targets/spanchurn.py, .rb): two threads run 30 000 short root
+ * spans (or tag wrappers with a new value each time), a new tag set each,
+ * under pyrospy exec at 1000 Hz.  The helpers reuse the places of the
+ * sets given up, and pyrospy reads each reused one again: every sample in
+ * unit_K carries the tags of a span (wrapper) logged with K, none
+ * another's, at most 1 % none (5 % on Python 3.10 and older), and the
+ * spans past the 12 288th are tagged like the first (tests/spanchurn-check).
+ */
+static void churn(const struct interp *in, const char *mode)
+{
+	const char *name = in->lang == TARGET_RUBY ? "spanchurn.rb" : "spanchurn.py";
+	char appout[64], file[64], root[1024], cmd[3072], script[1024];
+	const char *args[32] = { "exec", "-r", "1000", "-f", "folded", "-o", file, "-v", "--" };
+	int n = 9, st, fd;
+	char *out, *err, *check;
+	FILE *f;
+
+	/* in a root, the script goes where the helpers are (Python looks there first) */
+	test_use_helpers(in);
+	if (in->root) {
+		snprintf(script, sizeof(script), "%s/%s",
+			 getenv(in->lang == TARGET_RUBY ? "RUBYLIB" : "PYTHONPATH"), name);
+		snprintf(cmd, sizeof(cmd), "cp '%s' '%s/%s%s'", test_target_path(name),
+			 test_chroots(), in->root, script);
+		cr_assert_eq(system(cmd), 0, "%s", cmd);
+	} else {
+		snprintf(script, sizeof(script), "%s", test_target_path(name));
+	}
+
+	snprintf(appout, sizeof(appout), "/tmp/pyrospy-churn-app-XXXXXX");
+	snprintf(file, sizeof(file), "/tmp/pyrospy-churn-folded-XXXXXX");
+	cr_assert((fd = mkstemp(appout)) >= 0);
+	close(fd);
+	cr_assert((fd = mkstemp(file)) >= 0);
+	close(fd);
+	if (in->root) {
+		snprintf(root, sizeof(root), "%s/%s", test_chroots(), in->root);
+		args[n++] = "chroot";
+		args[n++] = root;
+	}
+	args[n++] = in->bin;
+	args[n++] = script;
+	args[n++] = "30000";
+	args[n++] = mode;
+	/*
+	 * <= 3.10 reads the tags before and after the stack, and drops
+	 * them when they changed in between: longer units, fewer edges
+	 */
+	if (in->lang == TARGET_PYTHON && in->minor <= 10)
+		args[n++] = "0.0006";
+	args[n] = NULL;
+	st = test_pyrospy(args, &out, &err);
+	cr_assert_eq(st, 0, "%s: exit %d: %s", in->bin, st, err);
+	cr_assert_not_null(f = fopen(appout, "w"));
+	fputs(out, f);
+	fclose(f);
+	/* <= 3.10 reads the tags apart from the stack (see spanchurn-check) */
+	snprintf(cmd, sizeof(cmd), "/usr/bin/python3.11 %s/tests/spanchurn-check %s %s %d", SRCDIR,
+		 file, appout, in->lang == TARGET_PYTHON && in->minor <= 10 ? 5 : 1);
+	check = test_run(cmd, &st);
+	cr_log_info("%s %s: %s%s", in->bin, mode, check, err);
+	cr_assert_eq(st, 0, "%s (%s): %s\npyrospy: %s", in->bin, mode, check, err);
+	free(check);
+	free(out);
+	free(err);
+	unlink(appout);
+	unlink(file);
+}
+
+ParameterizedTestParameters(span, churn_python)
+{
+	return cr_make_param_array(size_t, (void *)test_indexes(test_npythons), test_npythons);
+}
+
+ParameterizedTest(size_t *i, span, churn_python, .timeout = 150)
+{
+	churn(&test_pythons[*i], "span");
+}
+
+ParameterizedTestParameters(span, churn_ruby)
+{
+	return cr_make_param_array(size_t, (void *)test_indexes(test_nrubies), test_nrubies);
+}
+
+ParameterizedTest(size_t *i, span, churn_ruby, .timeout = 150)
+{
+	churn(&test_rubies[*i], "span");
+}
+
+/* With the OpenTelemetry SDK making and ending the spans (sid). */
+ParameterizedTestParameters(span, churn_python_sdk)
+{
+	static size_t sid[2];
+	size_t n = 0;
+
+	for (size_t i = 0; i < test_npythons; i++)
+		if (test_pythons[i].root && !strcmp(test_pythons[i].root, "sid"))
+			sid[n++] = i;
+	return cr_make_param_array(size_t, sid, n);
+}
+
+ParameterizedTest(size_t *i, span, churn_python_sdk, .timeout = 150)
+{
+	churn(&test_pythons[*i], "sdk");
+}
+
+/* Plain tags: tag_wrapper entered and left with a new value 30 000 times. */
+ParameterizedTestParameters(span, churn_wrapper_python)
+{
+	return cr_make_param_array(size_t, (void *)test_indexes(test_npythons_any),
+				   test_npythons_any);
+}
+
+ParameterizedTest(size_t *i, span, churn_wrapper_python, .timeout = 150)
+{
+	churn(test_python_any(*i), "wrap");
+}
+
+ParameterizedTestParameters(span, churn_wrapper_ruby)
+{
+	return cr_make_param_array(size_t, (void *)test_indexes(test_nrubies), test_nrubies);
+}
+
+ParameterizedTest(size_t *i, span, churn_wrapper_ruby, .timeout = 150)
+{
+	churn(&test_rubies[*i], "wrap");
+}

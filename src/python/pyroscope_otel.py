@@ -20,8 +20,10 @@ span change nothing: their samples count for the root.
 
 Only the SDK's SpanProcessor interface is used (on_start, on_end); the
 OpenTelemetry SDK is imported when the class is first asked for, and only
-to inherit from its SpanProcessor.  Each root span is a new tag set: past
-pyrospy's 8192 sets, spans are no longer tagged (never mis-tagged).
+to inherit from its SpanProcessor.  Each root span is a new tag set, held
+until the span ends; pyrospy.py reuses the place of sets no longer held, so
+only 8192 root spans open at the same time are the limit (past it, a span
+is not tagged, never mis-tagged).
 """
 
 import threading
@@ -37,7 +39,7 @@ TRACE_ID_PYROSCOPE_TAG_KEY = "trace_id"
 
 _get_ident = threading.get_ident
 # (trace_id, span_id) of a root span -> (thread ident, set before, set
-# while it runs); the SDK hands on_end a ReadableSpan, not the Span itself
+# while it runs, span id in hex); the SDK hands on_end a ReadableSpan, not the Span itself
 _open = {}
 
 
@@ -51,38 +53,48 @@ def _start(span):
     span_id = format(ctx.span_id, "016x")
     span.set_attribute(PROFILE_ID_SPAN_ATTRIBUTE_KEY, span_id)
     ident = _get_ident()
-    old = pyrospy._tags_get(ident)
-    tags = dict(pyrospy._parsed[old]) if old else {}
-    tags[PROFILE_ID_PYROSCOPE_TAG_KEY] = span_id
-    tags[SPAN_NAME_PYROSCOPE_TAG_KEY] = str(span.name)[:pyrospy._MAX_VALUE]
-    tags[TRACE_ID_PYROSCOPE_TAG_KEY] = format(ctx.trace_id, "032x")
-    new = pyrospy._set_of(tags)
-    if new is None:
-        return                          # no room for another set: untagged
-    pyrospy._pyrospy_tags[ident] = new
+    with pyrospy._lock:
+        old = pyrospy._tags_get(ident)
+        tags = dict(pyrospy._parsed[old]) if old else {}
+        tags[PROFILE_ID_PYROSCOPE_TAG_KEY] = span_id
+        tags[SPAN_NAME_PYROSCOPE_TAG_KEY] = str(span.name)[:pyrospy._MAX_VALUE]
+        tags[TRACE_ID_PYROSCOPE_TAG_KEY] = format(ctx.trace_id, "032x")
+        new = pyrospy._set_of(tags)
+        if new is None:
+            return                      # no room for another set: untagged
+        # the table's hold on old passes to _open
+        pyrospy._hold(new)
+        pyrospy._pyrospy_tags[ident] = new
+        _open[(ctx.trace_id, ctx.span_id)] = (ident, old, new, span_id)
     if old is None and ident not in pyrospy._watched:
         pyrospy._watch(ident)
-    _open[(ctx.trace_id, ctx.span_id)] = (ident, old, new)
 
 
 def _end(span):
     ctx = span.context
-    got = _open.pop((ctx.trace_id, ctx.span_id), None)
-    if got is None:
-        return
-    ident, old, new = got
-    tags = pyrospy._pyrospy_tags
-    if tags.get(ident) is new:
-        tags[ident] = pyrospy._EMPTY if old is None else old
-        return
-    # the thread's tags changed since (another root span, a wrapper left
-    # open): take this span's keys out of whatever is there now
-    now = pyrospy._thread_tags(ident)
-    if now.get(PROFILE_ID_PYROSCOPE_TAG_KEY) == pyrospy._parsed[new][PROFILE_ID_PYROSCOPE_TAG_KEY]:
+    with pyrospy._lock:
+        got = _open.pop((ctx.trace_id, ctx.span_id), None)
+        if got is None:
+            return
+        ident, old, new, span_id = got
+        tags = pyrospy._pyrospy_tags
+        if tags.get(ident) is new:
+            tags[ident] = pyrospy._EMPTY if old is None else old
+            pyrospy._release(new)
+            return
+        # the thread's tags changed since (another root span, a wrapper left
+        # open): take this span's keys out of whatever is there now
+        pyrospy._release(old)
+        now = tags.get(ident)
+        now = dict(pyrospy._parsed[now]) if now else {}
+        if now.get(PROFILE_ID_PYROSCOPE_TAG_KEY) != span_id:
+            return
         for k in (PROFILE_ID_PYROSCOPE_TAG_KEY, SPAN_NAME_PYROSCOPE_TAG_KEY,
                   TRACE_ID_PYROSCOPE_TAG_KEY):
             now.pop(k, None)
-        pyrospy._thread_set(ident, now)
+        s = pyrospy._set_of(now) if now else pyrospy._EMPTY
+        if s is not None:
+            pyrospy._put(ident, s)
 
 
 def _make_class():

@@ -23,7 +23,7 @@ def raw_side():
 
 big = "x" * (1 << 20)
 raw = "k\x1f" + "y" * (1 << 20) + "\x1e\x1f\x1e=\x1fv\x1ea}b,c;d\nq\x1fz\x1e\x01\x02\x1f\x7f"
-pyrospy._pyrospy_sets.append(raw)
+# (pyrospy reads any str the table holds; raw keeps it alive)
 ident = threading.get_ident()
 print("ready", flush=True)
 while True:

@@ -26,8 +26,11 @@ end
 
 big = "x" * (1 << 20)
 sets = Thread.main[:__pyrospy_sets__]
+gens = Thread.main[:__pyrospy_gens__]
 sets << "k\x1f#{"y" * (1 << 20)}\x1e\x1f\x1e=\x1fv\x1ea}b,c;d\nq\x1fz\x1e\x01\x02\x1f\x7f\xff\xfe"
-raw = sets.size - 1
+# its id, gen 1 of its slot (see pyrospy.rb)
+raw = Pyrospy::MAX_SETS + sets.size - 1
+gens << raw
 puts "ready"
 $stdout.flush
 loop do

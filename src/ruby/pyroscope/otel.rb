@@ -23,8 +23,10 @@
 # for the root.  The arguments and the gem's settings are accepted;
 # pyrospy's options decide where profiles go, so no pyroscope.profile.url
 # is set.  Only the SDK's span processor interface is used (on_start,
-# on_finish).  Each root span is a new tag set: past pyrospy's 8192 sets,
-# spans are no longer tagged (never mis-tagged).
+# on_finish).  Each root span is a new tag set, held until the span ends;
+# pyrospy.rb reuses the place of sets no longer held, so only 8192 root
+# spans open at the same time are the limit (past it, a span is not
+# tagged, never mis-tagged).
 require "pyroscope"
 
 module Pyroscope
