@@ -22,6 +22,8 @@ struct reader_opts {
 	int gvl_wait;		/* Ruby: keep threads queued for the GVL, under a
 				   "(waiting for GVL)" leaf frame */
 	int no_gc;		/* no "(garbage collection)" leaf on the collecting thread */
+	int async_tasks;	/* Python: the running asyncio task and those awaiting it,
+				   as "<task> NAME" frames (pyasync.h) */
 };
 
 /* Counters a reader keeps; the CLI reports them. */
@@ -33,6 +35,8 @@ struct reader_stats {
 	uint64_t bad_frames;	/* frames that failed validation */
 	uint64_t cache_misses;	/* code objects read */
 	uint64_t cache_stale;	/* cached code found replaced by other code */
+	uint64_t task_changed;	/* of dropped: the running asyncio task changed
+				   during the walk (--async) */
 };
 
 typedef void (*reader_cb)(void *arg, const struct stack *st);
