@@ -690,8 +690,11 @@ static int gil_refused(const struct cli_opts *o, const struct target *t)
 	if (o->async_tasks && t && pyasync_supported(t, &why)) {
 		cli_error("--async: process %d is %s %s%s: %s", (int)t->pid,
 			  target_lang_name(t->lang), t->version, t->free_threaded ? "t" : "", why);
-		cli_hint("leave out --async; 'pyrospy dump --tasks' shows the tasks of "
-			 "CPython 3.9, 3.11 and 3.13 too");
+		if (t->lang == TARGET_PYTHON && !t->free_threaded)
+			cli_hint("leave out --async; 'pyrospy dump --tasks' shows the tasks of "
+				 "CPython 3.9, 3.11 and 3.13 too");
+		else
+			cli_hint("leave out --async");
 		return EXIT_UNSUPPORTED;
 	}
 	if (!o->gil || !t || !t->free_threaded)

@@ -67,7 +67,7 @@ async def handler(name, rounds):
 async def ticker():
     while True:
         work_ticker()
-        await asyncio.sleep(0.003)
+        await asyncio.sleep(0.001)
 
 
 async def server():
