@@ -185,8 +185,8 @@ static const char usage_options[] =
 	"                         own tags (see pyrospy(1), TAGS) win over it\n"
 	"      --no-tags          merge the tag sets: no {k=v} frame at the root\n"
 	"      --no-gc            no (garbage collection) frame on the collecting thread\n"
-	"      --async            Python 3.14+: the running asyncio task and the tasks\n"
-	"                         awaiting it, as '<task> NAME' frames over its stack\n"
+	"      --async            Python 3.9, 3.11, 3.13+: the running asyncio task and\n"
+	"                         the tasks awaiting it, as '<task> NAME' frames\n"
 	"      --function         aggregate by function, dropping line numbers\n"
 	"      --subprocesses     also profile the Ruby and Python processes it starts\n"
 	"      --locals           dump: each Python or Ruby frame's local variables\n"
@@ -690,11 +690,7 @@ static int gil_refused(const struct cli_opts *o, const struct target *t)
 	if (o->async_tasks && t && pyasync_supported(t, &why)) {
 		cli_error("--async: process %d is %s %s%s: %s", (int)t->pid,
 			  target_lang_name(t->lang), t->version, t->free_threaded ? "t" : "", why);
-		if (t->lang == TARGET_PYTHON && !t->free_threaded)
-			cli_hint("leave out --async; 'pyrospy dump --tasks' shows the tasks of "
-				 "CPython 3.9, 3.11 and 3.13 too");
-		else
-			cli_hint("leave out --async");
+		cli_hint("leave out --async");
 		return EXIT_UNSUPPORTED;
 	}
 	if (!o->gil || !t || !t->free_threaded)

@@ -44,14 +44,15 @@ struct pyasync *pyasync_new(struct pyreader *pr, struct target *t);
 void pyasync_free(struct pyasync *a);
 
 /*
- * The task running on the thread whose state is at tstate (0: none, no
+ * The task running on the thread whose state is at tstate and whose
+ * pthread id is thread_id (0: none, no
  * loop runs there, or asyncio is not imported yet).  fresh: read from the
  * process now, not from the sample's window cache.  *loop is set when
  * the thread runs an event loop (loop may be NULL).  samples: the
  * reader's sample count (when to look for asyncio again).
  */
-uint64_t pyasync_running(struct pyasync *a, uint64_t tstate, int fresh, int *loop,
-			 uint64_t samples);
+uint64_t pyasync_running(struct pyasync *a, uint64_t tstate, uint64_t thread_id, int fresh,
+			 int *loop, uint64_t samples);
 
 /*
  * The chain of task: "<task> NAME" for it and for each task awaiting

@@ -839,7 +839,7 @@ static int task_frames(struct pyreader *pr, uint64_t tstate, uint64_t task, int 
 		return 0;	/* no event loop in this thread: nothing can change */
 	if (task && pyasync_chain(pr->aio, task, pr->chain, PYASYNC_DEPTH, &n, &coro_frame))
 		n = 0;
-	now = pyasync_running(pr->aio, tstate, 1, NULL, pr->stats.samples);
+	now = pyasync_running(pr->aio, tstate, st->thread_id, 1, NULL, pr->stats.samples);
 	if (now != task) {
 		pr->stats.task_changed++;
 		return 1;
@@ -1380,7 +1380,8 @@ enum perr pyreader_sample(struct pyreader *pr, reader_cb cb, void *arg)
 				continue;
 			}
 			if (pr->aio)
-				task = pyasync_running(pr->aio, tstate, 0, &loop, pr->stats.samples);
+				task = pyasync_running(pr->aio, tstate, st.thread_id, 0, &loop,
+						       pr->stats.samples);
 			for (tries = 0; tries < WALK_TRIES; tries++) {
 				if (tries) {
 					/*
@@ -1447,6 +1448,24 @@ const struct pyvm_layout *pyreader_layout(const struct pyreader *pr)
 uint64_t pyreader_runtime(const struct pyreader *pr)
 {
 	return pr->runtime;
+}
+
+enum perr pyreader_dict(struct pyreader *pr, uint64_t dict, size_t max, uint64_t *key,
+			uint64_t *value, size_t *n)
+{
+	struct pydent *e;
+	size_t got;
+	enum perr err = dict_read(pr, dict, max, &e, &got);
+
+	*n = 0;
+	if (err)
+		return err;
+	for (size_t i = 0; i < got; i++) {
+		key[i] = e[i].key;
+		value[i] = e[i].value;
+	}
+	*n = got;
+	return PERR_OK;
 }
 
 enum perr pyreader_code(struct pyreader *pr, uint64_t code, int64_t lasti, uint64_t instr,

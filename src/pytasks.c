@@ -199,7 +199,7 @@ enum perr pytasks_layout(struct pyreader *pr, struct target *t, struct pytasks_p
 	if ((err = load_layout(&ts, why)))
 		return err;
 	if (ts.old) {
-		*why = "record --async reads the running task of CPython 3.14 and 3.15 only";
+		*why = "no AsyncioDebug offsets before CPython 3.14";
 		return PERR_UNSUPPORTED;
 	}
 	if (!ts.state_known) {
