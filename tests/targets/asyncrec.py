@@ -38,7 +38,7 @@ def work_handler_1():
 
 
 def work_ticker():
-    return spin(0.002)
+    return spin(0.001 if MODE == "churn" else 0.004)
 
 
 def work_short_0():
