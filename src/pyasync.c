@@ -43,6 +43,9 @@ struct pyasync {
 	struct pytasks_published T;	/* 3.14+ */
 	const struct pytasks_registry *old;	/* or 3.9-3.13 */
 	uint64_t current;		/* asyncio.tasks._current_tasks (3.9-3.13) */
+	uint64_t loop;			/* and the loop old_running() found last */
+	struct rmem fresh;		/* what the process holds now, apart from the */
+	struct pyobj fobj;		/* sample's windows (which stay for the next) */
 	uint64_t task_type, wrapper_type, gfut_type, group_type;	/* by name, once seen */
 	uint64_t cfunc_type, method_type, func_type, cell_type;	/* symbols; 0: unknown */
 	char shown[PYASYNC_DEPTH][NAME_BUF];	/* the names of the last chain */
@@ -80,6 +83,8 @@ struct pyasync *pyasync_new(struct pyreader *pr, struct target *t)
 		return a;
 	}
 	pyobj_init(&a->obj, a->mem, pyreader_layout(pr), t);
+	rmem_init(&a->fresh, t);
+	pyobj_init(&a->fobj, &a->fresh, pyreader_layout(pr), t);
 	for (size_t i = 0; i < pytasks_nregistry; i++)
 		if (pytasks_registry[i].minor == t->minor)
 			a->old = &pytasks_registry[i];
@@ -98,6 +103,8 @@ void pyasync_free(struct pyasync *a)
 {
 	if (!a)
 		return;
+	if (a->ready != -1)
+		rmem_release(&a->fresh);
 	free(a);
 }
 
@@ -201,6 +208,7 @@ static uint64_t old_running(struct pyasync *a, uint64_t thread_id, int *loop)
 	uint64_t key[LOOPS_MAX], value[LOOPS_MAX];
 	size_t n;
 
+	a->loop = 0;
 	if (pyreader_dict(a->pr, a->current, LOOPS_MAX, key, value, &n))
 		return 0;
 	for (size_t i = 0; i < n; i++) {
@@ -210,6 +218,7 @@ static uint64_t old_running(struct pyasync *a, uint64_t thread_id, int *loop)
 		    int_value(a, tid_obj, &tid) || tid != thread_id)
 			continue;
 		*loop = 1;
+		a->loop = key[i];
 		return value[i];
 	}
 	return 0;
@@ -350,16 +359,31 @@ uint64_t pyasync_running(struct pyasync *a, uint64_t tstate, uint64_t thread_id,
 	*loop = 0;
 	if (!ready(a, samples))
 		return 0;
-	if (a->old) {
-		if (fresh)
-			rmem_begin(a->mem, 1);	/* what the process holds now, in one read */
-		return old_running(a, thread_id, loop);
+	if (a->old && fresh) {
+		/*
+		 * The task _current_tasks now holds for the loop found before:
+		 * its key's hash is the loop's address, rotated by 4 bits
+		 * (_Py_HashPointer).
+		 */
+		uint64_t now = 0, h = a->loop >> 4 | a->loop << 60;
+
+		if (!a->loop)
+			return 0;
+		rmem_begin(&a->fresh, 0);
+		if (pyobj_dict_get_hash(&a->fobj, a->current, h, &now))
+			return 0;
+		*loop = 1;
+		return now;
 	}
+	if (a->old)
+		return old_running(a, thread_id, loop);
 	/* asyncio_running_loop, then asyncio_running_task right after it */
 	at = tstate + a->T.aio[PYTASKS_A_TS_LOOP];
 	if (a->T.aio[PYTASKS_A_TS_TASK] != a->T.aio[PYTASKS_A_TS_LOOP] + 8)
 		return 0;
-	if (fresh ? procmem_read(&a->t->mem, at, w, sizeof(w)) : rmem_read(a->mem, at, w, sizeof(w)))
+	if (fresh)
+		rmem_begin(&a->fresh, 0);
+	if (rmem_read(fresh ? &a->fresh : a->mem, at, w, sizeof(w)))
 		return 0;
 	*loop = w[0] != 0;
 	return w[0] ? w[1] & ~(uint64_t)3 : 0;
@@ -454,6 +478,18 @@ static enum perr old_chain(struct pyasync *a, uint64_t task, struct stack_frame 
 	}
 	*n = k;
 	return PERR_OK;
+}
+
+int pyasync_named(struct pyasync *a, uint64_t task, const char *frame)
+{
+	uint64_t name_at = a->old ? a->old->name : a->T.aio[PYTASKS_A_TASK_NAME], nameobj;
+	char name[NAME_BUF - 8];
+
+	if (a->ready != 1 || strncmp(frame, "<task> ", 7) ||
+	    rmem_u64(&a->fresh, task + name_at, &nameobj) ||
+	    pytasks_name(&a->fobj, a->t->minor, nameobj, name, sizeof(name)))
+		return 0;
+	return !strcmp(frame + 7, name);
 }
 
 enum perr pyasync_chain(struct pyasync *a, uint64_t task, struct stack_frame *out,

@@ -24,9 +24,10 @@ struct target;
  * Cheap per sample: the running task is one word of the thread state (in
  * the sample's window cache); each task of the chain is read again from
  * the sample's window cache (the same pages as last time: no system
- * call), its awaiter and name with it, so that nothing is shown from a
- * task that is gone; after the walk the running task is read once more,
- * from the process itself.
+ * call), its awaiter and name with it, before the walk of the stack, so
+ * that nothing is shown from a task that is gone; after the walk the
+ * running task and its name are read once more, from the process itself:
+ * the stack is kept only when they are the same.
  */
 #define PYASYNC_DEPTH	64	/* tasks of one chain */
 #define PYASYNC_RETRY	50	/* samples between looks for asyncio */
@@ -63,5 +64,14 @@ uint64_t pyasync_running(struct pyasync *a, uint64_t tstate, uint64_t thread_id,
  */
 enum perr pyasync_chain(struct pyasync *a, uint64_t task, struct stack_frame *out,
 			unsigned int max, unsigned int *n, uint64_t *coro_frame);
+
+/*
+ * After pyasync_running() with fresh: is the name of task, read from the
+ * process now too, the one of frame ("<task> NAME", from
+ * pyasync_chain() before the walk)?  A task that ends and a new one
+ * that gets its address (a free list) between the two reads has another
+ * name, or the same one: then the chain shown is the one it had.
+ */
+int pyasync_named(struct pyasync *a, uint64_t task, const char *frame);
 
 #endif

@@ -821,26 +821,24 @@ static int gc_leaf(struct pyreader *pr, uint64_t at, int32_t was, struct stack *
 
 /*
  * --async: the chain of the task the thread was running before the walk
- * (task, 0 for none), as "<task> NAME" frames right over the task's own
- * coroutine frame, the outermost frame the task runs.  1: the thread's
- * running task is another one after the walk (read from the process, not
- * the sample's cache), so the stack cannot be said to be the task's: drop
- * it.  A task whose coroutine frame is not on the stack (its step is in
- * C code) gets no frames: the stack stays as read.
+ * (task, 0 for none; n frames in pr->chain, read then too), as "<task>
+ * NAME" frames right over the task's own coroutine frame (coro_frame),
+ * the outermost frame the task runs.  1: after the walk the thread's
+ * running task is another one, or one of another name (read from the
+ * process, not the sample's cache), so the stack cannot be said to be
+ * the task's: drop it.  A task whose coroutine frame is not on the stack
+ * (its step is in C code) gets no frames: the stack stays as read.
  */
-static int task_frames(struct pyreader *pr, uint64_t tstate, uint64_t task, int loop,
-		       struct stack *st)
+static int task_frames(struct pyreader *pr, uint64_t tstate, uint64_t task, unsigned int n,
+		       uint64_t coro_frame, int loop, struct stack *st)
 {
-	uint64_t coro_frame = 0, now;
-	unsigned int n = 0, d = 0;
+	unsigned int d = 0;
 	size_t i;
 
 	if (!loop)
 		return 0;	/* no event loop in this thread: nothing can change */
-	if (task && pyasync_chain(pr->aio, task, pr->chain, PYASYNC_DEPTH, &n, &coro_frame))
-		n = 0;
-	now = pyasync_running(pr->aio, tstate, st->thread_id, 1, NULL, pr->stats.samples);
-	if (now != task) {
+	if (pyasync_running(pr->aio, tstate, st->thread_id, 1, NULL, pr->stats.samples) != task ||
+	    (n && !pyasync_named(pr->aio, task, pr->chain[0].name))) {
 		pr->stats.task_changed++;
 		return 1;
 	}
@@ -1345,7 +1343,8 @@ enum perr pyreader_sample(struct pyreader *pr, reader_cb cb, void *arg)
 		if (L->tstate.native_thread_id == PYVM_NONE && pr->pthread_tid_off < 0)
 			pthread_discover(pr, head);
 		for (tstate = head; tstate && nthreads < THREAD_MAX; nthreads++) {
-			uint64_t tnext, task = 0;
+			uint64_t tnext, task = 0, coro_frame = 0;
+			unsigned int nchain = 0;
 			pid_t tid;
 			int tries, loop = 0;
 
@@ -1382,6 +1381,9 @@ enum perr pyreader_sample(struct pyreader *pr, reader_cb cb, void *arg)
 			if (pr->aio)
 				task = pyasync_running(pr->aio, tstate, st.thread_id, 0, &loop,
 						       pr->stats.samples);
+			if (task && pyasync_chain(pr->aio, task, pr->chain, PYASYNC_DEPTH, &nchain,
+						  &coro_frame))
+				nchain = 0;
 			for (tries = 0; tries < WALK_TRIES; tries++) {
 				if (tries) {
 					/*
@@ -1420,7 +1422,8 @@ enum perr pyreader_sample(struct pyreader *pr, reader_cb cb, void *arg)
 							       st.tid, pr->stats.samples);
 				if (pr->flocals)
 					locals_fill(pr, &st);
-				if ((pr->aio && task_frames(pr, tstate, task, loop, &st)) ||
+				if ((pr->aio &&
+				     task_frames(pr, tstate, task, nchain, coro_frame, loop, &st)) ||
 				    gc_leaf(pr, gc_at, collecting, &st)) {
 					pr->stats.stacks--;
 					pr->stats.dropped++;
