@@ -114,20 +114,31 @@ static int ready(struct pyasync *a, uint64_t samples)
 	const char *why;
 	enum perr err;
 
-	if (a->ready || samples < a->next_look)
+	if (a->ready == -1 || samples < a->next_look || (a->ready && !a->old))
 		return a->ready == 1;
 	a->next_look = samples + PYASYNC_RETRY;
 	if (a->old) {
 		const struct pyvm_layout *L = pyreader_layout(a->pr);
-		uint64_t interp, mod, md_dict;
+		uint64_t interp, mod, md_dict, current;
 
-		/* asyncio.tasks._current_tasks: the task each running loop runs */
+		/*
+		 * asyncio.tasks._current_tasks: the task each running loop
+		 * runs.  asyncio.tasks first binds a dict of its own, then
+		 * _asyncio's in its place, and then _c_enter_task: only
+		 * then is it the one.  Looked up again now and then all the
+		 * same (a module reloaded).
+		 */
 		if (!rmem_u64(a->mem, pyreader_runtime(a->pr) + L->runtime.interpreters_head,
 			      &interp) && interp &&
 		    !pyobj_module(&a->obj, interp, "asyncio.tasks", &mod) &&
 		    !rmem_u64(a->mem, mod + 16, &md_dict) &&
-		    !pyobj_dict_get(&a->obj, md_dict, "_current_tasks", &a->current))
+		    !pyobj_dict_get(&a->obj, md_dict, "_c_enter_task", &current) &&
+		    !pyobj_dict_get(&a->obj, md_dict, "_current_tasks", &current)) {
+			a->current = current;
 			a->ready = 1;
+		}
+		if (a->ready)
+			a->next_look = samples + PYASYNC_RELOOK;
 		return a->ready == 1;
 	}
 	err = pytasks_layout(a->pr, a->t, &a->T, &why);

@@ -31,6 +31,7 @@ struct target;
  */
 #define PYASYNC_DEPTH	64	/* tasks of one chain */
 #define PYASYNC_RETRY	50	/* samples between looks for asyncio */
+#define PYASYNC_RELOOK	500	/* and for a replaced _current_tasks (3.9-3.13) */
 
 struct pyasync;
 
