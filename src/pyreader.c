@@ -838,10 +838,8 @@ static int task_frames(struct pyreader *pr, uint64_t tstate, uint64_t task, unsi
 	if (!loop)
 		return 0;	/* no event loop in this thread: nothing can change */
 	if (pyasync_running(pr->aio, tstate, st->thread_id, 1, NULL, pr->stats.samples) != task ||
-	    (n && !pyasync_named(pr->aio, task, pr->chain[0].name))) {
-		pr->stats.task_changed++;
-		return 1;
-	}
+	    (n && !pyasync_named(pr->aio, task, pr->chain[0].name)))
+		return 1;	/* the caller counts it as dropped */
 	if (!n)
 		return 0;
 	for (i = 0; i < pr->nvisit; i++) {

@@ -35,8 +35,6 @@ struct reader_stats {
 	uint64_t bad_frames;	/* frames that failed validation */
 	uint64_t cache_misses;	/* code objects read */
 	uint64_t cache_stale;	/* cached code found replaced by other code */
-	uint64_t task_changed;	/* of dropped: the running asyncio task changed
-				   during the walk (--async) */
 };
 
 typedef void (*reader_cb)(void *arg, const struct stack *st);
