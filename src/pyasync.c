@@ -29,10 +29,6 @@
 #define CALLBACKS_MAX	16		/* a task's done callbacks looked at */
 #define CLOSURE_MAX	16		/* cells of gather's _done_callback */
 
-/* FutureObj (3.9-3.13): fut_callback0 and the list fut_callbacks */
-#define FUT_CALLBACK0	24
-#define FUT_CALLBACKS	40
-
 struct pyasync {
 	struct pyreader *pr;
 	struct target *t;
@@ -247,7 +243,7 @@ static enum perr old_task(struct pyasync *a, uint64_t obj, unsigned char *tb, si
 		need = O->coro + 8;
 	if (O->name + 8 > need)
 		need = O->name + 8;
-	if (need > cap || need < FUT_CALLBACKS + 8 || !obj ||
+	if (need > cap || need < O->fut_callbacks + 8 || need < O->fut_callback0 + 8 || !obj ||
 	    !type_named(a, obj, "_asyncio.Task", &a->task_type) || rmem_read(a->mem, obj, tb, need))
 		return PERR_CORRUPT;
 	return PERR_OK;
@@ -264,19 +260,20 @@ static int awaits(struct pyasync *a, uint64_t p, uint64_t fut)
 /* The task a task-wakeup callback wakes (3.9 TaskWakeupMethWrapper, 3.11+ task_wakeup). */
 static uint64_t wakes(struct pyasync *a, uint64_t cb)
 {
+	const struct pytasks_registry *O = a->old;
 	uint64_t p = 0, ml, ml_name;
 	char name[12];
 
-	if (a->t->minor == 9) {
-		if (type_named(a, cb, "TaskWakeupMethWrapper", &a->wrapper_type))
-			rmem_u64(a->mem, cb + 16, &p);	/* ww_task */
+	if (O->wakeup) {
+		if (type_named(a, cb, O->wakeup, &a->wrapper_type))
+			rmem_u64(a->mem, cb + O->wakeup_task, &p);
 		return p;
 	}
-	/* PyCFunctionObject: m_ml at 16 (its ml_name first), m_self at 24 */
+	/* a builtin function: its PyMethodDef (ml_name first) at 16 */
 	if (!a->cfunc_type || type_of(a, cb) != a->cfunc_type ||
 	    rmem_u64(a->mem, cb + 16, &ml) || rmem_u64(a->mem, ml, &ml_name) ||
 	    rmem_read(a->mem, ml_name, name, sizeof(name)) || memcmp(name, "task_wakeup", 12) ||
-	    rmem_u64(a->mem, cb + 24, &p))
+	    rmem_u64(a->mem, cb + O->wakeup_task, &p))
 		return 0;
 	return p;
 }
@@ -297,7 +294,7 @@ static uint64_t parent_by(struct pyasync *a, uint64_t cb, uint64_t child)
 		/* gather()'s _done_callback: `outer' is a cell of its closure */
 		uint64_t closure, n, cell, outer, cb0;
 
-		if (rmem_u64(a->mem, cb + (a->t->minor == 9 ? 48 : 72), &closure) || !closure ||
+		if (rmem_u64(a->mem, cb + a->old->func_closure, &closure) || !closure ||
 		    rmem_u64(a->mem, closure + 16, &n) || n > CLOSURE_MAX)
 			return 0;
 		for (uint64_t i = 0; i < n; i++) {
@@ -306,7 +303,8 @@ static uint64_t parent_by(struct pyasync *a, uint64_t cb, uint64_t child)
 			    rmem_u64(a->mem, cell + 16, &outer) || !outer ||
 			    !type_named(a, outer, "_GatheringFuture", &a->gfut_type))
 				continue;
-			if (rmem_u64(a->mem, outer + FUT_CALLBACK0, &cb0) || !(p = wakes(a, cb0)))
+			if (rmem_u64(a->mem, outer + a->old->fut_callback0, &cb0) ||
+			    !(p = wakes(a, cb0)))
 				return 0;
 			return awaits(a, p, outer) ? p : 0;
 		}
@@ -335,10 +333,10 @@ static void old_parents(struct pyasync *a, uint64_t task, const unsigned char *t
 
 	*parent = 0;
 	*n = 0;
-	if ((cb[0] = get_u64(tb, FUT_CALLBACK0)))
+	if ((cb[0] = get_u64(tb, a->old->fut_callback0)))
 		ncb++;
 	/* PyListObject: ob_size at 16, ob_item at 24; each item a (callback, context) tuple */
-	list = get_u64(tb, FUT_CALLBACKS);
+	list = get_u64(tb, a->old->fut_callbacks);
 	if (list && !rmem_u64(a->mem, list + 16, &size) && size < (1u << 20) &&
 	    !rmem_u64(a->mem, list + 24, &items))
 		for (uint64_t i = 0; i < size && ncb < CALLBACKS_MAX; i++) {

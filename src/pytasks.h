@@ -114,6 +114,13 @@ struct pytasks_registry {
 	uint32_t frame_lasti;		/* 3.9: f_lasti in PyFrameObject */
 	uint32_t stacktop;		/* 3.9: f_stacktop (a pointer); 3.11+: stacktop (int) */
 	uint8_t opcode, quick;		/* 3.9: YIELD_FROM; 3.11: RESUME and RESUME_QUICK */
+	/* record --async (pyasync.c): who a task's done callbacks wake */
+	uint32_t fut_callback0, fut_callbacks;	/* in FutureObj */
+	uint32_t func_closure;		/* in PyFunctionObject */
+	const char *wakeup;		/* the type of a task's wakeup callback, by name:
+					   TaskWakeupMethWrapper (ww_task), else a builtin
+					   task_wakeup (m_self) */
+	uint32_t wakeup_task;		/* where the task it wakes is */
 };
 
 extern const struct pytasks_published pytasks_published[];
