@@ -12,6 +12,8 @@
 #   churn    "server" awaits short tasks "short-<k>" (k = 0, 1, 2), each
 #            a few milliseconds long, one after the other: a new task at
 #            nearly every sample
+#   shared   "server" starts "handler-0" and awaits it with "waiter" (a
+#            task awaiting it too): handler-0 is awaited by two tasks
 # "ready" is printed once the tasks run.
 import asyncio
 import sys
@@ -83,6 +85,15 @@ async def server():
             async with asyncio.TaskGroup() as tg:
                 for k in range(2):
                     tg.create_task(handler("handler-%d" % k, 10), name="handler-%d" % k)
+        elif MODE == "shared":
+            h = asyncio.create_task(handler("handler-0", 10), name="handler-0")
+
+            async def wait_too():
+                await h
+
+            w = asyncio.create_task(wait_too(), name="waiter")
+            await h
+            await w
         elif MODE == "churn":
             for k in range(3):
                 await asyncio.create_task(handler("short-%d" % k, 1), name="short-%d" % k)
