@@ -378,7 +378,7 @@ uint64_t pyasync_running(struct pyasync *a, uint64_t tstate, uint64_t thread_id,
 
 		if (!a->loop)
 			return 0;
-		rmem_begin(&a->fresh, 0);
+		rmem_begin(&a->fresh, 1);	/* one read: where it read last time */
 		if (pyobj_dict_get_hash(&a->fobj, a->current, h, &now))
 			return 0;
 		*loop = 1;
@@ -391,7 +391,7 @@ uint64_t pyasync_running(struct pyasync *a, uint64_t tstate, uint64_t thread_id,
 	if (a->T.aio[PYTASKS_A_TS_TASK] != a->T.aio[PYTASKS_A_TS_LOOP] + 8)
 		return 0;
 	if (fresh)
-		rmem_begin(&a->fresh, 0);
+		rmem_begin(&a->fresh, 1);	/* one read: where it read last time */
 	if (rmem_read(fresh ? &a->fresh : a->mem, at, w, sizeof(w)))
 		return 0;
 	*loop = w[0] != 0;
