@@ -75,6 +75,19 @@ const size_t pytasks_npublished = sizeof(pytasks_published) / sizeof(pytasks_pub
  * item (localsplus[stacktop - 1], stacktop an int at 64 of the frame in
  * 3.11 and 3.13; f_stacktop[-1] in 3.9).  3.8, 3.10 and 3.12 are not
  * here: no interpreter of theirs to check against.
+ *
+ * For record --async, who a task's done callbacks wake: FutureObj_HEAD
+ * (Modules/_asynciomodule.c) starts with fut_loop, fut_callback0,
+ * fut_context0, fut_callbacks (a list of (callback, context) tuples)
+ * after the object header, in all three; a task awaiting another is woken
+ * by a TaskWakeupMethWrapper (3.9: ww_task right after the header) or a
+ * builtin function task_wakeup whose m_self is the task (3.11 and 3.13:
+ * PyCFunctionObject m_ml 16, m_self 24), as the program's own
+ * Task._callbacks shows on each live interpreter; gather()'s callback is
+ * a Python function whose closure holds `outer': func_closure at 48 in
+ * 3.9 (after func_code, func_globals, func_defaults, func_kwdefaults), at
+ * 72 from 3.11 (COMMON_FIELDS: globals, builtins, name, qualname, code,
+ * defaults, kwdefaults, then closure), Include/funcobject.h.
  */
 const struct pytasks_registry pytasks_registry[] = {
 	{
@@ -82,18 +95,24 @@ const struct pytasks_registry pytasks_registry[] = {
 		.state = 80, .fut_waiter = 144, .coro = 152, .name = 160,
 		.gi_frame = 16, .gi_iframe = PYVM_NONE, .gi_frame_state = PYVM_NONE,
 		.frame_lasti = 104, .stacktop = 72, .opcode = 72, .quick = 72,
+		.fut_callback0 = 24, .fut_callbacks = 40, .func_closure = 48,
+		.wakeup = "TaskWakeupMethWrapper", .wakeup_task = 16,
 	},
 	{
 		.minor = 11, .registry = "_all_tasks",
 		.state = 88, .fut_waiter = 128, .coro = 136, .name = 144,
 		.gi_frame = PYVM_NONE, .gi_iframe = 80, .gi_frame_state = 75, .cleared = 4,
 		.frame_lasti = PYVM_NONE, .stacktop = 64, .opcode = 151, .quick = 150,
+		.fut_callback0 = 24, .fut_callbacks = 40, .func_closure = 72,
+		.wakeup = NULL, .wakeup_task = 24,
 	},
 	{
 		.minor = 13, .registry = "_scheduled_tasks",
 		.state = 96, .fut_waiter = 112, .coro = 120, .name = 128,
 		.gi_frame = PYVM_NONE, .gi_iframe = 72, .gi_frame_state = 67, .cleared = 4,
 		.yield_from = -1, .frame_lasti = PYVM_NONE, .stacktop = 64,
+		.fut_callback0 = 24, .fut_callbacks = 40, .func_closure = 72,
+		.wakeup = NULL, .wakeup_task = 24,
 	},
 };
 const size_t pytasks_nregistry = sizeof(pytasks_registry) / sizeof(pytasks_registry[0]);

@@ -26,6 +26,7 @@
 #include "outfile.h"
 #include "profile.h"
 #include "ptree.h"
+#include "pyasync.h"
 #include "pytasks.h"
 #include "pyvm.h"
 #include "rubyvm.h"
@@ -53,6 +54,7 @@ struct cli_opts {
 	int idle, gil, gvl_wait, threads, function, subprocesses, no_tags, no_gc;
 	int locals;		/* dump --locals */
 	int tasks;		/* dump --tasks */
+	int async_tasks;	/* --async */
 	const char *listen;	/* serve --listen ADDR:PORT */
 	char *tagset;		/* --tag as one clean tag set */
 	/* streaming to a Pyroscope server */
@@ -131,13 +133,14 @@ static const char usage_exec[] =
 	"usage: pyrospy exec [options] -- COMMAND [ARGS...]\n";
 static const char usage_top[] =
 	"usage: pyrospy top --pid PID|--pid-of PATTERN [-r HZ] [-d SECS] [--idle] [--gil]\n"
-	"                   [--gvl-wait] [--no-gc]\n"
+	"                   [--gvl-wait] [--no-gc] [--async]\n"
 	"\n"
 	"A live table of the functions taking the most samples, by self and total,\n"
 	"refreshed every second; q or Ctrl-C quits.\n";
 static const char usage_serve[] =
 	"usage: pyrospy serve --pid PID|--pid-of PATTERN [--listen ADDR:PORT]\n"
 	"                     [--subprocesses] [-r HZ] [-d SECS] [--idle] [--gil] [--gvl-wait]\n"
+	"                     [--async]\n"
 	"\n"
 	"Sample the process for as long as it runs, and answer scrapers over HTTP as\n"
 	"Go programs do: GET /debug/pprof/profile?seconds=N is a gzipped pprof of the\n"
@@ -182,6 +185,8 @@ static const char usage_options[] =
 	"                         own tags (see pyrospy(1), TAGS) win over it\n"
 	"      --no-tags          merge the tag sets: no {k=v} frame at the root\n"
 	"      --no-gc            no (garbage collection) frame on the collecting thread\n"
+	"      --async            Python 3.9, 3.11, 3.13+: the running asyncio task and\n"
+	"                         the tasks awaiting it, as '<task> NAME' frames\n"
 	"      --function         aggregate by function, dropping line numbers\n"
 	"      --subprocesses     also profile the Ruby and Python processes it starts\n"
 	"      --locals           dump: each Python or Ruby frame's local variables\n"
@@ -305,7 +310,7 @@ enum {
 	OPT_IDLE = 256, OPT_GIL, OPT_THREADS, OPT_NO_TAGS, OPT_FUNCTION, OPT_SUBPROCESSES, OPT_SERVER,
 	OPT_APP_NAME, OPT_TAG, OPT_AUTH_TOKEN, OPT_BASIC_AUTH, OPT_TENANT_ID, OPT_HEADER,
 	OPT_INSECURE, OPT_CACERT, OPT_INGEST_FORMAT, OPT_PID_OF, OPT_PROTOCOL, OPT_RAW, OPT_LOCALS,
-	OPT_TASKS, OPT_LISTEN, OPT_NO_GC, OPT_GVL_WAIT,
+	OPT_TASKS, OPT_LISTEN, OPT_NO_GC, OPT_GVL_WAIT, OPT_ASYNC,
 };
 
 static const struct option long_opts[] = {
@@ -326,6 +331,7 @@ static const struct option long_opts[] = {
 	{ "subprocesses", no_argument, NULL, OPT_SUBPROCESSES },
 	{ "locals", no_argument, NULL, OPT_LOCALS },
 	{ "tasks", no_argument, NULL, OPT_TASKS },
+	{ "async", no_argument, NULL, OPT_ASYNC },
 	{ "listen", required_argument, NULL, OPT_LISTEN },
 	{ "server", required_argument, NULL, OPT_SERVER },
 	{ "app-name", required_argument, NULL, OPT_APP_NAME },
@@ -368,7 +374,7 @@ static unsigned int opt_cmds(int c)
 	switch (c) {
 	case 'p': case OPT_PID_OF:
 		return CMD_RECORD | CMD_DUMP | CMD_TOP | CMD_SERVE;	/* exec says why not itself */
-	case 'd': case 'r': case OPT_IDLE: case OPT_GIL: case OPT_GVL_WAIT:
+	case 'd': case 'r': case OPT_IDLE: case OPT_GIL: case OPT_GVL_WAIT: case OPT_ASYNC:
 		return CMD_RECORD | CMD_EXEC | CMD_TOP | CMD_SERVE;
 	case OPT_SUBPROCESSES:
 		return CMD_RECORD | CMD_EXEC | CMD_DUMP | CMD_SERVE;
@@ -549,6 +555,9 @@ static int parse_opts(struct cli_opts *o, int argc, char **argv)
 		case OPT_TASKS:
 			o->tasks = 1;
 			break;
+		case OPT_ASYNC:
+			o->async_tasks = 1;
+			break;
 		case OPT_LISTEN: {
 			char host[256], port[16];
 
@@ -672,10 +681,18 @@ static void warn_refused(const struct target *t)
 /*
  * --gil on a free-threaded CPython (3.13t+): there is no GIL to hold, so
  * the option would keep nothing.  EXIT_UNSUPPORTED with a message, or
- * EXIT_OK.
+ * EXIT_OK.  Likewise --async where it cannot be read (pyasync.h).
  */
 static int gil_refused(const struct cli_opts *o, const struct target *t)
 {
+	const char *why;
+
+	if (o->async_tasks && t && pyasync_supported(t, &why)) {
+		cli_error("--async: process %d is %s %s%s: %s", (int)t->pid,
+			  target_lang_name(t->lang), t->version, t->free_threaded ? "t" : "", why);
+		cli_hint("leave out --async");
+		return EXIT_UNSUPPORTED;
+	}
 	if (!o->gil || !t || !t->free_threaded)
 		return EXIT_OK;
 	cli_error("--gil: Python %s (process %d) is a free-threaded build: it has no GIL",
@@ -1046,7 +1063,7 @@ static int profile_target(struct cli_opts *o, struct target *t, pid_t pid, pid_t
 		.rate = o->rate,
 		.duration = o->duration,
 		.reader = { .idle = o->idle, .gil_only = o->gil, .gvl_wait = o->gvl_wait,
-			    .no_gc = o->no_gc },
+			    .no_gc = o->no_gc, .async_tasks = o->async_tasks },
 		.child = child,
 		.root = o->subprocesses ? pid : 0,
 		.announce = !o->quiet,
@@ -1613,7 +1630,7 @@ static int cmd_top(struct cli_opts *o)
 		.rate = o->rate,
 		.duration = o->duration,
 		.reader = { .idle = o->idle, .gil_only = o->gil, .gvl_wait = o->gvl_wait,
-			    .no_gc = o->no_gc },
+			    .no_gc = o->no_gc, .async_tasks = o->async_tasks },
 		.tick = top_tick,
 		.arg = &top,
 	};
@@ -1664,6 +1681,7 @@ static int cmd_serve(struct cli_opts *o)
 		.gil = o->gil,
 		.gvl_wait = o->gvl_wait,
 		.no_gc = o->no_gc,
+		.async_tasks = o->async_tasks,
 		.subprocesses = o->subprocesses,
 		.quiet = o->quiet,
 		.verbose = o->verbose,

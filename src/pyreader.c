@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pyasync.h"
 #include "pyline.h"
 #include "pylocals.h"
 #include "pyobj.h"
@@ -138,6 +139,8 @@ struct pyreader {
 	size_t vcap;			/* frames the four buffers above hold */
 	struct pythread names;		/* threads' names (pythread.h) */
 	struct pylocals locals;		/* frames' locals, with opts.locals */
+	struct pyasync *aio;		/* asyncio tasks, with opts.async_tasks */
+	struct stack_frame chain[PYASYNC_DEPTH];	/* and a running task's chain */
 	const char **flocals;		/* and per frame of a stack, STACK_MAX_DEPTH */
 	char describe[160];
 	char strbuf[STR_MAX * 4 + 1];
@@ -835,6 +838,50 @@ static int gc_leaf(struct pyreader *pr, uint64_t at, int32_t was, struct stack *
 	return 0;
 }
 
+/*
+ * --async: the chain of the task the thread was running before the walk
+ * (task, 0 for none; n frames in pr->chain, read then too), as "<task>
+ * NAME" frames right over the task's own coroutine frame (coro_frame),
+ * the outermost frame the task runs.  1: after the walk the thread's
+ * running task is another one, or one of another name (read from the
+ * process, not the sample's cache), so the stack cannot be said to be
+ * the task's: drop it.  A task whose coroutine frame is not on the stack
+ * (its step is in C code) gets no frames: the stack stays as read.
+ */
+static int task_frames(struct pyreader *pr, uint64_t tstate, uint64_t task, unsigned int n,
+		       uint64_t coro_frame, int loop, struct stack *st)
+{
+	unsigned int d = 0;
+	size_t i;
+
+	if (!loop)
+		return 0;	/* no event loop in this thread: nothing can change */
+	if (pyasync_running(pr->aio, tstate, st->thread_id, 1, NULL, pr->stats.samples) != task ||
+	    (n && !pyasync_named(pr->aio, task, pr->chain[0].name)))
+		return 1;	/* the caller counts it as dropped */
+	if (!n)
+		return 0;
+	for (i = 0; i < pr->nvisit; i++) {
+		if (pr->visit[i].addr == coro_frame)
+			break;
+		if (pr->visit[i].c)
+			d++;
+	}
+	if (i == pr->nvisit || !pr->visit[i].c || d >= st->depth ||
+	    st->depth + n > STACK_MAX_DEPTH)
+		return 0;
+	/* frames 0..d are the task's; its chain goes right over them */
+	memmove(st->frame + d + 1 + n, st->frame + d + 1, (st->depth - d - 1) * sizeof(st->frame[0]));
+	memcpy(st->frame + d + 1, pr->chain, n * sizeof(st->frame[0]));
+	if (st->locals) {
+		memmove(pr->flocals + d + 1 + n, pr->flocals + d + 1,
+			(st->depth - d - 1) * sizeof(pr->flocals[0]));
+		memset(pr->flocals + d + 1, 0, n * sizeof(pr->flocals[0]));
+	}
+	st->depth += n;
+	return 0;
+}
+
 /* runtime: the address of _PyRuntime, or NULL to look it up in t's ELF */
 static enum perr pyreader_setup(struct target *t, const struct reader_opts *opts,
 				const uint64_t *runtime, struct pyreader **out)
@@ -909,6 +956,8 @@ static enum perr pyreader_setup(struct target *t, const struct reader_opts *opts
 	}
 	/* with the layout settled: they keep what it says (a free-threaded build) */
 	pythread_init(&pr->names, &pr->mem, &pr->lay, t);
+	if (opts->async_tasks)
+		pr->aio = pyasync_new(pr, t);
 	if (opts->locals) {
 		pylocals_init(&pr->locals, &pr->mem, &pr->lay, t);
 		pr->flocals = xcalloc(STACK_MAX_DEPTH, sizeof(*pr->flocals));
@@ -949,6 +998,7 @@ void pyreader_free(struct pyreader *pr)
 	for (size_t i = 0; i < ARRAY_SIZE(pr->merged); i++)
 		free(pr->merged[i].tags);
 	pythread_release(&pr->names);
+	pyasync_free(pr->aio);
 	if (pr->flocals)
 		pylocals_release(&pr->locals);
 	free(pr->flocals);
@@ -1446,9 +1496,10 @@ enum perr pyreader_sample(struct pyreader *pr, reader_cb cb, void *arg)
 		if (L->tstate.native_thread_id == PYVM_NONE && pr->pthread_tid_off < 0)
 			pthread_discover(pr, head);
 		for (tstate = head; tstate && nthreads < THREAD_MAX; nthreads++) {
-			uint64_t tnext;
+			uint64_t tnext, task = 0, coro_frame = 0;
+			unsigned int nchain = 0;
 			pid_t tid;
-			int tries;
+			int tries, loop = 0;
 
 			if ((err = rd(pr, tstate, ts, L->tstate.size))) {
 				if (perr_is_fatal(err))
@@ -1480,6 +1531,12 @@ enum perr pyreader_sample(struct pyreader *pr, reader_cb cb, void *arg)
 				tstate = tnext;
 				continue;
 			}
+			if (pr->aio)
+				task = pyasync_running(pr->aio, tstate, st.thread_id, 0, &loop,
+						       pr->stats.samples);
+			if (task && pyasync_chain(pr->aio, task, pr->chain, PYASYNC_DEPTH, &nchain,
+						  &coro_frame))
+				nchain = 0;
 			if (pr->tag_dict && L->tstate.datastack_chunk == PYVM_NONE) {
 				/* <= 3.10: the tags just before the walk (and after it) */
 				pr->mem.fresh = 1;
@@ -1520,7 +1577,9 @@ enum perr pyreader_sample(struct pyreader *pr, reader_cb cb, void *arg)
 							       st.tid, pr->stats.samples);
 				if (pr->flocals)
 					locals_fill(pr, &st);
-				if (gc_leaf(pr, gc_at, collecting, &st)) {
+				if ((pr->aio &&
+				     task_frames(pr, tstate, task, nchain, coro_frame, loop, &st)) ||
+				    gc_leaf(pr, gc_at, collecting, &st)) {
 					pr->stats.stacks--;
 					pr->stats.dropped++;
 				} else {
@@ -1547,6 +1606,24 @@ const struct pyvm_layout *pyreader_layout(const struct pyreader *pr)
 uint64_t pyreader_runtime(const struct pyreader *pr)
 {
 	return pr->runtime;
+}
+
+enum perr pyreader_dict(struct pyreader *pr, uint64_t dict, size_t max, uint64_t *key,
+			uint64_t *value, size_t *n)
+{
+	struct pydent *e;
+	size_t got;
+	enum perr err = dict_read(pr, dict, max, &e, &got);
+
+	*n = 0;
+	if (err)
+		return err;
+	for (size_t i = 0; i < got; i++) {
+		key[i] = e[i].key;
+		value[i] = e[i].value;
+	}
+	*n = got;
+	return PERR_OK;
 }
 
 enum perr pyreader_code(struct pyreader *pr, uint64_t code, int64_t lasti, uint64_t instr,

@@ -55,6 +55,13 @@ const struct pyvm_layout *pyreader_layout(const struct pyreader *pr);
 uint64_t pyreader_runtime(const struct pyreader *pr);
 
 /*
+ * The live entries of the dict at dict (a combined table, at most max:
+ * else PERR_TOOBIG), into key[] and value[], their number in *n.
+ */
+enum perr pyreader_dict(struct pyreader *pr, uint64_t dict, size_t max, uint64_t *key,
+			uint64_t *value, size_t *n);
+
+/*
  * The qualified name and file of the code object at code, and the line of
  * the instruction at f_lasti lasti (<= 3.10) or at address instr (3.11+);
  * valid until the reader's next call.  PERR_CORRUPT if it is no code

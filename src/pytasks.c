@@ -35,12 +35,6 @@
 #define OWNED_BY_GENERATOR		1
 #define ASEND_GEN			16	/* PyAsyncGenASend.ags_gen */
 
-enum {
-	A_TASK_SIZE, A_TASK_NAME, A_TASK_AWAITED_BY, A_TASK_IS_TASK, A_TASK_AB_IS_SET,
-	A_TASK_CORO, A_TASK_NODE, A_INTERP_SIZE, A_INTERP_HEAD, A_TS_SIZE, A_TS_LOOP,
-	A_TS_TASK, A_TS_HEAD
-};
-
 struct tframe {
 	char *name, *file;
 	int line;
@@ -155,18 +149,18 @@ static enum perr load_layout(struct tasks *ts, const char **why)
 		*why = "its _asyncio module's AsyncioDebug section cannot be read";
 		return PERR_CORRUPT;
 	}
-	if (img[A_TASK_SIZE] < 64 || img[A_TASK_SIZE] > 4096 ||
-	    img[A_INTERP_SIZE] > (64u << 20) || img[A_TS_SIZE] > (1u << 20)) {
+	if (img[PYTASKS_A_TASK_SIZE] < 64 || img[PYTASKS_A_TASK_SIZE] > 4096 ||
+	    img[PYTASKS_A_INTERP_SIZE] > (64u << 20) || img[PYTASKS_A_TS_SIZE] > (1u << 20)) {
 		*why = "its AsyncioDebug offsets do not hold together";
 		return PERR_CORRUPT;
 	}
-	for (int i = A_TASK_NAME; i <= A_TASK_NODE; i++)
-		if (img[i] + 8 > img[A_TASK_SIZE])
+	for (int i = PYTASKS_A_TASK_NAME; i <= PYTASKS_A_TASK_NODE; i++)
+		if (img[i] + 8 > img[PYTASKS_A_TASK_SIZE])
 			goto bad;
-	if (img[A_INTERP_HEAD] + 16 > img[A_INTERP_SIZE])
+	if (img[PYTASKS_A_INTERP_HEAD] + 16 > img[PYTASKS_A_INTERP_SIZE])
 		goto bad;
-	for (int i = A_TS_LOOP; i <= A_TS_HEAD; i++)
-		if (img[i] + 8 > img[A_TS_SIZE])
+	for (int i = PYTASKS_A_TS_LOOP; i <= PYTASKS_A_TS_HEAD; i++)
+		if (img[i] + 8 > img[PYTASKS_A_TS_SIZE])
 			goto bad;
 	ts->state_known = !memcmp(img, ship->aio, 7 * sizeof(uint64_t));
 	memcpy(ts->T.aio, img, sizeof(img));
@@ -193,24 +187,48 @@ bad:
 	return PERR_CORRUPT;
 }
 
-/* A task's name: a str, or an int N that asyncio shows as "Task-N". */
-static enum perr read_name(struct tasks *ts, uint64_t obj, char **out)
+enum perr pytasks_layout(struct pyreader *pr, struct target *t, struct pytasks_published *out,
+			 const char **why)
 {
-	char buf[NAME_MAX_CP * 4 + 1];
+	struct tasks ts = { .pr = pr, .t = t };
+	enum perr err;
+
+	*why = NULL;
+	ts.mem = pyreader_mem(pr);
+	ts.L = pyreader_layout(pr);
+	if ((err = load_layout(&ts, why)))
+		return err;
+	if (ts.old) {
+		*why = "no AsyncioDebug offsets before CPython 3.14";
+		return PERR_UNSUPPORTED;
+	}
+	if (!ts.state_known) {
+		*why = "its AsyncioDebug offsets differ from the ones pyrospy knows";
+		return PERR_UNSUPPORTED;
+	}
+	*out = ts.T;
+	return PERR_OK;
+}
+
+enum perr pytasks_name(struct pyobj *o, unsigned int minor, uint64_t obj, char *buf, size_t cap)
+{
 	unsigned char lv[32];
 	uint64_t type;
 	int kind, cut = 0;
 	enum perr err;
 
-	if ((err = pyobj_type(&ts->obj, obj, &type, &kind)))
+	if (cap < NAME_MAX_CP * 4 + 8)
+		return PERR_TOOBIG;
+	if ((err = pyobj_type(o, obj, &type, &kind)))
 		return err;
 	if (kind == PYOBJ_STR) {
-		if ((err = pyobj_str(&ts->obj, obj, NAME_MAX_CP, buf, sizeof(buf), &cut)))
+		if ((err = pyobj_str(o, obj, NAME_MAX_CP, buf, cap - 3, &cut)))
 			return err;
-		*out = cut ? xstrfmt("%s...", buf) : xstrdup(buf);
+		if (cut)
+			strcat(buf, "...");
 		return PERR_OK;
 	}
-	if (kind != PYOBJ_INT || ts->t->minor < 12 || rd(ts, obj, lv, sizeof(lv)))
+	if (kind != PYOBJ_INT || minor < 12 || rmem_read(o->mem, obj, lv, sizeof(lv)))
 		return PERR_CORRUPT;
 	/* 3.12+ compact int: lv_tag at 16 (digits << 3 | sign), 30-bit digits at 24 */
 	{
@@ -222,9 +240,20 @@ static enum perr read_name(struct tasks *ts, uint64_t obj, char **out)
 			v = get_u32(lv, 24);
 		if (n == 2)
 			v |= (uint64_t)get_u32(lv, 28) << 30;
-		*out = xstrfmt("Task-%llu", (unsigned long long)v);
+		snprintf(buf, cap, "Task-%llu", (unsigned long long)v);
 	}
 	return PERR_OK;
+}
+
+/* A task's name, malloc'd. */
+static enum perr read_name(struct tasks *ts, uint64_t obj, char **out)
+{
+	char buf[NAME_MAX_CP * 4 + 8];
+	enum perr err = pytasks_name(&ts->obj, ts->t->minor, obj, buf, sizeof(buf));
+
+	if (!err)
+		*out = xstrdup(buf);
+	return err;
 }
 
 /* The coroutines of a task's await chain, outermost first in k->frame. */
@@ -295,13 +324,13 @@ static enum perr read_chain(struct tasks *ts, struct ptask *k, uint64_t coro)
 static enum perr read_awaiters(struct tasks *ts, struct ptask *k, const unsigned char *tb)
 {
 	const struct pytasks_published *T = &ts->T;
-	uint64_t ab = get_u64(tb, (uint32_t)T->aio[A_TASK_AWAITED_BY]) & ~(uint64_t)3;
+	uint64_t ab = get_u64(tb, (uint32_t)T->aio[PYTASKS_A_TASK_AWAITED_BY]) & ~(uint64_t)3;
 	unsigned char set[64], *tab;
 	uint64_t used, mask, table, n = 0;
 
 	if (!ab)
 		return PERR_OK;
-	if (!tb[T->aio[A_TASK_AB_IS_SET]]) {
+	if (!tb[T->aio[PYTASKS_A_TASK_AB_IS_SET]]) {
 		k->awaiter = xmalloc(sizeof(*k->awaiter));
 		k->awaiter[k->nawaiter++] = ab;
 		return PERR_OK;
@@ -345,7 +374,7 @@ static enum perr read_task(struct tasks *ts, uint64_t addr, pid_t tid)
 
 	if (ts->ntask >= PYTASKS_MAX)
 		return PERR_TOOBIG;
-	if (rd(ts, addr, tb, T->aio[A_TASK_SIZE]) || tb[T->aio[A_TASK_IS_TASK]] != 1)
+	if (rd(ts, addr, tb, T->aio[PYTASKS_A_TASK_SIZE]) || tb[T->aio[PYTASKS_A_TASK_IS_TASK]] != 1)
 		return PERR_CORRUPT;
 	if (ts->ntask == ts->cap) {
 		ts->cap = ts->cap ? ts->cap * 2 : 64;
@@ -358,9 +387,9 @@ static enum perr read_task(struct tasks *ts, uint64_t addr, pid_t tid)
 	k->state = ts->state_known ? (int)get_i32(tb, T->state) : -1;
 	if (k->state < -1 || k->state > 2)
 		return PERR_CORRUPT;
-	if ((err = read_name(ts, get_u64(tb, (uint32_t)T->aio[A_TASK_NAME]) & ~(uint64_t)3,
+	if ((err = read_name(ts, get_u64(tb, (uint32_t)T->aio[PYTASKS_A_TASK_NAME]) & ~(uint64_t)3,
 			     &k->name)) ||
-	    (err = read_chain(ts, k, get_u64(tb, (uint32_t)T->aio[A_TASK_CORO]) & ~(uint64_t)3)) ||
+	    (err = read_chain(ts, k, get_u64(tb, (uint32_t)T->aio[PYTASKS_A_TASK_CORO]) & ~(uint64_t)3)) ||
 	    (err = read_awaiters(ts, k, tb)))
 		return err == PERR_UNSUPPORTED ? err : PERR_CORRUPT;
 	return PERR_OK;
@@ -381,7 +410,7 @@ static enum perr read_list(struct tasks *ts, uint64_t head, pid_t tid, uint64_t 
 	while (node != head) {
 		if (!node || ++n > PYTASKS_MAX || rd64(ts, node + 8, &back) || back != prev)
 			return PERR_CORRUPT;
-		if ((err = read_task(ts, node - ts->T.aio[A_TASK_NODE], tid)))
+		if ((err = read_task(ts, node - ts->T.aio[PYTASKS_A_TASK_NODE], tid)))
 			return err;
 		*sig = *sig * 1000003u ^ node;
 		prev = node;
@@ -722,12 +751,12 @@ static enum perr read_all(struct tasks *ts, uint64_t *sig)
 			if (rd64(ts, tstate + L->tstate.interp, &back) || back != interp ||
 			    rd64(ts, tstate + L->tstate.native_thread_id, &tid))
 				return PERR_CORRUPT;
-			if ((err = read_list(ts, tstate + ts->T.aio[A_TS_HEAD], (pid_t)tid, sig)))
+			if ((err = read_list(ts, tstate + ts->T.aio[PYTASKS_A_TS_HEAD], (pid_t)tid, sig)))
 				return err;
 			if (rd64(ts, tstate + L->tstate.next, &tstate))
 				return PERR_CORRUPT;
 		}
-		if ((err = read_list(ts, interp + ts->T.aio[A_INTERP_HEAD], 0, sig)))
+		if ((err = read_list(ts, interp + ts->T.aio[PYTASKS_A_INTERP_HEAD], 0, sig)))
 			return err;
 		if (rd64(ts, interp + L->interp.next, &next))
 			return PERR_CORRUPT;

@@ -55,6 +55,23 @@ enum perr pytasks_dump(struct pyreader *pr, struct target *t, FILE *f, unsigned 
 		       const char **why);
 
 /*
+ * For record --async (pyasync.h): the asyncio layout of the process pr
+ * reads, 3.14+ only (what the target publishes, equal to the shipped
+ * table), in *out.  PERR_NOTFOUND while asyncio is not imported (try
+ * again later); PERR_UNSUPPORTED and *why otherwise.
+ */
+struct pytasks_published;
+enum perr pytasks_layout(struct pyreader *pr, struct target *t, struct pytasks_published *out,
+			 const char **why);
+
+/*
+ * A task's name (a str, or 3.12+ an int N that asyncio shows as
+ * "Task-N") into buf, cap bytes (at least 1032), cut at 256 code points.
+ */
+struct pyobj;
+enum perr pytasks_name(struct pyobj *o, unsigned int minor, uint64_t obj, char *buf, size_t cap);
+
+/*
  * Where the tasks are, as data (pyvm-structs/asyncio_tasks.c, where each
  * number comes from).  3.14+: the 13 uint64_t of the target's
  * _Py_AsyncioModuleDebugOffsets as shipped (aio[]: task object size,
@@ -64,6 +81,14 @@ enum perr pytasks_dump(struct pyreader *pr, struct target *t, FILE *f, unsigned 
  * what they do not say, and where in _Py_DebugOffsets (pos_*) the generic
  * offsets used are, with their shipped values.
  */
+/* The 13 offsets of aio[], in order. */
+enum {
+	PYTASKS_A_TASK_SIZE, PYTASKS_A_TASK_NAME, PYTASKS_A_TASK_AWAITED_BY, PYTASKS_A_TASK_IS_TASK,
+	PYTASKS_A_TASK_AB_IS_SET, PYTASKS_A_TASK_CORO, PYTASKS_A_TASK_NODE, PYTASKS_A_INTERP_SIZE,
+	PYTASKS_A_INTERP_HEAD, PYTASKS_A_TS_SIZE, PYTASKS_A_TS_LOOP, PYTASKS_A_TS_TASK,
+	PYTASKS_A_TS_HEAD
+};
+
 struct pytasks_published {
 	unsigned int minor;
 	uint64_t aio[13];
@@ -89,6 +114,13 @@ struct pytasks_registry {
 	uint32_t frame_lasti;		/* 3.9: f_lasti in PyFrameObject */
 	uint32_t stacktop;		/* 3.9: f_stacktop (a pointer); 3.11+: stacktop (int) */
 	uint8_t opcode, quick;		/* 3.9: YIELD_FROM; 3.11: RESUME and RESUME_QUICK */
+	/* record --async (pyasync.c): who a task's done callbacks wake */
+	uint32_t fut_callback0, fut_callbacks;	/* in FutureObj */
+	uint32_t func_closure;		/* in PyFunctionObject */
+	const char *wakeup;		/* the type of a task's wakeup callback, by name:
+					   TaskWakeupMethWrapper (ww_task), else a builtin
+					   task_wakeup (m_self) */
+	uint32_t wakeup_task;		/* where the task it wakes is */
 };
 
 extern const struct pytasks_published pytasks_published[];

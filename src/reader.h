@@ -22,6 +22,8 @@ struct reader_opts {
 	int gvl_wait;		/* Ruby: keep threads queued for the GVL, under a
 				   "(waiting for GVL)" leaf frame */
 	int no_gc;		/* no "(garbage collection)" leaf on the collecting thread */
+	int async_tasks;	/* Python: the running asyncio task and those awaiting it,
+				   as "<task> NAME" frames (pyasync.h) */
 };
 
 /* Counters a reader keeps; the CLI reports them. */
