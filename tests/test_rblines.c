@@ -6,26 +6,34 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <libgen.h>
 #include <limits.h>
 #include <unistd.h>
 
 #include "helpers.h"
 
 /*
- * Lines as Ruby itself gives them.  stackprof (Debian's ruby-stackprof)
- * samples in the program with Ruby's own rb_profile_frames(), whose line is
- * the one of the instruction before the frame's pc (calc_lineno()); pyrospy
- * profiles the same process at the same time, and each method's samples
- * must spread over its lines alike.
+ * Lines as Ruby itself gives them.  Ruby's own rb_profile_frames(), called
+ * in the program at each sample, gives each frame the line of the
+ * instruction before its pc (calc_lineno()); pyrospy profiles the same
+ * process at the same time, and each method's samples must spread over its
+ * lines alike.
  *
- * Only Rubies whose Debian ships a ruby-stackprof built for them: 3.1 (the
- * host) and 3.3 (trixie).  Bullseye's 0.2.15 takes its samples in a
- * postponed job, at the VM's next interrupt check (a backward branch, a
- * leave) rather than where the signal came, so its lines are those of
- * interrupt checks, not a reference; sid's is built for ruby3.3 only and its
- * source is not on the mirror, so ruby3.4 (with and without YJIT) has none.
+ * The reference is stackprof (Debian's ruby-stackprof) on 3.1 (the host)
+ * and 3.3 (trixie).  Debian has none for 3.4: sid's is built for ruby3.3
+ * only and the mirror has no source of it; there rbsampler.c, built here
+ * against ruby3.4-dev's headers (unpacked by provision-chroots), samples as
+ * stackprof does on 3.x (a SIGALRM, rb_profile_frames() in the handler).
+ * 2.7 has no reference: bullseye's stackprof 0.2.15 samples in a postponed
+ * job, at the VM's next interrupt check (a backward branch, a leave), so its
+ * lines are those of interrupt checks, and rb_profile_frames() is not safe
+ * in a signal handler before 3.0.
+ *
+ * Under YJIT, rb_profile_frames() gives the innermost frame line 0 when it
+ * runs machine code (its pc is the last one YJIT saved), and pyrospy that
+ * saved pc's line (man page, RUBY WITH YJIT): only the callers' lines, which
+ * both take from the pc YJIT saved before the call, are compared.
  */
-
 /*
  * Both sample wall time (stackprof's :wall mode, ITIMER_REAL): on a busy
  * machine the target gets a third of a core, and CPU-time samples would be
@@ -64,19 +72,57 @@ struct rows {
 	size_t n;
 };
 
-static const struct interp *with_stackprof[8];
+static const struct interp *with_ref[8];
 static size_t n_with;
 
-/* The Rubies of the matrix that have a stackprof (see above). */
+/* The Rubies of the matrix that have a reference (see above). */
 static void pick_rubies(void)
 {
 	n_with = 0;
 	for (size_t i = 0; i < test_nrubies; i++) {
 		const struct interp *in = &test_rubies[i];
 
-		if (in->major == 3 && (in->minor == 1 || in->minor == 3) && n_with < 8)
-			with_stackprof[n_with++] = in;
+		if (in->major == 3 && in->minor >= 1 && n_with < 8)
+			with_ref[n_with++] = in;
 	}
+}
+
+/* Debian ships a ruby-stackprof built for this Ruby. */
+static int has_stackprof(const struct interp *in)
+{
+	return in->major == 3 && (in->minor == 1 || in->minor == 3);
+}
+
+static int yjit_on(const struct interp *in)
+{
+	for (const char *const *e = test_env(in); e && *e; e++)
+		if (!strcmp(*e, "RUBY_YJIT_ENABLE=1"))
+			return 1;
+	return 0;
+}
+
+/*
+ * Build rbsampler.c for in's Ruby into its root's /tmp (so), against the
+ * headers provision-chroots unpacked into CHROOTS/rubyX.Y-dev.
+ */
+static void build_sampler(const struct interp *in, const char *so_host)
+{
+	char inc[1024], cmd[4096], *out;
+	int st;
+
+	snprintf(inc, sizeof(inc), "%s/ruby%u.%u-dev/usr/include", test_chroots(), in->major,
+		 in->minor);
+	snprintf(cmd, sizeof(cmd),
+		 "test -d '%s/ruby-%u.%u.0' || exit 3; set -- '%s'/*-linux-gnu/ruby-%u.%u.0; "
+		 "mkdir -p \"$(dirname '%s')\" && cc -O2 -fPIC -shared -I'%s/ruby-%u.%u.0' -I\"$1\" "
+		 "-o '%s' '%s/tests/targets/rbsampler.c' 2>&1",
+		 inc, in->major, in->minor, inc, in->major, in->minor, so_host, inc, in->major,
+		 in->minor, so_host, SRCDIR);
+	out = test_run(cmd, &st);
+	cr_assert_neq(st, 3 << 8, "%s: no Ruby headers in %s: run scripts/provision-chroots",
+		      in->bin, inc);
+	cr_assert_eq(st, 0, "%s: building rbsampler.c failed:\n%s", in->bin, out);
+	free(out);
 }
 
 static struct row *row_of(struct rows *t, const char *method, size_t len, int line)
@@ -204,7 +250,8 @@ static unsigned long method_sum(const struct rows *t, const char *method, int se
 
 	for (size_t i = 0; i < t->n; i++)
 		if (!strcmp(t->r[i].method, method))
-			s += self ? t->r[i].self : t->r[i].total;
+			s += self == 2 ? t->r[i].total - t->r[i].self :
+			     self ? t->r[i].self : t->r[i].total;
 	return s;
 }
 
@@ -212,7 +259,8 @@ static unsigned long at(const struct rows *t, const char *method, int line, int 
 {
 	for (size_t i = 0; i < t->n; i++)
 		if (!strcmp(t->r[i].method, method) && t->r[i].line == line)
-			return self ? t->r[i].self : t->r[i].total;
+			return self == 2 ? t->r[i].total - t->r[i].self :
+			       self ? t->r[i].self : t->r[i].total;
 	return 0;
 }
 
@@ -224,12 +272,13 @@ static unsigned long at(const struct rows *t, const char *method, int line, int 
  * Every frame's lines (total) and the innermost frame's (self) apart.
  */
 static unsigned int compare(const struct rows *sp, const struct rows *py, const char *what,
-			    char *report, size_t cap)
+			    int callers, char *report, size_t cap)
 {
+	static const char *const kinds[] = { "total", "self", "callers" };
 	unsigned int methods = 0;
 	size_t o = strlen(report);
 
-	for (int self = 0; self <= 1; self++) {
+	for (int self = callers ? 2 : 0; self <= (callers ? 2 : 1); self++) {
 		for (size_t i = 0; i < sp->n; i++) {
 			const char *m = sp->r[i].method;
 			unsigned long ns = method_sum(sp, m, self), np = method_sum(py, m, self);
@@ -256,13 +305,13 @@ static unsigned int compare(const struct rows *sp, const struct rows *py, const 
 				if (!strcmp(m, ITERATOR) && tol < ITERATOR_TOL)
 					tol = ITERATOR_TOL;
 				o += (size_t)snprintf(report + o, o < cap ? cap - o : 0,
-						      "%s %s %s:%d stackprof %.1f%% of %lu, pyrospy "
+						      "%s %s %s:%d Ruby %.1f%% of %lu, pyrospy "
 						      "%.1f%% of %lu (within %.1f)\n",
-						      what, self ? "self " : "total", m, r->line,
+						      what, kinds[self], m, r->line,
 						      100 * ps, ns, 100 * pp, np, 100 * tol);
 				cr_expect_leq(ps > pp ? ps - pp : pp - ps, tol,
-					      "%s: %s of %s on line %d: stackprof %.1f%% of %lu, "
-					      "pyrospy %.1f%% of %lu", what, self ? "self" : "total", m,
+					      "%s: %s of %s on line %d: Ruby %.1f%% of %lu, "
+					      "pyrospy %.1f%% of %lu", what, kinds[self], m,
 					      r->line, 100 * ps, ns, 100 * pp, np);
 			}
 		}
@@ -279,7 +328,7 @@ static const struct {
 
 /* Indexes only: the test runs in a process of its own, where pointers differ. */
 struct lines_case {
-	size_t ruby;		/* into with_stackprof[] */
+	size_t ruby;		/* into with_ref[] */
 	size_t workload;	/* into workloads[] */
 };
 
@@ -296,7 +345,7 @@ static struct lines_case *cases(size_t *n)
 	return c;
 }
 
-ParameterizedTestParameters(rblines, stackprof)
+ParameterizedTestParameters(rblines, as_ruby)
 {
 	size_t n;
 	struct lines_case *c = cases(&n);
@@ -304,22 +353,26 @@ ParameterizedTestParameters(rblines, stackprof)
 	return cr_make_param_array(struct lines_case, c, n, NULL);
 }
 
-ParameterizedTest(struct lines_case *c, rblines, stackprof, .timeout = 90)
+ParameterizedTest(struct lines_case *c, rblines, as_ruby, .timeout = 90)
 {
 	const struct interp *in;
-	const char *script, *ref, *name, *args[6], *pargs[12];
+	const char *script, *ref, *name, *args[7], *pargs[12], *by;
 	char ready[64], pidbuf[32], out[256], host_out[1400], secs[16], report[16384] = "";
+	char so[256], so_host[1400];
 	char *folded, *err, *text;
 	struct rows *sp = calloc(1, sizeof(*sp)), *py = calloc(1, sizeof(*py));
 	unsigned long samples;
-	unsigned int methods;
+	unsigned int methods, min;
 	pid_t pid;
-	int st, n = 0;
+	int st, n = 0, callers;
 
 	pick_rubies();
 	cr_assert_lt(c->ruby, n_with);
-	in = with_stackprof[c->ruby];
+	in = with_ref[c->ruby];
 	name = workloads[c->workload].script;
+	callers = yjit_on(in);
+	/* under YJIT only callers count: fewer methods have enough of them */
+	min = callers ? 2 : workloads[c->workload].min_methods;
 	cr_assert(sp && py);
 	script = in->root ? strdup(test_target_for(in, name)) :
 			    realpath(test_target_for(in, name), NULL);	/* as Ruby loads it */
@@ -337,6 +390,18 @@ ParameterizedTest(struct lines_case *c, rblines, stackprof, .timeout = 90)
 	args[3] = secs;
 	args[4] = INTERVAL_US;
 	args[5] = NULL;
+	by = "stackprof";
+	if (!has_stackprof(in)) {
+		/* Ruby calls Init_ after the file's name: a directory of its own */
+		snprintf(so, sizeof(so), "/tmp/pyrospy-rbsampler-%d/rbsampler.so", (int)getpid());
+		snprintf(so_host, sizeof(so_host), "%s%s%s", in->root ? test_chroots() : "",
+			 in->root ? "/" : "", in->root ? in->root : "");
+		strncat(so_host, so, sizeof(so_host) - strlen(so_host) - 1);
+		build_sampler(in, so_host);
+		args[5] = so;
+		args[6] = NULL;
+		by = "rbsampler";
+	}
 	pid = test_start(in, args, ready, sizeof(ready));
 	cr_assert(!strncmp(ready, "ready", 5), "%s: %s", in->bin, ready);
 	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)pid);
@@ -357,18 +422,22 @@ ParameterizedTest(struct lines_case *c, rblines, stackprof, .timeout = 90)
 	for (int i = 0; i < 100 && access(host_out, R_OK); i++)
 		usleep(100 * 1000);
 	test_stop(pid);
+	if (args[5]) {
+		unlink(so_host);
+		rmdir(dirname(so_host));
+	}
 	cr_assert_eq(st, 0, "%s: pyrospy exit %d: %s", in->bin, st, err);
-	cr_assert_eq(access(host_out, R_OK), 0, "%s: stackprof wrote nothing", in->bin);
+	cr_assert_eq(access(host_out, R_OK), 0, "%s: %s wrote nothing", in->bin, by);
 	text = test_slurp(host_out);
 	unlink(host_out);
 	samples = read_lineref(text, sp);
 	count_folded(folded, script, py);
-	cr_assert_gt(samples, 500, "%s: stackprof took %lu samples", in->bin, samples);
-	methods = compare(sp, py, name, report, sizeof(report));
-	cr_log_info("%s %s: stackprof %lu samples\n%s", in->bin, name, samples, report);
-	cr_assert_geq(methods, workloads[c->workload].min_methods,
-		      "%s %s: only %u methods had %d samples in both:\n%s", in->bin, name, methods,
-		      MIN_SAMPLES, report);
+	cr_assert_gt(samples, 500, "%s: %s took %lu samples", in->bin, by, samples);
+	methods = compare(sp, py, name, callers, report, sizeof(report));
+	cr_log_info("%s%s %s: %s %lu samples\n%s", in->root ? in->root : "host", callers ? " (YJIT)" : "",
+		    name, by, samples, report);
+	cr_assert_geq(methods, min, "%s %s: only %u methods had %d samples in both:\n%s", in->bin,
+		      name, methods, MIN_SAMPLES, report);
 	free(text);
 	free(folded);
 	free(err);
