@@ -3,11 +3,10 @@
 
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
+#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <libgen.h>
-#include <limits.h>
 #include <unistd.h>
 
 #include "helpers.h"
@@ -34,6 +33,7 @@
  * saved pc's line (man page, RUBY WITH YJIT): only the callers' lines, which
  * both take from the pc YJIT saved before the call, are compared.
  */
+
 /*
  * Both sample wall time (stackprof's :wall mode, ITIMER_REAL): on a busy
  * machine the target gets a third of a core, and CPU-time samples would be

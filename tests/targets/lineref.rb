@@ -18,10 +18,7 @@ path = File.expand_path(workload)
 if sampler
   require sampler
   start = -> { RbSampler.start(Integer(interval)) }
-  stop = lambda do
-    samples, rows = RbSampler.stop
-    [samples, rows.map { |label, file, line, total, own| [label, file, line, total, own] }]
-  end
+  stop = -> { RbSampler.stop }
 else
   require "stackprof"
   start = -> { StackProf.start(mode: :wall, interval: Integer(interval), aggregate: true) }
