@@ -389,8 +389,16 @@ static struct lines_case *cases(size_t *n)
 	c = cr_malloc(sizeof(*c) * n_with * NWORKLOADS);
 	*n = 0;
 	for (size_t r = 0; r < n_with; r++)
-		for (size_t k = 0; k < NWORKLOADS; k++)
+		for (size_t k = 0; k < NWORKLOADS; k++) {
+			/*
+			 * Integer#times in C (before 3.3) leaves no trace of a
+			 * block that returned: its end line is known inexact
+			 */
+			if (!strcmp(workloads[k].script, "blocklines.rb") &&
+			    with_ref[r]->major == 3 && with_ref[r]->minor < 3)
+				continue;
 			c[(*n)++] = (struct lines_case){ r, k };
+		}
 	return c;
 }
 
