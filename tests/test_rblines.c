@@ -497,9 +497,12 @@ ParameterizedTest(struct lines_case *c, rblines, as_ruby, .timeout = 90)
 	if (!strcmp(name, "blocklines.rb") && (in->minor >= 3 || in->major > 3) && !callers) {
 		unsigned long all, stale = returned_blocks(folded, script, &all);
 
-		/* after opt_lt or opt_succ, whose call data pass for a yield's: 1-3 in 1000 */
+		/*
+		 * after opt_lt or opt_succ, whose call data pass for a yield's:
+		 * 0 to 4 in 1000 (before the check, 3 to 18 in 1000)
+		 */
 		cr_log_info("%s: %lu of %lu samples show a returned block", in->bin, stale, all);
-		cr_expect_leq(stale * 1000, all * 5, "%s: %lu of %lu samples show a returned block",
+		cr_expect_leq(stale * 1000, all * 10, "%s: %lu of %lu samples show a returned block",
 			      in->bin, stale, all);
 	}
 	count_folded(folded, script, py);
