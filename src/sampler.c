@@ -143,17 +143,19 @@ static void progress(struct run *run)
 
 	res->elapsed = (double)(now_ns() - run->start) / NSEC;
 	res->cpu = cpu_seconds() - run->cpu0;
-	res->stacks = res->dropped = res->retries = res->reads = 0;
+	res->stacks = res->dropped = res->retries = res->reads = res->unqualified = 0;
 	for (size_t i = 0; i < run->nslot; i++) {
 		const struct slot *sl = run->slot[i];
 
 		res->stacks += sl->before.stacks;
 		res->dropped += sl->before.dropped;
 		res->retries += sl->before.retries;
+		res->unqualified += sl->before.unqualified;
 		if (sl->r) {
 			res->stacks += reader_stats(sl->r)->stacks;
 			res->dropped += reader_stats(sl->r)->dropped;
 			res->retries += reader_stats(sl->r)->retries;
+			res->unqualified += reader_stats(sl->r)->unqualified;
 		}
 		res->reads += sl->reads_before + sl->t->mem.calls;
 	}
@@ -256,6 +258,7 @@ static void reopen(struct run *run, struct slot *sl)
 		sl->before.stacks += s->stacks;
 		sl->before.dropped += s->dropped;
 		sl->before.retries += s->retries;
+		sl->before.unqualified += s->unqualified;
 		reader_free(sl->r);
 		sl->r = NULL;
 	}
