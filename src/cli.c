@@ -1136,8 +1136,8 @@ static int profile_target(struct cli_opts *o, struct target *t, pid_t pid, pid_t
 			res.ticks ? (double)res.reads / (double)res.ticks : 0.0,
 			res.ticks ? res.cpu * 1e6 / (double)res.ticks : 0.0);
 	if (o->verbose && res.unqualified)
-		fprintf(stderr, "pyrospy: %llu Ruby method names shown without their class (it could "
-			"not be read)\n", (unsigned long long)res.unqualified);
+		fprintf(stderr, "pyrospy: %llu Ruby method names shown without their class "
+			"(it could not be read)\n", (unsigned long long)res.unqualified);
 	*why = res.end == PERR_OK ? ENDED_BY_US : res.end == PERR_EXITED ? ENDED_EXITED :
 	       res.execs ? ENDED_EXEC_AWAY : ENDED_EARLY;
 	if (*why == ENDED_EXEC_AWAY)

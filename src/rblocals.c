@@ -374,8 +374,8 @@ static int repr_bignum(struct rblocals *rl, uint64_t v, uint64_t flags, char *ou
 	size_t o, ndigits;
 
 	if (flags & BIGNUM_EMBED) {
-		n = flags >> BIGNUM_LEN_SHIFT &
-		    (rl->L->version >= RUBYVM_VERSION(4, 0, 0) ? BIGNUM_LEN_MASK_4_0 : BIGNUM_LEN_MASK);
+		n = flags >> BIGNUM_LEN_SHIFT & (rl->L->version >= RUBYVM_VERSION(4, 0, 0) ?
+						 BIGNUM_LEN_MASK_4_0 : BIGNUM_LEN_MASK);
 		ptr = v + 16;
 	} else if (rd_u64(rl, v + 16, &n) || rd_u64(rl, v + 24, &ptr)) {
 		return -1;
