@@ -107,7 +107,7 @@ struct rbiseq {
 
 struct rbme {
 	uint64_t addr;			/* 0: empty */
-	uint64_t def, owner;
+	uint64_t def, owner, called_id;
 	int cfunc;
 	char *prefix;			/* "Shop#" / "Shop." / "" */
 	char *name;			/* cfunc: "Integer#times" */
@@ -139,8 +139,8 @@ struct rbclass {
 
 struct check {
 	uint64_t addr;
-	uint64_t want[3];		/* words 0..2 expected (see validate()) */
-	uint64_t got[3];
+	uint64_t want[3];		/* expected (see validate()) */
+	uint64_t got[5];		/* words 0..4 of the object */
 	unsigned char body[512];	/* an iseq's body, read again */
 	int kind;			/* 0 iseq, 1 method entry */
 	void *entry;
@@ -561,10 +561,16 @@ static const char *class_path(struct rbreader *rr, uint64_t klass)
 	int found;
 	char *s = NULL;
 
+	/*
+	 * Read again every time but on 3.2, where a hit is checked (a class
+	 * is freed and another made at its address: the cache alone would
+	 * give the new class the old one's name).  Only a method entry read
+	 * for the first time asks.
+	 */
 	ext = class_ext(rr, klass);
 	if (e->addr == klass) {
-		if (L->klass.classpath_kind != RUBYVM_CLASSPATH_SHAPE ||
-		    (ext && shape_path_holds(rr, e, ext)))
+		if (L->klass.classpath_kind == RUBYVM_CLASSPATH_SHAPE && ext &&
+		    shape_path_holds(rr, e, ext))
 			return e->path;
 		e->addr = 0;	/* another class now, or it changed: read it again */
 	}
@@ -688,6 +694,7 @@ static struct rbme *me_get(struct rbreader *rr, uint64_t addr, int *fresh)
 	m.addr = addr;
 	m.def = get_u64(cme, L->cme.def);
 	m.owner = get_u64(cme, L->cme.owner);
+	m.called_id = get_u64(cme, L->cme.called_id);
 	if (!is_obj(m.def) || rd(rr, m.def, &dw, sizeof(dw)) ||
 	    rd_u64(rr, m.def + L->def.original_id, &id))
 		return NULL;
@@ -1013,6 +1020,7 @@ static void check_add(struct rbreader *rr, int kind, void *entry)
 		c->addr = m->addr;
 		c->want[0] = m->def;
 		c->want[1] = m->owner;
+		c->want[2] = m->called_id;
 	}
 }
 
@@ -1053,7 +1061,15 @@ static int validate(struct rbreader *rr)
 					     sizeof(print));
 			}
 		} else if (ok)
-			ok = IMEMO_TYPE(f) == L->imemo_ment && c->got[L->cme.def / 8] == c->want[0];
+			/*
+			 * The same def, owner and name: a method entry freed
+			 * with its class and made again at the same address
+			 * for another class's method would differ in them.
+			 */
+			ok = IMEMO_TYPE(f) == L->imemo_ment && L->cme.owner < sizeof(c->got) &&
+			     L->cme.called_id < sizeof(c->got) && c->got[L->cme.def / 8] == c->want[0] &&
+			     c->got[L->cme.owner / 8] == c->want[1] &&
+			     c->got[L->cme.called_id / 8] == c->want[2];
 		if (ok)
 			continue;
 		stale++;
