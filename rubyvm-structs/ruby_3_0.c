@@ -18,8 +18,12 @@
  * output, unedited.  v3_0_7 gives the same table.  The internal headers
  * of DataDog's datadog-ruby_core_source gem for 3.0.0 are byte-identical
  * to the tag's.
+ * Re-run, with the fields added since (the GVL queue, the call data, the
+ * local table), on upstream tag v3_0_3 (`git archive', configured the
+ * same way and built): it gives every number the v3_0_0 run gave, and the
+ * table below is its output, unedited.
  *
- * Not verified live (no 3.0 interpreter here).  Cross-checked with
+ * Verified live on that build (see README.md).  Cross-checked with
  * shared/research/ruby-internals.md section 3.1: thread ractor@24 vm@32
  * ec@40 thread_id@80 status@88, ec, cfp and iseq offsets, tLAST_OP_ID 168
  * agree.  thread.name differs: the research note has 544 (rbspy's
@@ -55,9 +59,9 @@ const struct rubyvm_layout rubyvm_ruby_3_0 = {
 		.running_ec = 520,
 		.gvl_owner = 336,
 		.threads_main = 528,
-		.id = 8,	/* by hand: see README.md */
-		.vmlr_node = 568,	/* by hand: see README.md */
-		.gvl_waitq = RUBYVM_NONE,
+		.id = 8,
+		.vmlr_node = 568,
+		.gvl_waitq = 384,
 	},
 	.thread = {
 		.size = 392,
@@ -72,7 +76,7 @@ const struct rubyvm_layout rubyvm_ruby_3_0 = {
 		.nt = RUBYVM_NONE,
 		.nt_tid = RUBYVM_NONE,
 		.thread_id = 80,
-		.gvl_node = RUBYVM_NONE,
+		.gvl_node = 96,
 	},
 	.ec = {
 		.size = 72,
@@ -94,7 +98,7 @@ const struct rubyvm_layout rubyvm_ruby_3_0 = {
 	},
 	.iseq = {
 		.body = 16,
-		.size = 184,
+		.size = 248,
 		.type = 0,
 		.iseq_size = 4,
 		.iseq_encoded = 8,
@@ -106,14 +110,14 @@ const struct rubyvm_layout rubyvm_ruby_3_0 = {
 		.insns_info_body = 120,
 		.insns_info_size = 136,
 		.succ_index_table = 144,
-		.parent_iseq = 168,	/* by hand: see README.md */
+		.parent_iseq = 168,
 		.local_iseq = 176,
-		.call_data = RUBYVM_NONE,	/* not checked: see README.md */
-		.local_table_size = RUBYVM_NONE,
-		.local_table = RUBYVM_NONE,
-		.ci_size = RUBYVM_NONE,
+		.call_data = 192,
+		.local_table_size = 232,
+		.local_table = 152,
+		.ci_size = 240,
 		.ci_kw_size = RUBYVM_NONE,
-		.call_data_size = RUBYVM_NONE,
+		.call_data_size = 16,
 		.kw_call_data_size = RUBYVM_NONE,
 		.insn_info_size = 8,
 		.insn_info_line_no = 0,
@@ -160,9 +164,9 @@ const struct rubyvm_layout rubyvm_ruby_3_0 = {
 		.classpath = RUBYVM_NONE,
 		.attached_object = RUBYVM_NONE,
 		.ext_size = 16,
-		.super = 16,	/* by hand */
+		.super = 16,
 	},
-	.hash = {	/* by hand: see README.md */
+	.hash = {
 		.st_flag = 0x8000,
 		.ar_size_shift = 16,
 		.ar_size_mask = 0xf,

@@ -7,27 +7,31 @@
  * classext is embedded after struct RClass).
  *
  * Where the numbers come from: offsetof()/sizeof() compiled by
- * scripts/rubyvm-offsets against the headers of upstream tag v3_2_0
- * (`git archive v3_2_0' of the upstream ruby/ruby repository; 3.2 is
- * not in the Debian archive), after `./autogen.sh && ./configure
- * --disable-install-doc --with-baseruby=/usr/bin/ruby3.1 && make id.h':
+ * scripts/rubyvm-offsets against the headers of upstream 3.2.0.  First
+ * from tag v3_2_0 (`git archive v3_2_0' of the upstream ruby/ruby
+ * repository; 3.2 is not in the Debian archive), after `./autogen.sh &&
+ * ./configure --disable-install-doc --with-baseruby=/usr/bin/ruby3.1 &&
+ * make id.h':
  *   scripts/rubyvm-offsets git-v3_2_0 3.2
+ * Then re-run, with the fields added since (the GVL queue, the iseq's call
+ * data and local table, the shape group), on upstream master at 07c19cf551
+ * (2022-12-25, the last commit before 3.3's development started, after
+ * 3.2.0's release), configured the same way and built: it gives every
+ * number the v3_2_0 run gave, and the table below is its output, unedited.
  * Headers: vm_core.h, iseq.h, method.h, internal.h, internal/imemo.h,
- * internal/class.h, ractor_core.h, thread_pthread.h, id.h, symbol.h;
- * ID_ENTRY_UNIT/ID_ENTRY_SIZE and the start of rb_objspace copied from
- * symbol.c and gc.c by the script.  Every number below is that program's
- * output, unedited.  DataDog's datadog-ruby_core_source headers for 3.2.0
- * are byte-identical to the tag's.
+ * internal/class.h, ractor_core.h, thread_pthread.h, shape.h, id.h,
+ * symbol.h; ID_ENTRY_UNIT/ID_ENTRY_SIZE and the start of rb_objspace
+ * copied from symbol.c and gc.c by the script.  DataDog's
+ * datadog-ruby_core_source headers for 3.2.0 are byte-identical to the
+ * tag's.
  * Later 3.2 releases differ in one number: vm.objspace is 1136 in 3.2.3
  * and 1144 from 3.2.4 on (rb_vm_t gained loaded_features_realpath_map,
  * then static_ext_inits); v3_2_8 otherwise gives the same table.
  *
- * Not verified live (no 3.2 interpreter here).  Cross-checked with
- * shared/research/ruby-internals.md: thread nt@40 ec@48 status@112
- * name@304, ec storage@80, cfp size 64, iseq insns_info/local_iseq, Qnil
- * 0x04, vm objspace 1128 and objspace flags@16 (OTel's numbers) agree.
- * The class path is the "__classpath__" ivar, found through the class's
- * shape in iv_ptr; the attached object is the "__attached__" ivar.
+ * Verified live on that build (see README.md).  The class path is the
+ * "__classpath__" ivar, found through the class's shape (the top 32 bits
+ * of its flags, an index into vm.shape_list) in iv_ptr; a singleton
+ * class's attached object is the "__attached__" ivar, found the same way.
  */
 const struct rubyvm_layout rubyvm_ruby_3_2 = {
 	.version = RUBYVM_VERSION(3, 2, 0),
@@ -57,9 +61,9 @@ const struct rubyvm_layout rubyvm_ruby_3_2 = {
 		.running_ec = 520,
 		.gvl_owner = 336,
 		.threads_main = 528,
-		.id = 8,	/* by hand: see README.md */
-		.vmlr_node = 568,	/* by hand: see README.md */
-		.gvl_waitq = RUBYVM_NONE,
+		.id = 8,
+		.vmlr_node = 568,
+		.gvl_waitq = 384,
 	},
 	.thread = {
 		.size = 312,
@@ -74,7 +78,7 @@ const struct rubyvm_layout rubyvm_ruby_3_2 = {
 		.nt = 40,
 		.nt_tid = 16,
 		.thread_id = 8,	/* inside rb_native_thread */
-		.gvl_node = RUBYVM_NONE,
+		.gvl_node = 56,
 	},
 	.ec = {
 		.size = 88,
@@ -96,7 +100,7 @@ const struct rubyvm_layout rubyvm_ruby_3_2 = {
 	},
 	.iseq = {
 		.body = 16,
-		.size = 176,
+		.size = 256,
 		.type = 0,
 		.iseq_size = 4,
 		.iseq_encoded = 8,
@@ -108,14 +112,14 @@ const struct rubyvm_layout rubyvm_ruby_3_2 = {
 		.insns_info_body = 112,
 		.insns_info_size = 128,
 		.succ_index_table = 136,
-		.parent_iseq = 160,	/* by hand: see README.md */
+		.parent_iseq = 160,
 		.local_iseq = 168,
-		.call_data = RUBYVM_NONE,	/* not checked: see README.md */
-		.local_table_size = RUBYVM_NONE,
-		.local_table = RUBYVM_NONE,
-		.ci_size = RUBYVM_NONE,
+		.call_data = 184,
+		.local_table_size = 232,
+		.local_table = 144,
+		.ci_size = 252,
 		.ci_kw_size = RUBYVM_NONE,
-		.call_data_size = RUBYVM_NONE,
+		.call_data_size = 16,
 		.kw_call_data_size = RUBYVM_NONE,
 		.insn_info_size = 12,
 		.insn_info_line_no = 0,
@@ -162,9 +166,20 @@ const struct rubyvm_layout rubyvm_ruby_3_2 = {
 		.classpath = RUBYVM_NONE,
 		.attached_object = RUBYVM_NONE,
 		.ext_size = 8,
-		.super = 16,	/* by hand */
+		.super = 16,
 	},
-	.hash = {	/* by hand: see README.md */
+	.shape = {
+		.list = 376,
+		.next_id = 392,
+		.id_shift = 32,
+		.size = 32,
+		.edge_name = 8,
+		.next_iv_index = 16,
+		.type = 24,
+		.parent_id = 28,
+		.type_ivar = 1,
+	},
+	.hash = {
 		.st_flag = 0x8000,
 		.ar_size_shift = 16,
 		.ar_size_mask = 0xf,

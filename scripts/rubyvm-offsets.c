@@ -521,6 +521,29 @@ static void layout(void)
 #endif
 	end();
 
+#if AT_LEAST(3, 2) && !AT_LEAST(3, 3)
+	/* Only RUBYVM_CLASSPATH_SHAPE reads it: other tables leave it out. */
+	group("shape");
+	AT("list", rb_vm_t, shape_list);
+	AT("next_id", rb_vm_t, next_shape_id);
+	num("id_shift", SHAPE_FLAG_SHIFT);
+	num("size", sizeof(rb_shape_t));
+	AT("edge_name", rb_shape_t, edge_name);
+	AT("next_iv_index", rb_shape_t, next_iv_index);
+	AT("type", rb_shape_t, type);
+	AT("parent_id", rb_shape_t, parent_id);
+	num("type_ivar", SHAPE_IVAR);
+	end();
+	_Static_assert(SHAPE_IN_BASIC_FLAGS && sizeof(shape_id_t) == 4 &&
+		       sizeof(attr_index_t) == 4 && INVALID_SHAPE_ID == UINT32_MAX,
+		       "rubyvm-offsets: 3.2's shape id is the top 32 bits of the flags");
+	_Static_assert(member_size(rb_vm_t, next_shape_id) == 4 &&
+		       member_size(rb_shape_t, type) == 1 &&
+		       member_size(rb_shape_t, parent_id) == 4 &&
+		       member_size(rb_shape_t, next_iv_index) == 4,
+		       "rubyvm-offsets: a shape field's size is not the one the reader reads");
+#endif
+
 	group("hash");
 	hex("st_flag", RHASH_ST_TABLE_FLAG);
 	num("ar_size_shift", RHASH_AR_TABLE_SIZE_SHIFT);

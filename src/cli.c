@@ -1155,6 +1155,9 @@ static int profile_target(struct cli_opts *o, struct target *t, pid_t pid, pid_t
 	if (o->verbose && res.tags_dropped)
 		fprintf(stderr, "pyrospy: tags dropped %llu times (the tag table changed under "
 			"the read)\n", (unsigned long long)res.tags_dropped);
+	if (o->verbose && res.unqualified)
+		fprintf(stderr, "pyrospy: %llu Ruby method names shown without their class "
+			"(it could not be read)\n", (unsigned long long)res.unqualified);
 	*why = res.end == PERR_OK ? ENDED_BY_US : res.end == PERR_EXITED ? ENDED_EXITED :
 	       res.execs ? ENDED_EXEC_AWAY : ENDED_EARLY;
 	if (*why == ENDED_EXEC_AWAY)

@@ -26,7 +26,9 @@
  *   struct RSymbol     { RBasic; st_index_t hashval; VALUE fstr; ID id; }
  *   struct RBignum     BIGNUM_SIGN_BIT FL_USER1 (set: positive),
  *                      BIGNUM_EMBED_FLAG FL_USER2, its length in BDIGITs at
- *                      FL_USHIFT+3 (3 bits) and the digits at 16; else
+ *                      FL_USHIFT+3 (3 bits; 9 from 4.0, whose Bignums have
+ *                      slots of any size: "Use VWA for bignum", upstream
+ *                      b0c9286d98) and the digits at 16; else
  *                      size_t len at 16, BDIGIT *digits at 24; BDIGIT is a
  *                      32-bit unsigned int (SIZEOF_INT*2 <= SIZEOF_LONG_LONG)
  *   encoding index     (flags >> (FL_USHIFT+10)) & 127: 0 ASCII-8BIT,
@@ -51,6 +53,7 @@
 #define BIGNUM_EMBED	(1ull << 14)
 #define BIGNUM_LEN_SHIFT 15
 #define BIGNUM_LEN_MASK	7u
+#define BIGNUM_LEN_MASK_4_0 0x1ffu
 #define ENC_SHIFT	22
 #define ENC_BINARY	0
 #define ENC_UTF8	1
@@ -371,7 +374,8 @@ static int repr_bignum(struct rblocals *rl, uint64_t v, uint64_t flags, char *ou
 	size_t o, ndigits;
 
 	if (flags & BIGNUM_EMBED) {
-		n = flags >> BIGNUM_LEN_SHIFT & BIGNUM_LEN_MASK;
+		n = flags >> BIGNUM_LEN_SHIFT & (rl->L->version >= RUBYVM_VERSION(4, 0, 0) ?
+						 BIGNUM_LEN_MASK_4_0 : BIGNUM_LEN_MASK);
 		ptr = v + 16;
 	} else if (rd_u64(rl, v + 16, &n) || rd_u64(rl, v + 24, &ptr)) {
 		return -1;

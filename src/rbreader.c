@@ -108,7 +108,7 @@ struct rbiseq {
 
 struct rbme {
 	uint64_t addr;			/* 0: empty */
-	uint64_t def, owner;
+	uint64_t def, owner, called_id;
 	int cfunc;
 	char *prefix;			/* "Shop#" / "Shop." / "" */
 	char *name;			/* cfunc: "Integer#times" */
@@ -129,12 +129,19 @@ struct rbid {
 struct rbclass {
 	uint64_t addr;
 	char *path;			/* NULL: anonymous */
+	/* CLASSPATH_SHAPE: what a hit checks is still there */
+	uint32_t shape_id;		/* the class's shape when path was read */
+	uint32_t index;			/* "__classpath__"'s ivar index in it */
+	uint64_t value;			/* the path String, 0 if none */
 };
+
+/* Ivars of a class looked through on its shape's way to the root (3.2). */
+#define SHAPE_DEPTH_MAX	256
 
 struct check {
 	uint64_t addr;
-	uint64_t want[3];		/* words 0..2 expected (see validate()) */
-	uint64_t got[3];
+	uint64_t want[3];		/* expected (see validate()) */
+	uint64_t got[5];		/* words 0..4 of the object */
 	unsigned char body[512];	/* an iseq's body, read again */
 	int kind;			/* 0 iseq, 1 method entry */
 	void *entry;
@@ -162,6 +169,7 @@ struct rbreader {
 	uint64_t ractor;		/* the main ractor (3.0+), for good */
 	uint64_t objspace;		/* rb_objspace_t *, 0 if unknown */
 	uint64_t symbols;		/* &ruby_global_symbols, 0 if not found */
+	uint64_t zjit_entry;		/* &rb_zjit_entry (4.0+: set while ZJIT is on), or 0 */
 	uint64_t last_id;
 	int64_t pthread_tid_off;	/* <= 3.0: kernel tid inside struct pthread */
 	pid_t sole_tid;			/* until it is found: the one thread's, */
@@ -437,6 +445,103 @@ static uint64_t st_ivar(struct rbreader *rr, uint64_t tbl, const char *name)
 	return 0;
 }
 
+/*
+ * Ruby 3.2: where the ivar called `name' is in the ivar array of a class
+ * or module whose flags are `flags': its shape (the flags' top bits) and
+ * the shapes up to the root each name the ivar they added.  1 if found
+ * (*index set), 0 if the class has no such ivar, -1 if the shapes could
+ * not be read or do not hold together.
+ */
+static int shape_ivar_index(struct rbreader *rr, uint64_t flags, const char *name,
+			    uint32_t *index)
+{
+	const struct rubyvm_layout *L = rr->L;
+	unsigned char sh[64];
+	uint64_t list;
+	uint32_t id = (uint32_t)(flags >> L->shape.id_shift), next, iv_count = 0;
+
+	if (L->shape.size > sizeof(sh) || !rr->vm || rd_u64(rr, rr->vm + L->shape.list, &list) ||
+	    !is_obj(list) || rd(rr, rr->vm + L->shape.next_id, &next, sizeof(next)))
+		return -1;
+	for (int depth = 0; depth < SHAPE_DEPTH_MAX; depth++) {
+		uint32_t parent, niv;
+		const char *edge;
+
+		if (id >= next || rd(rr, list + (uint64_t)id * L->shape.size, sh, L->shape.size))
+			return -1;
+		parent = get_u32(sh, L->shape.parent_id);
+		niv = get_u32(sh, L->shape.next_iv_index);
+		if (depth == 0)
+			iv_count = niv;	/* ivars the class has */
+		if (parent == UINT32_MAX)
+			return 0;	/* the root: no such ivar */
+		if (sh[L->shape.type] == L->shape.type_ivar) {
+			if (!niv || niv > iv_count)
+				return -1;
+			edge = id_name(rr, get_u64(sh, L->shape.edge_name));
+			if (!edge)
+				return -1;
+			if (!strcmp(edge, name)) {
+				*index = niv - 1;
+				return 1;
+			}
+		}
+		id = parent;
+	}
+	return -1;	/* deeper than any class we expect: not followed */
+}
+
+/*
+ * The ivar `name' of a class or module (3.2), found through its shape:
+ * 1 with *value (and its shape and index), 0 if it has none, -1 if it could
+ * not be read.  The shape and the ivar array are read again after the
+ * value: a class that gained an ivar meanwhile (a new shape, perhaps a
+ * new array) is not trusted.
+ */
+static int shape_ivar(struct rbreader *rr, uint64_t klass, uint64_t ext, const char *name,
+		      uint64_t *value, uint32_t *shape_id, uint32_t *index)
+{
+	const struct rubyvm_layout *L = rr->L;
+	uint64_t flags, again, ivs, ivs_again;
+	int found;
+
+	if (obj_flags(rr, klass, &flags))
+		return -1;
+	found = shape_ivar_index(rr, flags, name, index);
+	if (found <= 0)
+		return found;
+	if (rd_u64(rr, ext + L->klass.iv_ptr, &ivs) || !is_obj(ivs) ||
+	    rd_u64(rr, ivs + 8 * (uint64_t)*index, value) ||
+	    obj_flags(rr, klass, &again) || again != flags ||
+	    rd_u64(rr, ext + L->klass.iv_ptr, &ivs_again) || ivs_again != ivs)
+		return -1;
+	*shape_id = (uint32_t)(flags >> L->shape.id_shift);
+	return 1;
+}
+
+/*
+ * A cached 3.2 class path is still the class's: same shape, same String
+ * at the same index, with the same bytes (a class freed and another made
+ * at its address would differ in one of them).
+ */
+static int shape_path_holds(struct rbreader *rr, const struct rbclass *e, uint64_t ext)
+{
+	const struct rubyvm_layout *L = rr->L;
+	uint64_t flags, ivs, v;
+	const char *s;
+
+	if (obj_flags(rr, e->addr, &flags) || (uint32_t)(flags >> L->shape.id_shift) != e->shape_id)
+		return 0;
+	if (!e->value)
+		return 1;	/* same shape, which has no path: still anonymous */
+	if (rd_u64(rr, ext + L->klass.iv_ptr, &ivs) || !is_obj(ivs) ||
+	    rd_u64(rr, ivs + 8 * (uint64_t)e->index, &v) || v != e->value)
+		return 0;
+	if (read_string(rr, v, &s))
+		return 0;
+	return e->path ? !strcmp(s, e->path) : s[0] == '#';
+}
+
 /* The classext of a class, 0 if unreadable. */
 static uint64_t class_ext(struct rbreader *rr, uint64_t klass)
 {
@@ -456,13 +561,27 @@ static const char *class_path(struct rbreader *rr, uint64_t klass)
 	const struct rubyvm_layout *L = rr->L;
 	struct rbclass *e = &rr->classes[slot(klass, OBJ_CACHE)];
 	uint64_t ext, path = 0;
+	uint32_t shape_id = 0, index = 0;
+	int found;
 	char *s = NULL;
 
-	if (e->addr == klass)
-		return e->path;
+	/*
+	 * Read again every time but on 3.2, where a hit is checked (a class
+	 * is freed and another made at its address: the cache alone would
+	 * give the new class the old one's name).  Only a method entry read
+	 * for the first time asks.
+	 */
 	ext = class_ext(rr, klass);
-	if (!ext)
+	if (e->addr == klass) {
+		if (L->klass.classpath_kind == RUBYVM_CLASSPATH_SHAPE && ext &&
+		    shape_path_holds(rr, e, ext))
+			return e->path;
+		e->addr = 0;	/* another class now, or it changed: read it again */
+	}
+	if (!ext) {
+		rr->stats.unqualified++;
 		return NULL;
+	}
 	switch (L->klass.classpath_kind) {
 	case RUBYVM_CLASSPATH_FIELD:
 		if (rd_u64(rr, ext + L->klass.classpath, &path))
@@ -473,17 +592,39 @@ static const char *class_path(struct rbreader *rr, uint64_t klass)
 			path = st_ivar(rr, path, "__classpath__");
 		break;
 	case RUBYVM_CLASSPATH_SHAPE:
-		path = 0;	/* not read yet: names stay unqualified on 3.2 */
+		found = shape_ivar(rr, klass, ext, "__classpath__", &path, &shape_id, &index);
+		if (found < 0) {
+			rr->stats.unqualified++;	/* not cached: read again next time */
+			return NULL;
+		}
+		if (!found) {
+			uint64_t flags;
+
+			if (obj_flags(rr, klass, &flags)) {
+				rr->stats.unqualified++;
+				return NULL;
+			}
+			shape_id = (uint32_t)(flags >> L->shape.id_shift);
+			path = 0;
+		}
 		break;
 	}
-	if (path && dup_string(rr, path, &s))
+	if (path && dup_string(rr, path, &s)) {
 		s = NULL;
+		if (L->klass.classpath_kind == RUBYVM_CLASSPATH_SHAPE) {
+			rr->stats.unqualified++;	/* an ivar "__classpath__" is a String */
+			return NULL;
+		}
+	}
 	if (s && s[0] == '#') {
 		FREE_AND_NULL(s);	/* "#<Class:0x...>": not permanent */
 	}
 	free(e->path);
 	e->addr = klass;
 	e->path = s;
+	e->shape_id = shape_id;
+	e->index = index;
+	e->value = path;
 	return s;
 }
 
@@ -511,6 +652,13 @@ static char *method_prefix(struct rbreader *rr, uint64_t owner)
 		rd_u64(rr, ext + L->klass.attached_object, &attached);
 	else if (L->klass.iv_tbl != RUBYVM_NONE && !rd_u64(rr, ext + L->klass.iv_tbl, &tbl))
 		attached = st_ivar(rr, tbl, "__attached__");
+	else if (L->klass.classpath_kind == RUBYVM_CLASSPATH_SHAPE) {
+		uint32_t shape_id, index;
+
+		/* a singleton class's only ivar; it never changes */
+		if (shape_ivar(rr, owner, ext, "__attached__", &attached, &shape_id, &index) < 0)
+			rr->stats.unqualified++;
+	}
 	if (obj_flags(rr, attached, &flags))
 		return xstrdup("");
 	type = flags & T_MASK;
@@ -550,6 +698,7 @@ static struct rbme *me_get(struct rbreader *rr, uint64_t addr, int *fresh)
 	m.addr = addr;
 	m.def = get_u64(cme, L->cme.def);
 	m.owner = get_u64(cme, L->cme.owner);
+	m.called_id = get_u64(cme, L->cme.called_id);
 	if (!is_obj(m.def) || rd(rr, m.def, &dw, sizeof(dw)) ||
 	    rd_u64(rr, m.def + L->def.original_id, &id))
 		return NULL;
@@ -875,6 +1024,7 @@ static void check_add(struct rbreader *rr, int kind, void *entry)
 		c->addr = m->addr;
 		c->want[0] = m->def;
 		c->want[1] = m->owner;
+		c->want[2] = m->called_id;
 	}
 }
 
@@ -915,7 +1065,15 @@ static int validate(struct rbreader *rr)
 					     sizeof(print));
 			}
 		} else if (ok)
-			ok = IMEMO_TYPE(f) == L->imemo_ment && c->got[L->cme.def / 8] == c->want[0];
+			/*
+			 * The same def, owner and name: a method entry freed
+			 * with its class and made again at the same address
+			 * for another class's method would differ in them.
+			 */
+			ok = IMEMO_TYPE(f) == L->imemo_ment && L->cme.owner < sizeof(c->got) &&
+			     L->cme.called_id < sizeof(c->got) && c->got[L->cme.def / 8] == c->want[0] &&
+			     c->got[L->cme.owner / 8] == c->want[1] &&
+			     c->got[L->cme.called_id / 8] == c->want[2];
 		if (ok)
 			continue;
 		stale++;
@@ -1553,6 +1711,36 @@ static int jit_line(const struct rbiseq *q, uint64_t pc)
 }
 
 /*
+ * Ruby 4.0 with ZJIT on: the line of the innermost frame.  ZJIT writes a
+ * frame's pc only where its code leaves JIT code (a non-leaf call, a call
+ * that may allocate, a side exit: gen_prepare_non_leaf_call() and
+ * gen_save_pc_for_gc() in zjit/src/codegen.rs), and pushes the frames it
+ * calls without pc nor jit_return (gen_push_frame()).  So every outer
+ * frame's pc is exact, and the innermost one's is the last pc saved in its
+ * slot: by this call, by an earlier call of the same code, or by other
+ * code.  A line of this code when the pc lies in it, else none (0): ZJIT
+ * leaves no sign of which frame wrote the pc (rb_profile_frames() gives
+ * such a frame line 0 too).
+ */
+static int zjit_line(const struct rbiseq *q, uint64_t pc)
+{
+	uint64_t pos;
+
+	if (pc < q->encoded || (pc - q->encoded) / 8 > q->size || (pc - q->encoded) % 8)
+		return 0;
+	pos = (pc - q->encoded) / 8;
+	return iseq_line(q, pos ? pos - 1 : 0);
+}
+
+/* Is ZJIT on in the target (4.0+)?  Read when a frame needs to know. */
+static int zjit_on(struct rbreader *rr)
+{
+	uint64_t entry;
+
+	return rr->zjit_entry && !rd_u64(rr, rr->zjit_entry, &entry) && entry;
+}
+
+/*
  * Walk one thread's control frames into st.  PERR_CORRUPT if torn: the
  * target pushes and pops frames while we read, so frames and environments
  * that do not fit together mean a read across a change.  With `strict'
@@ -1664,6 +1852,8 @@ static enum perr walk(struct rbreader *rr, uint64_t ec, struct stack *st, int st
 		sf->file = q->path;
 		if (i == 0 && L->cfp.jit_return != RUBYVM_NONE && get_u64(f, L->cfp.jit_return))
 			sf->line = jit_line(q, pc);
+		else if (i == 0 && rr->zjit_entry && zjit_on(rr))
+			sf->line = zjit_line(q, pc);
 		else if ((pc < q->encoded || (pc - q->encoded) / 8 > q->size) && strict)
 			return PERR_CORRUPT;	/* pc of another iseq: torn */
 		else if (st->depth && (pc - q->encoded) / 8 == q->size) {
@@ -1920,6 +2110,7 @@ static enum perr rbreader_setup(struct target *t, const struct reader_opts *opts
 	const struct rubyvm_layout *L = &lay;
 	struct rbreader *rr;
 	uint64_t ptr, vm = 0;
+	int tls;
 	enum perr err;
 
 	if (rubyvm_layout(version, &lay))
@@ -1976,6 +2167,9 @@ static enum perr rbreader_setup(struct target *t, const struct reader_opts *opts
 	    rd_u64(rr, vm + L->vm.objspace, &rr->objspace) || !is_obj(rr->objspace))
 		rr->objspace = 0;
 	rr->symbols = find_symbols(rr);
+	if (rr->L->version >= RUBYVM_VERSION(4, 0, 0) &&
+	    (target_symbol(rr->t, "rb_zjit_entry", &rr->zjit_entry, &tls) || tls))
+		rr->zjit_entry = 0;
 	snprintf(rr->describe, sizeof(rr->describe),
 		 "Ruby %s, layout of %u.%u.%u, VM at 0x%" PRIx64 ", %s", t->version,
 		 L->version / 10000, L->version / 100 % 100, L->version % 100, vm,

@@ -36,6 +36,7 @@ struct reader_stats {
 	uint64_t cache_misses;	/* code objects read */
 	uint64_t cache_stale;	/* cached code found replaced by other code */
 	uint64_t tags_dropped;	/* samples whose tags were torn under the read */
+	uint64_t unqualified;	/* Ruby: a method's class that could not be read */
 };
 
 typedef void (*reader_cb)(void *arg, const struct stack *st);

@@ -184,6 +184,23 @@ struct rubyvm_layout {
 		uint32_t super;			/* VALUE in the RClass, or NONE (4.0: in the classext) */
 	} klass;
 	struct {
+		/*
+		 * CLASSPATH_SHAPE (3.2): a class's ivars are found through its
+		 * object shape, whose id is the top bits of its flags.  Shapes
+		 * live in one array, rb_vm_t.shape_list; each names the ivar
+		 * added last and links to its parent shape.
+		 */
+		uint32_t list;			/* rb_vm_t.shape_list (rb_shape_t *) */
+		uint32_t next_id;		/* rb_vm_t.next_shape_id (uint32_t) */
+		uint32_t id_shift;		/* shape id = flags >> id_shift */
+		uint32_t size;			/* sizeof(rb_shape_t) */
+		uint32_t edge_name;		/* ID */
+		uint32_t next_iv_index;		/* uint32_t: ivars with this shape */
+		uint32_t type;			/* uint8_t */
+		uint32_t parent_id;		/* uint32_t; INVALID_SHAPE_ID at the root */
+		uint32_t type_ivar;		/* SHAPE_IVAR */
+	} shape;
+	struct {
 		uint64_t st_flag;		/* RHASH_ST_TABLE_FLAG: an st_table, not an ar_table */
 		uint32_t ar_size_shift;		/* ar_table's size in the flags: */
 		uint32_t ar_size_mask;		/* (flags >> shift) & mask */

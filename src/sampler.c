@@ -146,6 +146,7 @@ static void progress(struct run *run)
 	res->elapsed = (double)(now_ns() - run->start) / NSEC;
 	res->cpu = cpu_seconds() - run->cpu0;
 	res->stacks = res->dropped = res->retries = res->reads = res->tags_dropped = 0;
+	res->unqualified = 0;
 	for (size_t i = 0; i < run->nslot; i++) {
 		const struct slot *sl = run->slot[i];
 
@@ -153,11 +154,13 @@ static void progress(struct run *run)
 		res->dropped += sl->before.dropped;
 		res->retries += sl->before.retries;
 		res->tags_dropped += sl->before.tags_dropped;
+		res->unqualified += sl->before.unqualified;
 		if (sl->r) {
 			res->stacks += reader_stats(sl->r)->stacks;
 			res->dropped += reader_stats(sl->r)->dropped;
 			res->retries += reader_stats(sl->r)->retries;
 			res->tags_dropped += reader_stats(sl->r)->tags_dropped;
+			res->unqualified += reader_stats(sl->r)->unqualified;
 		}
 		res->reads += sl->reads_before + sl->t->mem.calls;
 	}
@@ -261,6 +264,7 @@ static void reopen(struct run *run, struct slot *sl)
 		sl->before.dropped += s->dropped;
 		sl->before.retries += s->retries;
 		sl->before.tags_dropped += s->tags_dropped;
+		sl->before.unqualified += s->unqualified;
 		reader_free(sl->r);
 		sl->r = NULL;
 	}

@@ -16,10 +16,18 @@ def ractor_spin_two
   end
 end
 
-one = Ractor.new { Ractor.yield :started; ractor_spin_one }
-two = Ractor.new { Ractor.yield :started; ractor_spin_two }
-one.take
-two.take
+if defined?(Ractor::Port)
+  # 4.0 replaced Ractor.yield and Ractor#take with ports
+  port = Ractor::Port.new
+  Ractor.new(port) { |p| p << :started; ractor_spin_one }
+  Ractor.new(port) { |p| p << :started; ractor_spin_two }
+  2.times { port.receive }
+else
+  one = Ractor.new { Ractor.yield :started; ractor_spin_one }
+  two = Ractor.new { Ractor.yield :started; ractor_spin_two }
+  one.take
+  two.take
+end
 puts "ready"
 $stdout.flush
 sleep
