@@ -149,7 +149,7 @@ static char *record(pid_t pid, const char *bin, const char *format, int gz)
 	return text;
 }
 
-/* The free-threaded builds too: build-python-ft builds them with ctypes, which the target needs. */
+/* The free-threaded builds too: the target needs ctypes, which build-python-ft builds. */
 ParameterizedTestParameters(pythread, names)
 {
 	return cr_make_param_array(size_t, (void *)test_indexes(test_npythons_any),
