@@ -66,14 +66,14 @@ void pyobj_init(struct pyobj *o, struct rmem *mem, const struct pyvm_layout *lay
 	o->lay = lay;
 	o->minor = lay->minor;
 	/*
-	 * Free-threaded: measured the same way on Debian's 3.13.5 built with
-	 * --disable-gil (896: the 32-byte header's 16 more); not yet on
-	 * 3.14t+, whose instances' attributes are then read from a dict only.
+	 * Free-threaded: the 32-byte header's 16 more.  Measured the same way
+	 * on Debian's 3.13.5 built with --disable-gil (896); 3.14t's 896 and
+	 * 3.15t's 904 are offsetof() in Debian's 3.14.10 and 3.15.2 headers
+	 * compiled with Py_GIL_DISABLED (the field precedes the build's own
+	 * unique_id), not yet checked live.
 	 */
-	if (lay->free_threaded)
-		o->ht_cached_keys = o->minor == 13 ? 896 : 0;
-	else if (o->minor < ARRAY_SIZE(ht_cached_keys))
-		o->ht_cached_keys = ht_cached_keys[o->minor];
+	if (o->minor < ARRAY_SIZE(ht_cached_keys) && ht_cached_keys[o->minor])
+		o->ht_cached_keys = ht_cached_keys[o->minor] + lay->head_extra;
 	for (int k = 0; k < PYOBJ_NKINDS; k++)
 		if (target_symbol(t, sym[k], &o->type[k], &tls))
 			o->type[k] = 0;

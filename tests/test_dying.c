@@ -340,6 +340,12 @@ Test(dying, python_corrupts_its_code_objects, .timeout = 60)
 	corrupt(&test_pythons[1]);
 }
 
+/* The free-threaded build: its 32-byte object headers, the same garbage. */
+Test(dying, python_ft_corrupts_its_code_objects, .timeout = 60)
+{
+	corrupt(&test_pythons_ft[0]);
+}
+
 Test(dying, ruby_corrupts_its_iseq_labels, .timeout = 60)
 {
 	corrupt(&test_rubies[1]);

@@ -437,12 +437,13 @@ ParameterizedTest(size_t *i, exact, module_first_line_python, .timeout = 60)
  */
 ParameterizedTestParameters(exact, forked_worker_python)
 {
-	return cr_make_param_array(size_t, (void *)test_indexes(test_npythons), test_npythons);
+	return cr_make_param_array(size_t, (void *)test_indexes(test_npythons_any),
+				   test_npythons_any);
 }
 
 ParameterizedTest(size_t *i, exact, forked_worker_python, .timeout = 60)
 {
-	const struct interp *in = &test_pythons[*i];
+	const struct interp *in = test_python_any(*i);
 	const char *sargs[] = { test_target_for(in, "forkworker.py"), NULL };
 	char worker[64], want[96], *out, *err;
 	const char *dump[] = { "dump", "--pid", worker, NULL };

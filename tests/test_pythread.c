@@ -149,15 +149,16 @@ static char *record(pid_t pid, const char *bin, const char *format, int gz)
 	return text;
 }
 
-/* Not on the free-threaded build: the target needs ctypes, which it is built without. */
+/* The free-threaded builds too: the target needs ctypes, which build-python-ft builds. */
 ParameterizedTestParameters(pythread, names)
 {
-	return cr_make_param_array(size_t, (void *)test_indexes(test_npythons), test_npythons);
+	return cr_make_param_array(size_t, (void *)test_indexes(test_npythons_any),
+				   test_npythons_any);
 }
 
 ParameterizedTest(size_t *i, pythread, names, .timeout = 90)
 {
-	const struct interp *in = &test_pythons[*i];
+	const struct interp *in = test_python_any(*i);
 	const char *sargs[] = { test_target_for(in, "threadnames.py"), NULL };
 	char ready[4096], pidbuf[32], want[1024], *out, *err, *folded, *ss, *pb;
 	const char *args[] = { "dump", "--pid", pidbuf, NULL };
