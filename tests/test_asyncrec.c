@@ -319,7 +319,7 @@ Test(asyncrec, same_as_cpython_3_15, .timeout = 120)
 			snprintf(want + strlen(want), sizeof(want) - strlen(want), "%s%s",
 				 j ? ";" : "", chain[j]);
 		for (char *line = strtok(buf, "\n"); line; line = strtok(NULL, "\n")) {
-			char needle[64], got[512] = "", *sp = strrchr(line, ' ');
+			char needle[512], got[512] = "", *sp = strrchr(line, ' ');
 			unsigned long cnt;
 
 			snprintf(needle, sizeof(needle), ":%s:", c[k].work);

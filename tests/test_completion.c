@@ -241,6 +241,28 @@ static void values_of(const char *const *args, struct words *want)
 	free(err);
 }
 
+/*
+ * The commands --help lists, into both word lists.  (gcc 12 at -O1 sees p,
+ * into out, as used after free(out): a false -Wdangling-pointer.)
+ */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdangling-pointer"
+static void help_commands(const char *const *help, struct words *a, struct words *b)
+{
+	char *err, *out = pyrospy_out(help, &err);
+	const char *p = strstr(out, "commands:\n");
+
+	cr_assert_not_null(p, "%s", out);
+	for (p += 10; !strncmp(p, "  ", 2) && p[2] != ' '; p += strcspn(p, "\n") + 1) {
+		words_add(a, p + 2, strcspn(p + 2, " \n"));
+		words_add(b, p + 2, strcspn(p + 2, " \n"));
+	}
+	cr_assert_geq(a->n, 5, "%s", out);
+	free(out);
+	free(err);
+}
+#pragma GCC diagnostic pop
+
 /* The commands of --help, and the values pyrospy's own errors list. */
 Test(completion, commands_and_values, .timeout = 60)
 {
@@ -253,16 +275,7 @@ Test(completion, commands_and_values, .timeout = 60)
 
 	script("bash", bash, sizeof(bash));
 	script("zsh", zsh, sizeof(zsh));
-	out = pyrospy_out(help, &err);
-	p = strstr(out, "commands:\n");
-	cr_assert_not_null(p, "%s", out);
-	for (p += 10; !strncmp(p, "  ", 2) && p[2] != ' '; p += strcspn(p, "\n") + 1) {
-		words_add(&want, p + 2, strcspn(p + 2, " \n"));
-		words_add(&zwant, p + 2, strcspn(p + 2, " \n"));
-	}
-	cr_assert_geq(want.n, 5, "%s", out);
-	free(out);
-	free(err);
+	help_commands(help, &want, &zwant);
 	for (const char *const *t = (const char *const[]){ "-h", "--help", "-V", "--version", NULL };
 	     *t; t++)
 		words_add(&want, *t, strlen(*t));

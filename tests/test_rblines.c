@@ -111,7 +111,7 @@ static int yjit_on(const struct interp *in)
  */
 static void build_sampler(const struct interp *in, const char *so_host)
 {
-	char inc[1024], cmd[4096], *out;
+	char inc[512], cmd[8192], *out;
 	int st;
 
 	snprintf(inc, sizeof(inc), "%s/ruby%u.%u-dev/usr/include", test_chroots(), in->major,
