@@ -555,14 +555,17 @@ static enum perr verify(struct pyreader *pr, size_t flen, uint64_t top_at)
 	if (top_at)
 		pr->viov[n++] = (struct procmem_iov){ top_at, &now_top, sizeof(now_top) };
 	/*
-	 * The frames outermost first: in a data stack that is their order in
-	 * memory, and procmem_readv() reads them as one range.
+	 * The frames innermost first, as the walk read them, the innermost
+	 * right after the innermost frame pointer.  (Outermost first, their
+	 * order in a data stack, procmem_readv() would read them as one range,
+	 * for a third less CPU a sample; but then 5-13 callers in 10 000 off
+	 * their call line came through on 3.11 and 3.13 in exact/fast_recursion,
+	 * none this way.)
 	 */
-	for (size_t i = pr->nvisit; i-- > 0;)
-		pr->viov[n++] = (struct procmem_iov){ pr->visit[i].addr, pr->vbuf + i * flen, flen };
 	for (size_t i = 0; i < pr->nvisit; i++) {
 		const struct pyvisit *v = &pr->visit[i];
 
+		pr->viov[n++] = (struct procmem_iov){ v->addr, pr->vbuf + i * flen, flen };
 		/* each code object once in a row: a recursion repeats it */
 		if (v->c && (!i || pr->visit[i - 1].c != v->c)) {
 			pr->viov[n++] = (struct procmem_iov){ v->c->addr, pr->cbuf + i * clen, clen };
