@@ -112,7 +112,7 @@ ParameterizedTestParameters(ruby, labels)
 ParameterizedTest(size_t *i, ruby, labels, .timeout = 60)
 {
 	const struct interp *in = &test_rubies[*i];
-	const char *extra[] = { "-r", "200", "-d", "3", NULL };
+	const char *extra[] = { "-r", "500", "-d", "3", NULL };
 	const char *want = "<main>;<class:Shop>;Kernel#loop;block in <class:Shop>;Shop.report;"
 			   "Shop#checkout;Array#each;block in Shop#checkout;Shop#price;"
 			   "Integer#times;block in Shop#price";
