@@ -108,6 +108,7 @@ struct pyreader {
 	uint64_t tag_epoch_a;		/* and as of this sample's start */
 	uint64_t tag_serial;		/* of the last set decoded */
 	unsigned int tag_fails;		/* table reads failed in a row */
+	int tags_torn;			/* this sample's table read was torn */
 	uint64_t tag_seen[2];		/* sys.modules' keys and size when last searched */
 	uint64_t tag_keys, tag_keys_len;	/* the dict's keys object last time */
 	uint64_t tag_next;		/* sample count of the next search */
@@ -1332,6 +1333,7 @@ static void tags_load(struct pyreader *pr, uint64_t interp)
 
 	pr->ntagent = 0;
 	pr->tag_process = 0;
+	pr->tags_torn = 0;
 	if (!pr->tag_dict)
 		tags_search(pr, interp);
 	if (!pr->tag_dict)
@@ -1345,6 +1347,7 @@ static void tags_load(struct pyreader *pr, uint64_t interp)
 		 * it is gone (the module reloaded?): look for it again.
 		 */
 		pr->stats.tags_dropped++;
+		pr->tags_torn = 1;
 		if (++pr->tag_fails >= TAG_FAILS) {
 			pr->tag_dict = pr->tag_list = pr->tag_keys = pr->tag_epoch_at = 0;
 			pr->tag_seen[0] = pr->tag_seen[1] = 0;
@@ -1370,6 +1373,7 @@ static void tags_load(struct pyreader *pr, uint64_t interp)
 		pr->ntagent = 0;
 		pr->tag_process = 0;
 		pr->stats.tags_dropped++;
+		pr->tags_torn = 1;
 	}
 	if (pr->ntagent > 1)	/* none: tagent may be NULL, which qsort() may not see */
 		qsort(pr->tagent, pr->ntagent, sizeof(*pr->tagent), tagent_cmp);
@@ -1393,6 +1397,8 @@ static const char *tags_of(struct pyreader *pr, uint64_t ident)
 	struct pytagset *ta, *tb;
 	const char *a, *b;
 
+	if (pr->tags_torn)
+		return tags_unknown;
 	if (!set || !pr->tag_process)
 		return set ? tagset_slot(pr, set)->tags :
 		       pr->tag_process ? tagset_slot(pr, pr->tag_process)->tags : NULL;
@@ -1425,7 +1431,7 @@ static void tags_after_walk(struct pyreader *pr, uint64_t interp, struct stack *
 	tags_load(pr, interp);
 	pr->mem.fresh = 0;
 	if (tagset_of(pr, st->thread_id) != set || pr->tag_process != process) {
-		st->tags = NULL;
+		st->tags = tags_unknown;
 		pr->stats.tags_dropped++;
 	} else {
 		st->tags = tags_of(pr, st->thread_id);

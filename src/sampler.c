@@ -59,6 +59,8 @@ struct adder {
 /* The stack's tags under the command line's (the program's win). */
 static const char *with_cli_tags(struct adder *a, const char *tags)
 {
+	if (tags == tags_unknown)
+		return NULL;	/* the program's were not read: --tag's may be wrong */
 	if (!a->opts->tags || !*a->opts->tags)
 		return tags;
 	if (!tags || !*tags)

@@ -239,6 +239,8 @@ static void set_parse(struct set *s, const char *c)
 	}
 }
 
+const char tags_unknown[] = "";
+
 char *tags_merge(const char *hi, const char *lo)
 {
 	struct set s = { .n = 0 };

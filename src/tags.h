@@ -72,4 +72,12 @@ char *tags_from_app(const char *raw, size_t n);
  */
 char *tags_merge(const char *hi, const char *lo);
 
+/*
+ * A sample's tags when they changed while it was read: empty, and told
+ * apart from "none" by its address.  Such a sample goes without any tag,
+ * --tag's too: the program's tags win over those, and which keys it had
+ * is not known.
+ */
+extern const char tags_unknown[];
+
 #endif
