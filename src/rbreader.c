@@ -198,7 +198,6 @@ struct rbreader {
 	uint64_t ec_val[TAG_VARS];	/* its values, read with its frames... */
 	int ec_val_ok;			/* ...when this is set */
 	int ec_val_torn;		/* they changed while the frames were read */
-	int tags_torn;			/* a set changed while read, this stack */
 	unsigned char ec_hdr[STORE_HDR], ec_hdr0[STORE_HDR];
 	unsigned char *ec_ent, *ec_ent0;	/* STORAGE_MAX entries, after and before */
 	uint64_t tag_key[TAG_VARS];	/* keys of the four variables, 0: not seen */
@@ -1288,10 +1287,8 @@ static const char *tagset(struct rbreader *rr, int64_t id)
 	    (!rr->tag_gens ||
 	     (!array_at(rr, rr->tag_gens, (uint64_t)slot, &gen) && gen == ((uint64_t)id << 1 | 1))))
 		tags = tags_from_app(raw, len);
-	else if (rr->tag_gens) {
+	else if (rr->tag_gens)
 		rr->stats.tags_dropped++;
-		rr->tags_torn = 1;
-	}
 	rr->mem.fresh = 0;
 	free(raw);
 	if (!tags)
@@ -1347,11 +1344,8 @@ static const char *tags_of(struct rbreader *rr)
 	struct rbmerged *m;
 	const char *a, *b;
 
-	if (!rr->tag_sets || !rr->ec_storage) {
-		rr->tags_torn = 0;
-		a = tagset(rr, rr->tag_process);
-		return rr->tags_torn ? tags_unknown : a;
-	}
+	if (!rr->tag_sets || !rr->ec_storage)
+		return tagset(rr, rr->tag_process);
 	if (rr->ec_val_torn) {
 		rr->stats.tags_dropped++;	/* changed while its frames were read */
 		return tags_unknown;
@@ -1369,12 +1363,14 @@ static const char *tags_of(struct rbreader *rr)
 		else
 			rr->ec_store->tbl = rr->ec_store->n = 0;
 	}
+	/*
+	 * A set whose place holds another id now (replaced as it was read,
+	 * or an id the program made up: tests/targets/taghostile.rb) is
+	 * taken as none, and --tag's then apply.
+	 */
 	id = fixnum(rr, val[TAG_THREAD]);
-	rr->tags_torn = 0;
 	a = tagset(rr, id);
 	b = tagset(rr, rr->tag_process);
-	if (rr->tags_torn)
-		return tags_unknown;	/* a set changed as it was read */
 	if (!a || !b)
 		return a ? a : b;
 	m = &rr->merged[(uint64_t)(id * 31 + rr->tag_process) & (ARRAY_SIZE(rr->merged) - 1)];
