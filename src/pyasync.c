@@ -234,17 +234,10 @@ static uint64_t old_running(struct pyasync *a, uint64_t thread_id, int *loop)
 /* What a C task's fields say (3.9-3.13); PERR_CORRUPT if obj is no C task. */
 static enum perr old_task(struct pyasync *a, uint64_t obj, unsigned char *tb, size_t cap)
 {
-	const struct pytasks_registry *O = a->old;
-	uint32_t need = O->state + 4;
+	uint32_t need = pytasks_task_len(a->old);
 
-	if (O->fut_waiter + 8 > need)
-		need = O->fut_waiter + 8;
-	if (O->coro + 8 > need)
-		need = O->coro + 8;
-	if (O->name + 8 > need)
-		need = O->name + 8;
-	if (need > cap || need < O->fut_callbacks + 8 || need < O->fut_callback0 + 8 || !obj ||
-	    !type_named(a, obj, "_asyncio.Task", &a->task_type) || rmem_read(a->mem, obj, tb, need))
+	if (need > cap || !obj || !type_named(a, obj, "_asyncio.Task", &a->task_type) ||
+	    rmem_read(a->mem, obj, tb, need))
 		return PERR_CORRUPT;
 	return PERR_OK;
 }

@@ -568,6 +568,18 @@ static enum perr old_chain(struct tasks *ts, struct ptask *k, uint64_t coro)
 	return PERR_OK;
 }
 
+uint32_t pytasks_task_len(const struct pytasks_registry *O)
+{
+	uint32_t end[] = { O->state + 4,    O->fut_waiter + 8,    O->coro + 8,
+			   O->name + 8,     O->fut_callback0 + 8, O->fut_callbacks + 8 };
+	uint32_t need = 0;
+
+	for (size_t i = 0; i < sizeof(end) / sizeof(end[0]); i++)
+		if (end[i] > need)
+			need = end[i];
+	return need;
+}
+
 /* A task of 3.9-3.13: its state, name and coroutine chain. */
 static enum perr read_old_task(struct tasks *ts, uint64_t addr)
 {
@@ -575,15 +587,8 @@ static enum perr read_old_task(struct tasks *ts, uint64_t addr)
 	unsigned char tb[256];
 	struct ptask *k;
 	int32_t state;
-	uint32_t need = O->state + 4;
+	uint32_t need = pytasks_task_len(O);
 
-	/* no more of the task than its fields: the next page may not be mapped */
-	if (O->fut_waiter + 8 > need)
-		need = O->fut_waiter + 8;
-	if (O->coro + 8 > need)
-		need = O->coro + 8;
-	if (O->name + 8 > need)
-		need = O->name + 8;
 	if (need > sizeof(tb))
 		return PERR_UNSUPPORTED;
 	if (rd(ts, addr, tb, need))

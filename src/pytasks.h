@@ -123,6 +123,12 @@ struct pytasks_registry {
 	uint32_t wakeup_task;		/* where the task it wakes is */
 };
 
+/*
+ * Bytes of a C task to read for every TaskObj and FutureObj field above:
+ * no more, since the page after the object may not be mapped.
+ */
+uint32_t pytasks_task_len(const struct pytasks_registry *O);
+
 extern const struct pytasks_published pytasks_published[];
 extern const size_t pytasks_npublished;
 extern const struct pytasks_registry pytasks_registry[];

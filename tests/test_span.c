@@ -117,15 +117,20 @@ Test(span, ingest_ruby, .timeout = 90)
  * processor registered with a TracerProvider, whose spans the SDK makes
  * and ends (on_end gets a ReadableSpan).
  */
-ParameterizedTestParameters(span, python_sdk)
+static struct criterion_test_params sid_pythons(void)
 {
 	static size_t sid[2];
 	size_t n = 0;
 
-	for (size_t i = 0; i < test_npythons; i++)
+	for (size_t i = 0; i < test_npythons && n < 2; i++)
 		if (test_pythons[i].root && !strcmp(test_pythons[i].root, "sid"))
 			sid[n++] = i;
 	return cr_make_param_array(size_t, sid, n);
+}
+
+ParameterizedTestParameters(span, python_sdk)
+{
+	return sid_pythons();
 }
 
 ParameterizedTest(size_t *i, span, python_sdk, .timeout = 90)
@@ -227,13 +232,7 @@ ParameterizedTest(size_t *i, span, churn_ruby, .timeout = 150)
 /* With the OpenTelemetry SDK making and ending the spans (sid). */
 ParameterizedTestParameters(span, churn_python_sdk)
 {
-	static size_t sid[2];
-	size_t n = 0;
-
-	for (size_t i = 0; i < test_npythons; i++)
-		if (test_pythons[i].root && !strcmp(test_pythons[i].root, "sid"))
-			sid[n++] = i;
-	return cr_make_param_array(size_t, sid, n);
+	return sid_pythons();
 }
 
 ParameterizedTest(size_t *i, span, churn_python_sdk, .timeout = 150)
