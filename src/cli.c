@@ -1153,8 +1153,8 @@ static int profile_target(struct cli_opts *o, struct target *t, pid_t pid, pid_t
 			res.ticks ? (double)res.reads / (double)res.ticks : 0.0,
 			res.ticks ? res.cpu * 1e6 / (double)res.ticks : 0.0);
 	if (o->verbose && res.tags_dropped)
-		fprintf(stderr, "pyrospy: tags dropped %llu times (the tag table changed under "
-			"the read)\n", (unsigned long long)res.tags_dropped);
+		fprintf(stderr, "pyrospy: tags dropped %llu times (changed under the read, or a "
+			"set not readable)\n", (unsigned long long)res.tags_dropped);
 	if (o->verbose && res.unqualified)
 		fprintf(stderr, "pyrospy: %llu Ruby method names shown without their class "
 			"(it could not be read)\n", (unsigned long long)res.unqualified);

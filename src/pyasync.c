@@ -206,6 +206,18 @@ static enum perr int_value(struct pyasync *a, uint64_t obj, uint64_t *v)
 	return PERR_OK;
 }
 
+uint64_t pyasync_loop_thread(struct pyasync *a, uint64_t loop)
+{
+	uint64_t tid_obj, tid, type;
+	int kind;
+
+	if (a->ready == -1 || pyobj_attr(&a->obj, loop, "_thread_id", &tid_obj) ||
+	    pyobj_type(&a->obj, tid_obj, &type, &kind) || kind != PYOBJ_INT ||
+	    int_value(a, tid_obj, &tid))
+		return 0;
+	return tid;
+}
+
 /*
  * 3.9-3.13: the task _current_tasks holds for the loop whose _thread_id
  * (set by run_forever()) is the thread's pthread id; *loop: one is there.
@@ -219,10 +231,7 @@ static uint64_t old_running(struct pyasync *a, uint64_t thread_id, int *loop)
 	if (pyreader_dict(a->pr, a->current, LOOPS_MAX, key, value, &n))
 		return 0;
 	for (size_t i = 0; i < n; i++) {
-		uint64_t tid_obj, tid;
-
-		if (pyobj_attr(&a->obj, key[i], "_thread_id", &tid_obj) ||
-		    int_value(a, tid_obj, &tid) || tid != thread_id)
+		if (pyasync_loop_thread(a, key[i]) != thread_id)
 			continue;
 		*loop = 1;
 		a->loop = key[i];
@@ -317,15 +326,13 @@ static uint64_t parent_by(struct pyasync *a, uint64_t cb, uint64_t child)
 	return 0;
 }
 
-/* The tasks awaiting the task whose fields are tb: one in *parent, how many in *n. */
-static void old_parents(struct pyasync *a, uint64_t task, const unsigned char *tb,
-			uint64_t *parent, uint64_t *n)
+/* The tasks awaiting the task whose fields are tb, each once, into out (at most max): how many. */
+static unsigned int old_parents(struct pyasync *a, uint64_t task, const unsigned char *tb,
+				uint64_t *out, unsigned int max)
 {
 	uint64_t cb[CALLBACKS_MAX], list, size, items;
-	unsigned int ncb = 0;
+	unsigned int ncb = 0, n = 0;
 
-	*parent = 0;
-	*n = 0;
 	if ((cb[0] = get_u64(tb, a->old->fut_callback0)))
 		ncb++;
 	/* PyListObject: ob_size at 16, ob_item at 24; each item a (callback, context) tuple */
@@ -339,14 +346,25 @@ static void old_parents(struct pyasync *a, uint64_t task, const unsigned char *t
 			    !rmem_u64(a->mem, tup + 24, &cb[ncb]))
 				ncb++;
 		}
-	for (unsigned int i = 0; i < ncb; i++) {
+	for (unsigned int i = 0; i < ncb && n < max; i++) {
 		uint64_t p = parent_by(a, cb[i], task);
+		unsigned int j = 0;
 
-		if (p && p != *parent) {
-			*parent = p;
-			(*n)++;
-		}
+		while (j < n && out[j] != p)
+			j++;
+		if (p && j == n)
+			out[n++] = p;
 	}
+	return n;
+}
+
+unsigned int pyasync_awaiters(struct pyasync *a, uint64_t task, uint64_t *out, unsigned int max)
+{
+	unsigned char tb[256];
+
+	if (a->ready == -1 || !a->old || old_task(a, task, tb, sizeof(tb)))
+		return 0;
+	return old_parents(a, task, tb, out, max);
 }
 
 uint64_t pyasync_running(struct pyasync *a, uint64_t tstate, uint64_t thread_id, int fresh,
@@ -439,7 +457,8 @@ static enum perr old_chain(struct pyasync *a, uint64_t task, struct stack_frame 
 	unsigned int k = 0;
 
 	while (task && k < max && k < PYASYNC_DEPTH) {
-		uint64_t parent, more;
+		uint64_t parent[CALLBACKS_MAX];
+		unsigned int more;
 		char name[NAME_BUF - 8];
 
 		for (unsigned int i = 0; i < k; i++)
@@ -466,32 +485,19 @@ static enum perr old_chain(struct pyasync *a, uint64_t task, struct stack_frame 
 		snprintf(a->shown[k], NAME_BUF, "<task> %s", name);
 		out[k] = (struct stack_frame){ a->shown[k], "", 0 };
 		k++;
-		old_parents(a, task, tb, &parent, &more);
+		more = old_parents(a, task, tb, parent, CALLBACKS_MAX);
 		if (more > 1) {
 			if (k < max && k < PYASYNC_DEPTH) {
-				snprintf(a->shown[k], NAME_BUF, "<awaited by %llu tasks>",
-					 (unsigned long long)more);
+				snprintf(a->shown[k], NAME_BUF, "<awaited by %u tasks>", more);
 				out[k] = (struct stack_frame){ a->shown[k], "", 0 };
 				k++;
 			}
 			break;
 		}
-		task = parent;
+		task = more ? parent[0] : 0;
 	}
 	*n = k;
 	return PERR_OK;
-}
-
-int pyasync_named(struct pyasync *a, uint64_t task, const char *frame)
-{
-	uint64_t name_at = a->old ? a->old->name : a->T.aio[PYTASKS_A_TASK_NAME], nameobj;
-	char name[NAME_BUF - 8];
-
-	if (a->ready != 1 || strncmp(frame, "<task> ", 7) ||
-	    rmem_u64(&a->fresh, task + name_at, &nameobj) ||
-	    pytasks_name(&a->fobj, a->t->minor, nameobj, name, sizeof(name)))
-		return 0;
-	return !strcmp(frame + 7, name);
 }
 
 enum perr pyasync_chain(struct pyasync *a, uint64_t task, struct stack_frame *out,
@@ -553,4 +559,33 @@ enum perr pyasync_chain(struct pyasync *a, uint64_t task, struct stack_frame *ou
 	}
 	*n = k;
 	return PERR_OK;
+}
+
+int pyasync_chain_same(struct pyasync *a, uint64_t task, unsigned int n)
+{
+	char before[PYASYNC_DEPTH][NAME_BUF];
+	struct stack_frame out[PYASYNC_DEPTH];
+	struct rmem *mem = a->mem;
+	struct pyobj obj = a->obj;
+	unsigned int again = 0;
+	uint64_t coro_frame;
+	enum perr err;
+	int same;
+
+	if (a->ready != 1 || n > PYASYNC_DEPTH)
+		return 0;
+	memcpy(before, a->shown, n * sizeof(before[0]));
+	/* the chain read again through the fresh windows: what is there now */
+	a->mem = &a->fresh;
+	a->obj = a->fobj;
+	err = pyasync_chain(a, task, out, PYASYNC_DEPTH, &again, &coro_frame);
+	a->fobj = a->obj;	/* with the types it learned */
+	a->mem = mem;
+	a->obj = obj;
+	same = !err && again == n;
+	for (unsigned int i = 0; same && i < n; i++)
+		same = !strcmp(before[i], a->shown[i]);
+	/* the caller's frames point at a->shown: the names it was given */
+	memcpy(a->shown, before, n * sizeof(before[0]));
+	return same;
 }

@@ -67,12 +67,27 @@ enum perr pyasync_chain(struct pyasync *a, uint64_t task, struct stack_frame *ou
 			unsigned int max, unsigned int *n, uint64_t *coro_frame);
 
 /*
- * After pyasync_running() with fresh: is the name of task, read from the
- * process now too, the one of frame ("<task> NAME", from
- * pyasync_chain() before the walk)?  A task that ends and a new one
- * that gets its address (a free list) between the two reads has another
- * name, or the same one: then the chain shown is the one it had.
+ * 3.9-3.13: the tasks awaiting task, found as for a chain (its done
+ * callbacks: a task's wakeup, gather()'s, a TaskGroup's, each checked),
+ * each once, into out (at most max); how many.  0 on other versions.
  */
-int pyasync_named(struct pyasync *a, uint64_t task, const char *frame);
+unsigned int pyasync_awaiters(struct pyasync *a, uint64_t task, uint64_t *out, unsigned int max);
+
+/*
+ * 3.9-3.13: the pthread id of the thread running the event loop at loop
+ * (its _thread_id, set while run_forever() runs), 0 if none runs it.
+ */
+uint64_t pyasync_loop_thread(struct pyasync *a, uint64_t loop);
+
+/*
+ * After pyasync_running() with fresh: is the chain of task, read from
+ * the process now, the one pyasync_chain() gave before the walk (n
+ * frames, the names of a->shown)?  A task that ends and a new one that
+ * gets its address (a free list) between the two reads may have the same
+ * name and another chain (CI, 3.11: a "handler-0" that was ending, and
+ * so awaited by no task, shown over the next "handler-0"'s frames).
+ * The frames of the chain stay the ones pyasync_chain() gave.
+ */
+int pyasync_chain_same(struct pyasync *a, uint64_t task, unsigned int n);
 
 #endif

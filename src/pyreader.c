@@ -49,15 +49,19 @@
 #define DICT_MAX	65536		/* entries of a dict we look through */
 #define TAGSET_MAX	8192		/* tag sets in the program's registry */
 #define TAGSET_CACHE	16384		/* entries, power of two */
-#define TAG_EAGER	100		/* samples at the start that all look */
-#define TAG_SEARCH	25		/* samples between searches for the module */
+#define TAG_IMPORTING	1000		/* samples the helper's import may take */
+#define TAG_TABLE_MAX	(3 * 4096)	/* bytes of the thread table read with frames
+					   (rmem: a window's most; ~400 threads) */
 #define TAG_FAILS	4		/* table reads failing in a row: look for it again */
 /*
  * Reclaims of tag sets (pyrospy.py's _pyrospy_epoch) within which a str
  * found at an address is still the one cached there: half of the helper's
- * _QUARANTINE, once for the cache entry's age, once for this sample's read.
+ * _QUARANTINE, once for the cache entry's age, once for this sample's read,
+ * less one: the helper counts a reclaim before the str of _QUARANTINE
+ * reclaims ago may go, so at 1024 reclaims it may be gone.
  */
-#define TAG_EPOCH_FRESH	512
+#define TAG_EPOCH_FRESH	511
+#define TAGSET_UNREAD	1		/* a set the thread has, not read (no str is at 1) */
 
 #define NAMEOBJ		128	/* bytes of a name's str object kept to compare */
 
@@ -85,6 +89,13 @@ struct pyvisit {
 	struct pycode *c;	/* its code object as cached, NULL: a shim */
 };
 
+/* <= 3.10: a thread state, and the outermost frame of its thread's stack. */
+struct pyroot {
+	uint64_t tstate, root;
+};
+
+#define ROOTS		(2 * THREAD_MAX)	/* slots, a power of two */
+
 struct pyreader {
 	struct target *t;
 	struct reader_opts opts;
@@ -106,12 +117,13 @@ struct pyreader {
 	uint64_t tag_epoch_at;		/* _pyrospy_epoch's word; 0: append-only sets */
 	uint64_t tag_epoch;		/* its value when last read */
 	uint64_t tag_epoch_a;		/* and as of this sample's start */
+	int tag_epoch_pre;		/* read it as each sample starts (tags_epoch_ok()) */
 	uint64_t tag_serial;		/* of the last set decoded */
 	unsigned int tag_fails;		/* table reads failed in a row */
 	int tags_torn;			/* this sample's table read was torn */
 	uint64_t tag_seen[2];		/* sys.modules' keys and size when last searched */
 	uint64_t tag_keys, tag_keys_len;	/* the dict's keys object last time */
-	uint64_t tag_next;		/* sample count of the next search */
+	unsigned int tags_importing;	/* samples since the module was seen without its table */
 	struct pytagset {
 		uint64_t addr;		/* a str of the registry; 0: empty slot */
 		char *tags;		/* clean tag set */
@@ -132,6 +144,22 @@ struct pyreader {
 	unsigned char *draw;		/* and its raw table */
 	size_t dent_cap;
 	struct pyvisit *visit;		/* the frames of this walk */
+	uint64_t walk_root;		/* its outermost frame */
+	struct pyroot *roots;		/* <= 3.10: each thread's outermost frame */
+	/*
+	 * <= 3.10: the tag table (dict header, keys object) as read in
+	 * verify()'s read, with the frames; whether it was, and whether the
+	 * thread's innermost frame was the walk's then
+	 */
+	unsigned char *snap;
+	size_t snap_cap;
+	int snap_ok, snap_use, snap_only, top_same;
+	uint64_t seq_use;		/* 3.11+: the read of the frames, the table's */
+	/* 3.11+: the table's regions as read before the frames, in that read */
+	unsigned char *pre;
+	size_t pre_cap;
+	uint64_t pre_at[2], pre_len[2];
+	unsigned int pre_n;
 	size_t nvisit, visit_cap;
 	unsigned char *vbuf;		/* and verify()'s copy of them */
 	unsigned char *cbuf;		/* and of their code objects */
@@ -148,8 +176,12 @@ struct pyreader {
 	char tagbuf[TAGS_MAX_SET * 4 + 1];
 };
 
+static enum perr snap_read(struct pyreader *pr, uint64_t addr, void *out, size_t len);
+
 static enum perr rd(struct pyreader *pr, uint64_t addr, void *out, size_t len)
 {
+	if (pr->snap_only)
+		return snap_read(pr, addr, out, len);
 	return rmem_read(&pr->mem, addr, out, len);
 }
 
@@ -437,6 +469,7 @@ static void chunk_load(struct pyreader *pr, const unsigned char *ts)
 	uint64_t chunk, top, start;
 	size_t len;
 
+	pr->pre_n = 0;
 	if (L->tstate.datastack_chunk == PYVM_NONE)
 		return;
 	chunk = get_u64(ts, L->tstate.datastack_chunk);
@@ -446,11 +479,22 @@ static void chunk_load(struct pyreader *pr, const unsigned char *ts)
 	start = top - chunk > CHUNK_MAX ? top - CHUNK_MAX : chunk;
 	len = (size_t)(top - start);
 	if (pr->tag_dict) {
-		/* the tag table in the same read: the thread's tags as of its frames */
-		uint64_t addr[2] = { pr->tag_dict, pr->tag_keys };
+		/*
+		 * the tag table in the same read, before and after the
+		 * frames: the thread's tags as of its frames (tags_verified())
+		 */
 		size_t tlen[2] = { 48, (size_t)pr->tag_keys_len };
 
-		rmem_load_big_with(&pr->mem, start, len, addr, tlen, pr->tag_keys ? 2 : 1);
+		pr->pre_at[0] = pr->tag_dict;
+		pr->pre_at[1] = pr->tag_keys;
+		pr->pre_len[0] = tlen[0];
+		pr->pre_len[1] = tlen[1];
+		pr->pre_n = pr->tag_keys ? 2 : 1;
+		if (tlen[0] + tlen[1] > pr->pre_cap) {
+			pr->pre_cap = tlen[0] + tlen[1];
+			pr->pre = xrealloc(pr->pre, pr->pre_cap);
+		}
+		rmem_load_big_with(&pr->mem, start, len, pr->pre_at, tlen, pr->pre_n, pr->pre);
 	} else {
 		rmem_load_big(&pr->mem, start, len);
 	}
@@ -534,7 +578,63 @@ static int same_name(const struct pyvm_layout *L, const unsigned char *was,
 	return !memcmp(was + data, now + data, n);	/* within what both read */
 }
 
-static enum perr verify(struct pyreader *pr, size_t flen, uint64_t top_at)
+static struct pyroot *root_slot(struct pyreader *pr, uint64_t tstate)
+{
+	size_t i = (size_t)((tstate >> 4) * 0x9E3779B97F4A7C15ull >> 40) & (ROOTS - 1);
+
+	if (!pr->roots)
+		pr->roots = xcalloc(ROOTS, sizeof(*pr->roots));
+	for (size_t k = 0; k < ROOTS; k++, i = (i + 1) & (ROOTS - 1))
+		if (pr->roots[i].tstate == tstate || !pr->roots[i].tstate)
+			return &pr->roots[i];
+	memset(pr->roots, 0, ROOTS * sizeof(*pr->roots));	/* full: start over */
+	return root_slot(pr, tstate);
+}
+
+/*
+ * <= 3.10: are the frames walked from the thread's frame pointer (read
+ * earlier) still its own?  A frame object that returned goes to its code
+ * object's spare slot or a free list, and another thread calling that code
+ * takes it: the walk then read the other thread's stack (a sample of one
+ * thread in a unit of the other, with its own tags: CI, 3.9).  Its
+ * running frames from the innermost one read to the thread's outermost
+ * one, read again as one (verify()), are its own when its frame pointer
+ * still names that innermost one, or when they end in the outermost frame
+ * seen last time it did.
+ */
+static int frames_owned(struct pyreader *pr, uint64_t tstate, uint64_t top, uint64_t now_top)
+{
+	struct pyroot *r = root_slot(pr, tstate);
+
+	if (now_top == top) {
+		*r = (struct pyroot){ tstate, pr->walk_root };
+		return 1;
+	}
+	return r->tstate == tstate && r->root == pr->walk_root;
+}
+
+/*
+ * <= 3.10: the tag table (where it was last time) into verify()'s read,
+ * right after the innermost frame: the thread's tags as of that frame
+ * (tags_verified()).  Read last, after the outer frames, it was of a
+ * later moment: a unit's frames came with the gap's tags (3.9, pyrospy
+ * descheduled at random moments).  The iovs added, 0 or 2.
+ */
+static size_t snap_iov(struct pyreader *pr, struct procmem_iov *iov)
+{
+	if (pr->lay.frames != PYVM_FRAMEOBJ || !pr->tag_dict || !pr->tag_keys)
+		return 0;
+	if (48 + pr->tag_keys_len > pr->snap_cap) {
+		pr->snap_cap = 48 + (size_t)pr->tag_keys_len;
+		pr->snap = xrealloc(pr->snap, pr->snap_cap);
+	}
+	iov[0] = (struct procmem_iov){ pr->tag_dict, pr->snap, 48 };
+	iov[1] = (struct procmem_iov){ pr->tag_keys, pr->snap + 48, (size_t)pr->tag_keys_len };
+	pr->snap_ok = 1;
+	return 2;
+}
+
+static enum perr verify(struct pyreader *pr, size_t flen, uint64_t tstate, uint64_t top_at)
 {
 	const struct pyvm_layout *L = &pr->lay;
 	uint64_t now_top = 0, top = pr->nvisit ? pr->visit[0].addr : 0;
@@ -545,13 +645,14 @@ static enum perr verify(struct pyreader *pr, size_t flen, uint64_t top_at)
 		pr->vbuf = xreallocarray(pr->vbuf, cap, flen);
 		pr->cbuf = xreallocarray(pr->cbuf, cap, clen);
 		pr->nbuf = xreallocarray(pr->nbuf, cap, NAMEOBJ);
-		pr->viov = xreallocarray(pr->viov, 3 * cap + 1, sizeof(*pr->viov));
+		pr->viov = xreallocarray(pr->viov, 3 * cap + 3, sizeof(*pr->viov));
 		pr->vcap = cap;
 	}
 	/*
 	 * 3.11+: frames live in the data stack, deeper ones higher; the
 	 * thread's innermost frame now below the one read means that one was
-	 * popped (a freed frame's bytes stay the same).
+	 * popped (a freed frame's bytes stay the same).  <= 3.10: see
+	 * frames_owned().
 	 */
 	if (top_at)
 		pr->viov[n++] = (struct procmem_iov){ top_at, &now_top, sizeof(now_top) };
@@ -563,10 +664,13 @@ static enum perr verify(struct pyreader *pr, size_t flen, uint64_t top_at)
 	 * their call line came through on 3.11 and 3.13 in exact/fast_recursion,
 	 * none this way.)
 	 */
+	pr->snap_ok = pr->top_same = 0;
 	for (size_t i = 0; i < pr->nvisit; i++) {
 		const struct pyvisit *v = &pr->visit[i];
 
 		pr->viov[n++] = (struct procmem_iov){ v->addr, pr->vbuf + i * flen, flen };
+		if (!i)
+			n += snap_iov(pr, pr->viov + n);
 		/* each code object once in a row: a recursion repeats it */
 		if (v->c && (!i || pr->visit[i - 1].c != v->c)) {
 			pr->viov[n++] = (struct procmem_iov){ v->c->addr, pr->cbuf + i * clen, clen };
@@ -574,8 +678,10 @@ static enum perr verify(struct pyreader *pr, size_t flen, uint64_t top_at)
 							      v->c->namelen };
 		}
 	}
-	if (n && (err = procmem_readv(&pr->t->mem, pr->viov, n, NULL)))
+	if (n && (err = procmem_readv(&pr->t->mem, pr->viov, n, NULL))) {
+		pr->snap_ok = 0;
 		return perr_is_fatal(err) ? err : PERR_CORRUPT;
+	}
 	for (size_t k = 0; k < pr->nvisit; k++) {
 		const struct pyvisit *v = &pr->visit[k];
 		const unsigned char *fr = pr->vbuf + k * flen;
@@ -595,6 +701,10 @@ static enum perr verify(struct pyreader *pr, size_t flen, uint64_t top_at)
 			cache_clear(pr);
 			return PERR_CORRUPT;
 		}
+	}
+	if (top_at && L->frames == PYVM_FRAMEOBJ) {
+		pr->top_same = top && now_top == top;
+		return !top || frames_owned(pr, tstate, top, now_top) ? PERR_OK : PERR_CORRUPT;
 	}
 	if (top_at && now_top < top && top - now_top < CHUNK_MAX)
 		return PERR_CORRUPT;
@@ -621,7 +731,8 @@ static enum perr walk(struct pyreader *pr, uint64_t tstate, const unsigned char 
 	st->truncated = 0;
 	pr->nvisit = 0;
 	frame = get_u64(ts, L->tstate.frame);
-	if (L->frames == PYVM_IFRAME)
+	pr->walk_root = 0;
+	if (L->frames == PYVM_IFRAME || L->frames == PYVM_FRAMEOBJ)
 		top_at = tstate + L->tstate.frame;
 	if (L->frames == PYVM_CFRAME && frame) {
 		top_at = frame + L->tstate.cframe_current_frame;
@@ -659,6 +770,7 @@ static enum perr walk(struct pyreader *pr, uint64_t tstate, const unsigned char 
 		back = get_u64(fr, L->frame.back);
 		visit_add(pr, frame, fr);
 		frame_addr = frame;
+		pr->walk_root = frame;
 		frame = back;
 		if (L->shim_owner != PYVM_NONE && fr[L->frame.owner] >= L->shim_owner)
 			continue;	/* entry frame of the C stack: not Python code */
@@ -688,7 +800,15 @@ static enum perr walk(struct pyreader *pr, uint64_t tstate, const unsigned char 
 						      instr - base + c->code_start);
 		st->depth++;
 	}
-	return verify(pr, flen, top_at);
+	if ((err = verify(pr, flen, tstate, top_at)))
+		return err;
+	if (pr->top_same && st->depth && pr->visit[0].c) {
+		/* <= 3.10: the innermost line as of verify()'s read, the tags' */
+		struct pycode *c = pr->visit[0].c;
+
+		st->frame[0].line = code_line(pr, c, get_i32(pr->vbuf, L->frame.lasti), 0);
+	}
+	return PERR_OK;
 }
 
 /*
@@ -861,7 +981,7 @@ static int task_frames(struct pyreader *pr, uint64_t tstate, uint64_t task, unsi
 	if (!loop)
 		return 0;	/* no event loop in this thread: nothing can change */
 	if (pyasync_running(pr->aio, tstate, st->thread_id, 1, NULL, pr->stats.samples) != task ||
-	    (n && !pyasync_named(pr->aio, task, pr->chain[0].name)))
+	    (n && !pyasync_chain_same(pr->aio, task, n)))
 		return 1;	/* the caller counts it as dropped */
 	if (!n)
 		return 0;
@@ -993,6 +1113,9 @@ void pyreader_free(struct pyreader *pr)
 	free(pr->tagsets);
 	free(pr->tagent);
 	free(pr->visit);
+	free(pr->roots);
+	free(pr->snap);
+	free(pr->pre);
 	free(pr->vbuf);
 	free(pr->cbuf);
 	free(pr->nbuf);
@@ -1022,6 +1145,20 @@ const char *pyreader_describe(const struct pyreader *pr)
 }
 
 /* --- tags: what the program marks with src/python/pyrospy.py --- */
+
+/* From the tag table as verify() read it; PERR_CORRUPT outside it. */
+static enum perr snap_read(struct pyreader *pr, uint64_t addr, void *out, size_t len)
+{
+	const uint64_t at[2] = { pr->tag_dict, pr->tag_keys };
+	const size_t n[2] = { 48, (size_t)pr->tag_keys_len }, off[2] = { 0, 48 };
+
+	for (int i = 0; i < 2; i++)
+		if (addr >= at[i] && addr - at[i] <= n[i] && len <= n[i] - (addr - at[i])) {
+			memcpy(out, pr->snap + off[i] + (addr - at[i]), len);
+			return PERR_OK;
+		}
+	return PERR_CORRUPT;	/* moved or grown since: not of that moment */
+}
 
 /* One entry of a dict: hash (0 when the table keeps none), key, value. */
 struct pydent {
@@ -1081,9 +1218,15 @@ static enum perr dict_read(struct pyreader *pr, uint64_t dict, size_t max,
 	if (nent > max)
 		return PERR_TOOBIG;
 	if (dict == pr->tag_dict) {
-		/* where to prefetch it from next time, with room for one more */
+		/*
+		 * where to read it with the frames next time, with room for one
+		 * more; a table too big for that (the program's sizes: bounded)
+		 * is not read with them, and its threads' tags are not known
+		 */
 		pr->tag_keys = keys;
 		pr->tag_keys_len = start + (nent + 1) * esize - keys;
+		if (pr->tag_keys_len > TAG_TABLE_MAX)
+			pr->tag_keys = pr->tag_keys_len = 0;
 	}
 	if (!nent)
 		return PERR_OK;
@@ -1158,28 +1301,31 @@ static void epoch_find(struct pyreader *pr, uint64_t arr)
 }
 
 /*
- * Find the helper's module in sys.modules: every sample for the first
- * TAG_EAGER (a program sets its tags up as it starts), then at most once
- * every TAG_SEARCH samples, and only when sys.modules changed since the
- * last look.
+ * Find the helper's module in sys.modules, at every sample until it is
+ * found: a look costs two words (sys.modules' size and keys, in the
+ * sample's windows) while sys.modules is the same, and a sample taken
+ * before the helper was found must be one whose threads had no tags.
+ * The module is there before its body has run (an import under way):
+ * until its table is there too, the samples' tags are not known
+ * (pr->tags_importing): the body may finish, and a thread set its tags,
+ * before the thread is read.
  */
 static void tags_search(struct pyreader *pr, uint64_t interp)
 {
 	const struct pyvm_layout *L = &pr->lay;
 	uint64_t modules, used, keys, mod, md_dict;
 
-	if ((pr->stats.samples > TAG_EAGER && pr->stats.samples < pr->tag_next) ||
-	    L->interp.modules == PYVM_NONE)
+	if (L->interp.modules == PYVM_NONE)
 		return;
-	pr->tag_next = pr->stats.samples + TAG_SEARCH;
 	/* PyDictObject: ma_used at 16, ma_keys at 32 (GIL build) */
 	if (rd_u64(pr, interp + L->interp.modules, &modules) || !modules ||
 	    rd_u64(pr, modules + PYVM_OFF(L, 16), &used) ||
 	    rd_u64(pr, modules + PYVM_OFF(L, 32), &keys) ||
-	    (keys == pr->tag_seen[0] && used == pr->tag_seen[1]))
+	    (keys == pr->tag_seen[0] && used == pr->tag_seen[1] && !pr->tags_importing))
 		return;
 	pr->tag_seen[0] = keys;
 	pr->tag_seen[1] = used;
+	pr->tags_importing = 0;
 	mod = dict_get(pr, modules, "pyrospy");
 	/* PyModuleObject: md_dict right after the object header */
 	if (!mod || rd_u64(pr, mod + PYVM_OFF(L, 16), &md_dict))
@@ -1191,13 +1337,10 @@ static void tags_search(struct pyreader *pr, uint64_t interp)
 		epoch_find(pr, dict_get(pr, md_dict, "_pyrospy_epoch"));
 	pr->tag_fails = 0;
 	if (!pr->tag_dict || (!pr->tag_list && !pr->tag_epoch_at)) {
-		/*
-		 * In sys.modules before its body has run (an import under
-		 * way, a slow one): look again, though sys.modules may not
-		 * change again for good.
-		 */
+		/* in sys.modules before its body has run: look again next sample */
 		pr->tag_dict = pr->tag_list = pr->tag_epoch_at = 0;
-		pr->tag_seen[0] = pr->tag_seen[1] = 0;
+		if (pr->tags_importing++ >= TAG_IMPORTING)
+			pr->tags_importing = 0;	/* a module of that name, no helper */
 	}
 }
 
@@ -1253,7 +1396,7 @@ static const char *tagset_get_epoch(struct pyreader *pr, struct pytagset *ts, ui
  */
 static int tags_epoch_ok(struct pyreader *pr)
 {
-	uint64_t e;
+	uint64_t e = UINT64_MAX;
 
 	if (!pr->tag_epoch_at)
 		return 1;
@@ -1261,6 +1404,15 @@ static int tags_epoch_ok(struct pyreader *pr)
 	    e < pr->tag_epoch_a || e - pr->tag_epoch_a > TAG_EPOCH_FRESH) {
 		/* what was read this sample may be of a str freed since */
 		tagsets_clear(pr);
+		/*
+		 * The next sample counts from now, and every sample from its
+		 * own start on (pyreader_sample()): the program reclaims
+		 * faster than we sample, and counting from the last sample's
+		 * end would drop every sample's tags from here on.
+		 */
+		if (e >= pr->tag_epoch_a && e != UINT64_MAX)
+			pr->tag_epoch = e;
+		pr->tag_epoch_pre = 1;
 		return 0;
 	}
 	pr->tag_epoch = e;
@@ -1330,6 +1482,7 @@ static void tags_load(struct pyreader *pr, uint64_t interp)
 	struct pylisted listed = { 0, NULL, 0 };
 	struct pydent *e;
 	size_t n;
+	enum perr err;
 
 	pr->ntagent = 0;
 	pr->tag_process = 0;
@@ -1340,7 +1493,13 @@ static void tags_load(struct pyreader *pr, uint64_t interp)
 		return;
 	if (pr->tag_epoch_at && pr->ntagsets >= TAGSET_CACHE / 2 - THREAD_MAX)
 		tagsets_clear(pr);	/* addresses come and go: start over */
-	if (dict_read(pr, pr->tag_dict, THREAD_MAX, &e, &n)) {
+	/* the table alone, not the sets, as read with the frames */
+	pr->snap_only = pr->snap_use;
+	pr->mem.only_seq = pr->seq_use;
+	err = dict_read(pr, pr->tag_dict, THREAD_MAX, &e, &n);
+	pr->snap_only = 0;
+	pr->mem.only_seq = 0;
+	if (err) {
 		/*
 		 * Torn (written as we read): this sample goes without tags,
 		 * the next reads the table again.  Failing again and again,
@@ -1351,7 +1510,6 @@ static void tags_load(struct pyreader *pr, uint64_t interp)
 		if (++pr->tag_fails >= TAG_FAILS) {
 			pr->tag_dict = pr->tag_list = pr->tag_keys = pr->tag_epoch_at = 0;
 			pr->tag_seen[0] = pr->tag_seen[1] = 0;
-			pr->tag_next = 0;
 		}
 		return;
 	}
@@ -1361,12 +1519,16 @@ static void tags_load(struct pyreader *pr, uint64_t interp)
 		pr->tagent = xreallocarray(pr->tagent, n, sizeof(*pr->tagent));
 	}
 	for (size_t i = 0; i < n; i++) {
-		if (!tagset_get(pr, e[i].value, &listed))
-			continue;
+		uint64_t set = e[i].value;
+
+		if (!tagset_get(pr, set, &listed)) {
+			set = TAGSET_UNREAD;	/* the thread has one: its samples get none */
+			pr->stats.tags_dropped++;
+		}
 		if (!e[i].hash)
-			pr->tag_process = e[i].value;
+			pr->tag_process = set;
 		else
-			pr->tagent[pr->ntagent++] = (struct pytagent){ e[i].hash, e[i].value };
+			pr->tagent[pr->ntagent++] = (struct pytagent){ e[i].hash, set };
 	}
 	free(listed.items);
 	if ((pr->ntagent || pr->tag_process) && !tags_epoch_ok(pr)) {
@@ -1397,7 +1559,8 @@ static const char *tags_of(struct pyreader *pr, uint64_t ident)
 	struct pytagset *ta, *tb;
 	const char *a, *b;
 
-	if (pr->tags_torn)
+	if (pr->tags_torn || set == TAGSET_UNREAD || pr->tag_process == TAGSET_UNREAD ||
+	    (!pr->tag_dict && pr->tags_importing))
 		return tags_unknown;
 	if (!set || !pr->tag_process)
 		return set ? tagset_slot(pr, set)->tags :
@@ -1418,24 +1581,78 @@ static const char *tags_of(struct pyreader *pr, uint64_t ident)
 }
 
 /*
- * <= 3.10, where the table is read just before the walk: read it again
- * now, afresh.  The thread's tags are the stack's
- * only if they are the same both times; else they changed while it was
- * read, and the sample goes without them (counted).
+ * 3.11+: did the table hold the same before and after the thread's frames
+ * were read (chunk_load())?  A span begun or ended while the chunk was
+ * copied showed a gap's frames with the span's tags (3.13 under
+ * tests/stopgo and CI's load, the table read right after the chunk).
  */
-static void tags_after_walk(struct pyreader *pr, uint64_t interp, struct stack *st)
+static int table_held(struct pyreader *pr)
 {
-	uint64_t set = tagset_of(pr, st->thread_id), process = pr->tag_process;
+	unsigned char buf[256];
+	size_t off = 0;
+	int same = 1;
 
+	pr->mem.only_seq = pr->mem.big.seq;
+	for (unsigned int i = 0; i < pr->pre_n && same; i++) {
+		for (uint64_t o = 0; o < pr->pre_len[i] && same; o += sizeof(buf)) {
+			size_t n = pr->pre_len[i] - o < sizeof(buf) ? (size_t)(pr->pre_len[i] - o) :
+								       sizeof(buf);
+
+			same = !rd(pr, pr->pre_at[i] + o, buf, n) &&
+			       !memcmp(buf, pr->pre + off + o, n);
+		}
+		off += pr->pre_len[i];
+	}
+	pr->mem.only_seq = 0;
+	return same;
+}
+
+/*
+ * The thread's tags from the table as read in one read with its frames:
+ * 3.11+, with its data stack chunk (chunk_load()), from the windows of
+ * that read only (another window may hold the table too, filled later:
+ * 3.15 under tests/stopgo showed a unit's frames with the gap's tags),
+ * and only when it held the same before the chunk (table_held());
+ * <= 3.10, by verify(), when the thread's innermost frame was still the
+ * walk's then (the stack shown is the one of that moment, the innermost
+ * line too).  Otherwise they are not known (counted), unless the table,
+ * read now, has neither the thread nor the process: entries only come,
+ * never go, while a thread lives.  Read before and after the walk
+ * instead, as <= 3.10 did, the table showed the same set both times
+ * when a span had begun and ended in between (pyrospy descheduled: CI,
+ * 3.9), and the unit's samples got the gap's tags.
+ */
+static void tags_verified(struct pyreader *pr, uint64_t interp, struct stack *st)
+{
+	uint64_t dropped = pr->stats.tags_dropped;
+	int old = pr->lay.frames == PYVM_FRAMEOBJ;
+
+	if (!pr->tag_dict) {
+		st->tags = tags_of(pr, st->thread_id);
+		return;
+	}
+	if (old ? pr->snap_ok && pr->top_same : pr->mem.big.len > 0 && pr->pre_n && table_held(pr)) {
+		pr->snap_use = old;
+		pr->seq_use = old ? 0 : pr->mem.big.seq;
+		tags_load(pr, interp);
+		pr->snap_use = 0;
+		pr->seq_use = 0;
+		if (!pr->tags_torn) {
+			st->tags = tags_of(pr, st->thread_id);
+			return;
+		}
+	}
+	/* where the table is now, for the next samples */
 	pr->mem.fresh = 1;
 	tags_load(pr, interp);
 	pr->mem.fresh = 0;
-	if (tagset_of(pr, st->thread_id) != set || pr->tag_process != process) {
-		st->tags = tags_unknown;
-		pr->stats.tags_dropped++;
-	} else {
-		st->tags = tags_of(pr, st->thread_id);
+	pr->stats.tags_dropped = dropped;
+	if (!pr->tags_torn && !tagset_of(pr, st->thread_id) && !pr->tag_process) {
+		st->tags = NULL;
+		return;
 	}
+	st->tags = tags_unknown;
+	pr->stats.tags_dropped++;
 }
 
 /* Which tstate holds the GIL (0 if none or unknown). */
@@ -1470,6 +1687,14 @@ enum perr pyreader_sample(struct pyreader *pr, reader_cb cb, void *arg)
 
 	pr->stats.samples++;
 	pr->tag_epoch_a = pr->tag_epoch;
+	if (pr->tag_epoch_at && pr->tag_epoch_pre) {
+		uint64_t e;
+
+		/* before anything of this sample is read: a bound below all of it */
+		if (!procmem_read(&pr->t->mem, pr->tag_epoch_at, &e, sizeof(e)) &&
+		    e >= pr->tag_epoch)
+			pr->tag_epoch_a = pr->tag_epoch = e;
+	}
 	/* where everything was last time, in one read (rmem.h) */
 	rmem_begin(&pr->mem, 1);
 	if (pr->flocals)
@@ -1500,6 +1725,7 @@ enum perr pyreader_sample(struct pyreader *pr, reader_cb cb, void *arg)
 		/* read with each thread's frames (3.11+), or around its walk */
 		pr->ntagent = 0;
 		pr->tag_process = 0;
+		pr->tags_torn = 0;
 		if (!pr->tag_dict)
 			tags_search(pr, interp);
 		if (L->tstate.native_thread_id == PYVM_NONE && pr->pthread_tid_off < 0)
@@ -1546,12 +1772,6 @@ enum perr pyreader_sample(struct pyreader *pr, reader_cb cb, void *arg)
 			if (task && pyasync_chain(pr->aio, task, pr->chain, PYASYNC_DEPTH, &nchain,
 						  &coro_frame))
 				nchain = 0;
-			if (pr->tag_dict && L->tstate.datastack_chunk == PYVM_NONE) {
-				/* <= 3.10: the tags just before the walk (and after it) */
-				pr->mem.fresh = 1;
-				tags_load(pr, interp);
-				pr->mem.fresh = 0;
-			}
 			for (tries = 0; tries < WALK_TRIES; tries++) {
 				if (tries) {
 					/*
@@ -1575,13 +1795,7 @@ enum perr pyreader_sample(struct pyreader *pr, reader_cb cb, void *arg)
 				pr->stats.dropped++;
 			} else if (st.depth) {	/* no Python frames: nothing to show */
 				pr->stats.stacks++;
-				if (pr->tag_dict && L->tstate.datastack_chunk != PYVM_NONE) {
-					/* 3.11+: the table as read with this thread's frames */
-					tags_load(pr, interp);
-					st.tags = tags_of(pr, st.thread_id);
-				} else if (pr->tag_dict) {
-					tags_after_walk(pr, interp, &st);
-				}
+				tags_verified(pr, interp, &st);
 				st.thread_name = pythread_name(&pr->names, interp, st.thread_id,
 							       st.tid, pr->stats.samples);
 				if (pr->flocals)
@@ -1605,6 +1819,32 @@ enum perr pyreader_sample(struct pyreader *pr, reader_cb cb, void *arg)
 struct rmem *pyreader_mem(struct pyreader *pr)
 {
 	return &pr->mem;
+}
+
+pid_t pyreader_thread_tid(struct pyreader *pr, uint64_t ident)
+{
+	const struct pyvm_layout *L = &pr->lay;
+	uint64_t interp, head, tstate, id, native;
+
+	if (!ident || rd_u64(pr, pr->runtime + L->runtime.interpreters_head, &interp) || !interp ||
+	    rd_u64(pr, interp + L->interp.threads_head, &head))
+		return 0;
+	tstate = head;
+	for (unsigned int k = 0; tstate && k < THREAD_MAX; k++) {
+		if (rd_u64(pr, tstate + L->tstate.thread_id, &id))
+			return 0;
+		if (id == ident) {
+			if (L->tstate.native_thread_id != PYVM_NONE)
+				return rd_u64(pr, tstate + L->tstate.native_thread_id, &native) ? 0 :
+				       taskstat_host_tid(&pr->ts, (pid_t)native);
+			if (pr->pthread_tid_off < 0)
+				pthread_discover(pr, head);
+			return taskstat_host_tid(&pr->ts, pthread_tid(pr, ident));
+		}
+		if (rd_u64(pr, tstate + L->tstate.next, &tstate))
+			return 0;
+	}
+	return 0;
 }
 
 const struct pyvm_layout *pyreader_layout(const struct pyreader *pr)

@@ -55,6 +55,12 @@ const struct pyvm_layout *pyreader_layout(const struct pyreader *pr);
 uint64_t pyreader_runtime(const struct pyreader *pr);
 
 /*
+ * Our tid of the thread of the main interpreter whose pthread id is ident
+ * (threading.get_ident()), 0 if there is none.
+ */
+pid_t pyreader_thread_tid(struct pyreader *pr, uint64_t ident);
+
+/*
  * The live entries of the dict at dict (a combined table, at most max:
  * else PERR_TOOBIG), into key[] and value[], their number in *n.
  */

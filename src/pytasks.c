@@ -5,6 +5,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "pyasync.h"
 #include "pyobj.h"
 #include "pyreader.h"
 #include "pytasks.h"
@@ -30,6 +31,9 @@
 #define THREAD_MAX	4096
 #define NAME_MAX_CP	256	/* code points of a task's name shown */
 #define SET_MAX		(1u << 16)	/* slots of an awaited-by set */
+#define AWAITERS_MAX	16		/* tasks awaiting one through callbacks (3.9-3.13) */
+#define LOOPS_MAX	64		/* event loops told apart (3.9-3.13) */
+#define FUT_LOOP	16		/* a FutureObj's fut_loop, right after its header */
 #define TREE_DEPTH	64	/* tasks nested in the printed tree */
 
 #define OWNED_BY_GENERATOR		1
@@ -42,7 +46,9 @@ struct tframe {
 
 struct ptask {
 	uint64_t addr;
-	pid_t tid;			/* of the thread whose list holds it; 0: ended */
+	pid_t tid;			/* of the thread whose list holds it (3.9-3.13:
+					   which runs its loop); 0: ended (none) */
+	uint64_t loop;			/* its event loop (3.9-3.13) */
 	char *name;
 	int state;			/* 0 pending, 1 cancelled, 2 done, -1 unknown */
 	struct tframe *frame;		/* innermost first */
@@ -60,6 +66,7 @@ struct tasks {
 	const struct pyvm_layout *L;
 	struct pytasks_published T;		/* what the target says, checked (3.14+) */
 	const struct pytasks_registry *old;	/* or this (3.9-3.13) */
+	struct pyasync *aio;		/* and who awaits whom through callbacks */
 	uint64_t task_type;		/* _asyncio.Task, once found (3.9-3.13) */
 	int state_known;
 	uint64_t coro_type, agen_type, asend_type;	/* 0: unknown */
@@ -608,6 +615,7 @@ static enum perr read_old_task(struct tasks *ts, uint64_t addr)
 	memset(k, 0, sizeof(*k));
 	k->addr = addr;
 	k->state = 0;
+	k->loop = get_u64(tb, FUT_LOOP);
 	if (read_name(ts, get_u64(tb, O->name), &k->name))
 		return PERR_CORRUPT;
 	/* its own fut_waiter for now: read_registry() turns it round */
@@ -679,6 +687,41 @@ out:
 	return err;
 }
 
+/* By thread, those of none last; then by address. */
+static int by_thread(const void *x, const void *y)
+{
+	const struct ptask *a = x, *b = y;
+
+	if (a->tid != b->tid)
+		return !a->tid ? 1 : !b->tid ? -1 : a->tid < b->tid ? -1 : 1;
+	return a->addr < b->addr ? -1 : a->addr > b->addr;
+}
+
+/*
+ * 3.9-3.13: each task's thread, the one running its loop (the loop's
+ * _thread_id, the thread with that pthread id); the tasks grouped by it.
+ */
+static void loop_threads(struct tasks *ts)
+{
+	uint64_t loop[LOOPS_MAX];
+	pid_t tid[LOOPS_MAX];
+	unsigned int nloop = 0;
+
+	for (size_t i = 0; ts->aio && i < ts->ntask; i++) {
+		struct ptask *k = &ts->task[i];
+		unsigned int j = 0;
+
+		while (j < nloop && loop[j] != k->loop)
+			j++;
+		if (j == nloop && nloop < LOOPS_MAX) {
+			loop[nloop] = k->loop;
+			tid[nloop++] = pyreader_thread_tid(ts->pr, pyasync_loop_thread(ts->aio, k->loop));
+		}
+		k->tid = j < nloop ? tid[j] : 0;
+	}
+	qsort(ts->task, ts->ntask, sizeof(*ts->task), by_thread);
+}
+
 /* 3.9-3.13: asyncio's registries, then who awaits whom (task_fut_waiter). */
 static enum perr read_registry(struct tasks *ts, uint64_t *sig)
 {
@@ -710,6 +753,7 @@ static enum perr read_registry(struct tasks *ts, uint64_t *sig)
 
 		a->nawaiter = 0;
 	}
+	loop_threads(ts);
 	index_build(ts);
 	for (size_t i = 0; i < ts->ntask; i++) {
 		struct ptask *a = &ts->task[i];
@@ -726,6 +770,23 @@ static enum perr read_registry(struct tasks *ts, uint64_t *sig)
 		struct ptask *a = &ts->task[i];
 
 		memmove(a->awaiter, a->awaiter + 1, a->nawaiter * sizeof(uint64_t));
+	}
+	/* and those awaiting through gather() or a TaskGroup (done callbacks) */
+	for (size_t i = 0; ts->aio && i < ts->ntask; i++) {
+		struct ptask *a = &ts->task[i];
+		uint64_t p[AWAITERS_MAX];
+		unsigned int n = pyasync_awaiters(ts->aio, a->addr, p, AWAITERS_MAX);
+
+		for (unsigned int j = 0; j < n; j++) {
+			unsigned int k = 0;
+
+			while (k < a->nawaiter && a->awaiter[k] != p[j])
+				k++;
+			if (k < a->nawaiter || p[j] == a->addr || find(ts, p[j]) == SIZE_MAX)
+				continue;
+			a->awaiter = xrealloc(a->awaiter, (a->nawaiter + 1) * sizeof(uint64_t));
+			a->awaiter[a->nawaiter++] = p[j];
+		}
 	}
 	return PERR_OK;
 }
@@ -852,11 +913,11 @@ static void print_tree(struct tasks *ts, FILE *f)
 
 		for (end = i; end < ts->ntask && ts->task[end].tid == tid; end++)
 			;
-		if (ts->old)
-			fprintf(f, "\nTasks of every thread: %zu\n", end - i);
-		else if (tid)
+		if (tid)
 			fprintf(f, "\nThread %d: %zu task%s\n", (int)tid, end - i,
 				end - i == 1 ? "" : "s");
+		else if (ts->old)
+			fprintf(f, "\nTasks of loops no thread runs: %zu\n", end - i);
 		else
 			fprintf(f, "\nTasks of threads that ended: %zu\n", end - i);
 		for (size_t j = i; j < end; j++)
@@ -900,6 +961,8 @@ enum perr pytasks_dump(struct pyreader *pr, struct target *t, FILE *f, unsigned 
 	if ((err = load_layout(&ts, why)))
 		return err;
 	pyobj_init(&ts.obj, ts.mem, ts.L, t);
+	if (ts.old)
+		ts.aio = pyasync_new(pr, t);
 	if (target_symbol(t, "PyCoro_Type", &ts.coro_type, &tls))
 		ts.coro_type = 0;
 	if (target_symbol(t, "PyAsyncGen_Type", &ts.agen_type, &tls) ||
@@ -951,6 +1014,7 @@ enum perr pytasks_dump(struct pyreader *pr, struct target *t, FILE *f, unsigned 
 		err = PERR_CORRUPT;
 	}
 	tasks_clear(&ts);
+	pyasync_free(ts.aio);
 	free(ts.task);
 	free(ts.byaddr);
 	free(ts.first);

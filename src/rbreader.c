@@ -45,6 +45,7 @@
 #define ME_CACHE	2048
 #define OBJ_CACHE	4096
 #define ID_CACHE	2048
+#define SYMBOLS_RETRY	100		/* samples to the first look again for the symbol table */
 #define VALIDATE_MAX	256
 #define WALK_TRIES	8		/* reads of a torn stack before it is dropped */
 #define GUESS_SLOTS	256
@@ -169,6 +170,8 @@ struct rbreader {
 	uint64_t ractor;		/* the main ractor (3.0+), for good */
 	uint64_t objspace;		/* rb_objspace_t *, 0 if unknown */
 	uint64_t symbols;		/* &ruby_global_symbols, 0 if not found */
+	uint64_t symbols_next;		/* while not found: the sample that looks again */
+	uint64_t symbols_gap;		/* and the samples to the look after (doubling) */
 	uint64_t zjit_entry;		/* &rb_zjit_entry (4.0+: set while ZJIT is on), or 0 */
 	uint64_t last_id;
 	int64_t pthread_tid_off;	/* <= 3.0: kernel tid inside struct pthread */
@@ -1287,8 +1290,6 @@ static const char *tagset(struct rbreader *rr, int64_t id)
 	    (!rr->tag_gens ||
 	     (!array_at(rr, rr->tag_gens, (uint64_t)slot, &gen) && gen == ((uint64_t)id << 1 | 1))))
 		tags = tags_from_app(raw, len);
-	else if (rr->tag_gens)
-		rr->stats.tags_dropped++;
 	rr->mem.fresh = 0;
 	free(raw);
 	if (!tags)
@@ -1300,10 +1301,29 @@ static const char *tagset(struct rbreader *rr, int64_t id)
 }
 
 /*
+ * The set of id, NULL for none, or tags_unknown when the program has one
+ * (a positive id) that cannot be read: its place holds another id now
+ * (replaced as it was read, or an id the program made up:
+ * tests/targets/taghostile.rb), or the read failed.  Such a sample goes
+ * without any tag, --tag's too: which keys the program's set had, that
+ * would win over them, is not known.
+ */
+static const char *tagset_known(struct rbreader *rr, int64_t id)
+{
+	const char *tags = tagset(rr, id);
+
+	if (tags || id <= 0 || !rr->tag_sets)
+		return tags;
+	rr->stats.tags_dropped++;
+	return tags_unknown;
+}
+
+/*
  * At the start of a sample: the process-wide set and the registry, from
  * the main thread's fiber-local variables (read with the thread list, in
- * the sample's replayed windows, once the registry is known).  Where the
- * table is, is looked up every sample for the first TAG_EAGER, then every
+ * the sample's replayed windows).  Where the table is, is looked up every
+ * sample until the registry is found (a sample taken before must be one
+ * whose threads had no tags), and for the first TAG_EAGER, then every
  * TAG_SEARCH (the main fiber may change).
  */
 static void tags_begin(struct rbreader *rr, uint64_t main_thread)
@@ -1313,14 +1333,12 @@ static void tags_begin(struct rbreader *rr, uint64_t main_thread)
 
 	rr->tag_process = -1;
 	memset(val, 0, TAG_VARS * sizeof(*val));
-	if (rr->stats.samples <= TAG_EAGER || rr->stats.samples >= rr->tag_next) {
+	if (rr->stats.samples <= TAG_EAGER || rr->stats.samples >= rr->tag_next || !rr->tag_sets) {
 		rr->tag_next = rr->stats.samples + TAG_SEARCH;
 		if (is_obj(main_thread) && !rd_u64(rr, main_thread + L->thread.ec, &ec) &&
 		    is_obj(ec) && !rd_u64(rr, ec + L->ec.local_storage, &tbl) &&
 		    tbl != rr->main_store.tbl)
 			rr->main_store = (struct rbstore){ is_obj(tbl) ? tbl : 0, 0, 0 };
-	} else if (!rr->tag_sets) {
-		return;
 	}
 	if (!rr->main_store.tbl)
 		return;
@@ -1345,7 +1363,7 @@ static const char *tags_of(struct rbreader *rr)
 	const char *a, *b;
 
 	if (!rr->tag_sets || !rr->ec_storage)
-		return tagset(rr, rr->tag_process);
+		return tagset_known(rr, rr->tag_process);
 	if (rr->ec_val_torn) {
 		rr->stats.tags_dropped++;	/* changed while its frames were read */
 		return tags_unknown;
@@ -1363,16 +1381,11 @@ static const char *tags_of(struct rbreader *rr)
 		else
 			rr->ec_store->tbl = rr->ec_store->n = 0;
 	}
-	/*
-	 * A set whose place holds another id now (replaced as it was read,
-	 * or an id the program made up: tests/targets/taghostile.rb) is
-	 * taken as none, and --tag's then apply.
-	 */
 	id = fixnum(rr, val[TAG_THREAD]);
-	a = tagset(rr, id);
-	b = tagset(rr, rr->tag_process);
-	if (!a || !b)
-		return a ? a : b;
+	a = tagset_known(rr, id);
+	b = tagset_known(rr, rr->tag_process);
+	if (a == tags_unknown || b == tags_unknown || !a || !b)
+		return a == tags_unknown || b == tags_unknown ? tags_unknown : a ? a : b;
 	m = &rr->merged[(uint64_t)(id * 31 + rr->tag_process) & (ARRAY_SIZE(rr->merged) - 1)];
 	if (m->tags && m->thread == id && m->process == rr->tag_process)
 		return m->tags;
@@ -2227,6 +2240,7 @@ static enum perr rbreader_setup(struct target *t, const struct reader_opts *opts
 	    rd_u64(rr, vm + L->vm.objspace, &rr->objspace) || !is_obj(rr->objspace))
 		rr->objspace = 0;
 	rr->symbols = find_symbols(rr);
+	rr->symbols_next = rr->symbols_gap = SYMBOLS_RETRY;
 	if (rr->L->version >= RUBYVM_VERSION(4, 0, 0) &&
 	    (target_symbol(rr->t, "rb_zjit_entry", &rr->zjit_entry, &tls) || tls))
 		rr->zjit_entry = 0;
@@ -2558,6 +2572,21 @@ enum perr rbreader_sample(struct rbreader *rr, reader_cb cb, void *arg)
 	int gc;
 
 	rr->stats.samples++;
+	/*
+	 * Set up early (exec: the VM and its main thread exist before
+	 * Init_sym() has made the symbol table), or its maps not what they
+	 * were: look again now and then.  Without it, C functions go
+	 * unnamed, and the helper's fiber-local variables, looked up by
+	 * name, are never found: no tags, --tag's in their place.  A look
+	 * reads the interpreter's writable data: ever further apart, for a
+	 * build where it is never found.
+	 */
+	if (!rr->symbols && rr->stats.samples >= rr->symbols_next) {
+		rr->symbols_gap *= 2;
+		rr->symbols_next = rr->stats.samples + rr->symbols_gap;
+		target_refresh_maps(rr->t);
+		rr->symbols = find_symbols(rr);
+	}
 	if (rr->flocals)
 		rblocals_begin(&rr->locals);
 	for (size_t i = 0; i < rr->nrtags; i++)

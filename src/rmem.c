@@ -33,7 +33,7 @@ void rmem_reset(struct rmem *m)
 #define FETCH_EXACT	2u	/* the regions as they are, not the pages around them */
 
 static enum perr fetch(struct rmem *m, uint64_t big, size_t biglen, const uint64_t *addr,
-		       const size_t *len, unsigned int n, unsigned int how);
+		       const size_t *len, unsigned int n, unsigned int how, unsigned char *pre);
 
 void rmem_begin(struct rmem *m, int replay)
 {
@@ -94,9 +94,9 @@ void rmem_begin(struct rmem *m, int replay)
 		return;
 	if (big)
 		fetch(m, m->last_addr[0], m->last_len[0], m->last_addr + 1, m->last_len + 1, n - 1,
-		      FETCH_EXACT);
+		      FETCH_EXACT, NULL);
 	else
-		fetch(m, 0, 0, m->last_addr, m->last_len, n, FETCH_EXACT);
+		fetch(m, 0, 0, m->last_addr, m->last_len, n, FETCH_EXACT, NULL);
 }
 
 int rmem_mapped(struct rmem *m, uint64_t addr, uint64_t len)
@@ -179,18 +179,21 @@ enum perr rmem_read(struct rmem *m, uint64_t addr, void *out, size_t len)
 		return !len ? PERR_OK :
 		       rmem_mapped(m, addr, len) ? procmem_read(&m->t->mem, addr, out, len) :
 						   PERR_FAULT;
-	if (win_has(&m->big, addr, len)) {
+	if (win_has(&m->big, addr, len) && (!m->only_seq || m->big.seq == m->only_seq)) {
 		win_take(&m->big, addr, out, len);
 		return PERR_OK;
 	}
 	for (int i = 0; i < RMEM_WINDOWS; i++) {
-		if (win_has(&m->win[i], addr, len)) {
+		if (win_has(&m->win[i], addr, len) &&
+		    (!m->only_seq || m->win[i].seq == m->only_seq)) {
 			win_take(&m->win[i], addr, out, len);
 			return PERR_OK;
 		}
 	}
 	if (!len)
 		return PERR_OK;
+	if (m->only_seq)
+		return PERR_CORRUPT;	/* not in that read */
 	if (!rmem_mapped(m, addr, len))
 		return PERR_FAULT;
 	if (len > 2 * RMEM_PAGE)
@@ -205,6 +208,7 @@ enum perr rmem_read(struct rmem *m, uint64_t addr, void *out, size_t len)
 	w->addr = start;
 	w->len = (size_t)(end - start);
 	w->used = 0;
+	w->seq = ++m->seq;
 	win_take(w, addr, out, len);
 	return PERR_OK;
 }
@@ -226,6 +230,7 @@ enum perr rmem_load_big(struct rmem *m, uint64_t addr, size_t len)
 		return err;
 	m->big.addr = addr;
 	m->big.len = m->big_want = len;
+	m->big.seq = ++m->seq;
 	return PERR_OK;
 }
 
@@ -234,24 +239,43 @@ unsigned char *rmem_big_prepare(struct rmem *m, uint64_t addr, size_t len)
 	win_fit(&m->big, len ? len : 1);
 	m->big.addr = addr;
 	m->big.len = len;
+	m->big.seq = ++m->seq;	/* the caller's own read */
 	m->big_want = 0;	/* not to be replayed: the caller reads it */
 	return m->big.buf;
 }
 
+/* Does fetch() take the region [addr, addr+len) into a window? */
+static int fetchable(struct rmem *m, uint64_t addr, size_t len)
+{
+	/* a window spans up to three pages (two around an unaligned read) */
+	return len && len <= 3 * RMEM_PAGE && rmem_mapped(m, addr, len);
+}
+
 /*
  * Fill the windows for the regions in one scatter read, the big window
- * [big, big+biglen) first when biglen is not 0.
+ * [big, big+biglen) first when biglen is not 0; with pre, the regions
+ * themselves into pre (one after the other) before it all.
  */
 static enum perr fetch(struct rmem *m, uint64_t big, size_t biglen, const uint64_t *addr,
-		       const size_t *len, unsigned int n, unsigned int how)
+		       const size_t *len, unsigned int n, unsigned int how, unsigned char *pre)
 {
-	struct procmem_iov iov[RMEM_WINDOWS + 1];
-	struct rmem_win *w[RMEM_WINDOWS + 1];
+	struct procmem_iov iov[2 * RMEM_WINDOWS + 1];
+	struct rmem_win *w[2 * RMEM_WINDOWS + 1];
 	uint64_t start, end;
-	unsigned int k = 0;
-	size_t done = 0;
+	unsigned int k = 0, npre = 0;
+	size_t done = 0, off = 0;
 	enum perr err;
 
+	for (unsigned int i = 0; pre && i < n && i < RMEM_WINDOWS; i++) {
+		if (fetchable(m, addr[i], len[i])) {
+			w[k] = NULL;
+			iov[k++] = (struct procmem_iov){ addr[i], pre + off, len[i] };
+		} else {
+			memset(pre + off, 0xff, len[i]);	/* in no window: never equal */
+		}
+		off += len[i];
+	}
+	npre = k;
 	if (biglen) {
 		m->big.len = 0;
 		if (!rmem_mapped(m, big, biglen))
@@ -271,8 +295,7 @@ static enum perr fetch(struct rmem *m, uint64_t big, size_t biglen, const uint64
 				have = 0;
 			}
 		}
-		/* a window spans up to three pages (two around an unaligned read) */
-		if (have || !len[i] || len[i] > 3 * RMEM_PAGE || !rmem_mapped(m, addr[i], len[i]))
+		if (have || !fetchable(m, addr[i], len[i]))
 			continue;
 		if (how & FETCH_EXACT) {
 			start = addr[i];
@@ -286,35 +309,34 @@ static enum perr fetch(struct rmem *m, uint64_t big, size_t biglen, const uint64
 		iov[k] = (struct procmem_iov){ start, w[k]->buf, (size_t)(end - start) };
 		k++;
 	}
-	if (!k)
+	if (k == npre)
 		return PERR_OK;
 	err = procmem_readv(&m->t->mem, iov, k, &done);
-	for (size_t i = 0; i < done; i++) {
+	m->seq++;
+	if (pre && done < k)
+		memset(pre, 0xff, off);	/* not all read: never equal to what the windows hold */
+	for (size_t i = npre; i < done; i++) {
 		w[i]->addr = iov[i].addr;
 		w[i]->len = iov[i].len;
 		w[i]->used = 0;		/* until a read finds it useful */
+		w[i]->seq = m->seq;
 	}
-	return biglen && !done ? (err ? err : PERR_SHORT) : PERR_OK;
+	return biglen && done <= npre ? (err ? err : PERR_SHORT) : PERR_OK;
 }
 
 void rmem_prefetch(struct rmem *m, const uint64_t *addr, const size_t *len, unsigned int n)
 {
-	fetch(m, 0, 0, addr, len, n < RMEM_WINDOWS / 2 ? n : RMEM_WINDOWS / 2, 0);
+	fetch(m, 0, 0, addr, len, n < RMEM_WINDOWS / 2 ? n : RMEM_WINDOWS / 2, 0, NULL);
 }
 
 
 enum perr rmem_load_big_with(struct rmem *m, uint64_t addr, size_t len, const uint64_t *xaddr,
-			     const size_t *xlen, unsigned int n)
+			     const size_t *xlen, unsigned int n, unsigned char *pre)
 {
 	if (!len)
 		return PERR_FAULT;
-	if (big_has(m, addr, len)) {
-		/* replayed at the start of the sample: read with the rest */
-		m->big_want = (size_t)(addr - m->big.addr) + len;
-		fetch(m, 0, 0, xaddr, xlen, n < RMEM_WINDOWS / 2 ? n : RMEM_WINDOWS / 2, 0);
-		return PERR_OK;
-	}
-	m->big_want = len;
+	/* read afresh every time: not replayed at the next sample's start */
+	m->big_want = 0;
 	return fetch(m, addr, len, xaddr, xlen, n < RMEM_WINDOWS / 2 ? n : RMEM_WINDOWS / 2,
-		     FETCH_FRESH);
+		     FETCH_FRESH, pre);
 }

@@ -34,6 +34,7 @@ struct rmem_win {
 	size_t cap;
 	int used;		/* read from during this sample */
 	uint64_t lo, hi;	/* what was read of it, if used */
+	uint64_t seq;		/* the read of the target that filled it */
 };
 
 struct rmem {
@@ -48,6 +49,8 @@ struct rmem {
 	size_t last_len[RMEM_WINDOWS + 1];
 	unsigned int nlast;
 	int fresh;		/* set: reads bypass the windows (see below) */
+	uint64_t only_seq;	/* set: reads only from the windows of that read */
+	uint64_t seq;		/* reads of the target that filled windows, so far */
 };
 
 void rmem_init(struct rmem *m, struct target *t);
@@ -71,7 +74,12 @@ int rmem_mapped(struct rmem *m, uint64_t addr, uint64_t len);
  * Read len bytes at addr into out.  With m->fresh set, each read is a
  * read of its own, made when called (neither served from nor kept in a
  * window): for a reader that needs its reads in order after something it
- * read earlier (a reused tag set: pyreader.c, rbreader.c).
+ * read earlier (a reused tag set: pyreader.c, rbreader.c).  With
+ * m->only_seq set, a read is served only by a window filled by that read
+ * of the target (a window's seq), PERR_CORRUPT if none holds it: for what
+ * must be of the same moment as a region read with it (the tag table
+ * prefetched with a stack, rmem_load_big_with()), not from another window
+ * that holds it too, read later.
  */
 enum perr rmem_read(struct rmem *m, uint64_t addr, void *out, size_t len);
 
@@ -85,11 +93,15 @@ void rmem_prefetch(struct rmem *m, const uint64_t *addr, const size_t *len, unsi
 
 /*
  * Make [addr, addr+len) the big window and prefetch the regions x as
- * above, all in one scatter read: what they hold was read within
- * microseconds of each other.
+ * above, all in one scatter read, the regions x also into pre (the sum of
+ * xlen bytes) first: where x held the same before and after the big
+ * window (pre against the windows of that read, m->only_seq), it held
+ * that while the big window was read.  Always a read of its own: a big
+ * window replayed at the start of the sample, with x, was once taken as
+ * read with x, and x came from another read, or changed in between.
  */
 enum perr rmem_load_big_with(struct rmem *m, uint64_t addr, size_t len, const uint64_t *xaddr,
-			     const size_t *xlen, unsigned int n);
+			     const size_t *xlen, unsigned int n, unsigned char *pre);
 
 /* Make [addr, addr+len) the big window (one read).  */
 enum perr rmem_load_big(struct rmem *m, uint64_t addr, size_t len);

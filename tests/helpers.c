@@ -97,17 +97,41 @@ const char *test_func(const struct interp *in, const char *name)
 	return b;
 }
 
+/*
+ * The files of src (a file, or a directory's files) into dst, each
+ * replaced whole (a copy beside it, renamed over it) and only when it
+ * differs: tests that run at once start interpreters of the same root on
+ * the same script, and a cp that truncates it as one starts leaves that
+ * one an empty script, which runs and exits 0 (CI: "python3.14 did not
+ * start (status 0)").
+ */
+int test_copy_into(const char *src, const char *dst)
+{
+	char cmd[8192];
+	int n;
+
+	n = snprintf(cmd, sizeof(cmd),
+		 "set -e; put() { mkdir -p \"$(dirname \"$2\")\"; cmp -s \"$1\" \"$2\" || "
+		 "{ cp \"$1\" \"$2.$$\" && mv -f \"$2.$$\" \"$2\"; }; }; "
+		 "if [ -d '%s' ]; then cd '%s'; find . -type f | while read -r f; do "
+		 "put \"$f\" '%s'/\"$f\"; done; else put '%s' '%s'; fi",
+		 src, src, dst, src, dst);
+	if (n < 0 || (size_t)n >= sizeof(cmd))
+		return -1;
+	return system(cmd);
+}
+
 const char *test_target_for(const struct interp *in, const char *name)
 {
 	static char buf[4][1024];
 	static int n;
-	char *b = buf[n++ % 4], dst[1024], cmd[3072];
+	char *b = buf[n++ % 4], dst[1024];
 
 	if (!in->root)
 		return test_target_path(name);
 	snprintf(dst, sizeof(dst), "%s/%s/tmp/%s", test_chroots(), in->root, name);
-	snprintf(cmd, sizeof(cmd), "cp '%s' '%s'", test_target_path(name), dst);
-	cr_assert_eq(system(cmd), 0, "cannot copy %s into chroot %s", name, in->root);
+	cr_assert_eq(test_copy_into(test_target_path(name), dst), 0,
+		     "cannot copy %s into chroot %s", name, in->root);
 	snprintf(b, 1024, "/tmp/%s", name);
 	return b;
 }
@@ -425,15 +449,15 @@ void test_use_helpers(const struct interp *in)
 {
 	const char *lang = in->lang == TARGET_PYTHON ? "python" : "ruby";
 	const char *var = in->lang == TARGET_PYTHON ? "PYTHONPATH" : "RUBYLIB";
-	char dir[1024], cmd[3072];
+	char dir[1024], src[1024], dst[1024];
 
 	if (!in->root) {
 		snprintf(dir, sizeof(dir), "%s/src/%s", SRCDIR, lang);
 	} else {
-		snprintf(cmd, sizeof(cmd), "cp -r %s/src/%s/* '%s/%s/tmp/'", SRCDIR, lang,
-			 test_chroots(), in->root);
-		cr_assert_eq(system(cmd), 0, "cannot copy the %s helpers into chroot %s", lang,
-			     in->root);
+		snprintf(src, sizeof(src), "%s/src/%s", SRCDIR, lang);
+		snprintf(dst, sizeof(dst), "%s/%s/tmp", test_chroots(), in->root);
+		cr_assert_eq(test_copy_into(src, dst), 0, "cannot copy the %s helpers into chroot %s",
+			     lang, in->root);
 		snprintf(dir, sizeof(dir), "/tmp");
 	}
 	cr_assert_eq(setenv(var, dir, 1), 0);

@@ -68,6 +68,13 @@ const char *test_target_path(const char *name);
 /* Path of the script as the target sees it: chroots get a copy in /tmp. */
 const char *test_target_for(const struct interp *in, const char *name);
 
+/*
+ * Copy src (a file, or a directory's files) into dst, each file replaced
+ * whole and only when it differs: never a half-written script for an
+ * interpreter that starts meanwhile.  system()'s status.
+ */
+int test_copy_into(const char *src, const char *dst);
+
 /* Sum of counts of folded lines whose stack contains needle. */
 unsigned long test_folded_count(const char *folded, const char *needle);
 

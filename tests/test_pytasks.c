@@ -257,9 +257,52 @@ Test(pytasks, pstree_3_15, .timeout = 60)
 }
 
 /*
+ * Who awaits whom in dump --tasks: a task under another at one depth less
+ * is awaited by it.  parent[i] of child[i], both names.
+ */
+struct links {
+	const char *child[MAXPATHS], *parent[MAXPATHS];
+	size_t n;
+};
+
+/* "<by:A,B>": the names awaiting name, sorted, each once (pool). */
+static char *awaiters_of(const struct links *l, const char *name)
+{
+	const char *by[MAXPATHS];
+	size_t n = 0, len = 8;
+	char *out;
+
+	for (size_t i = 0; i < l->n; i++) {
+		size_t j = 0;
+
+		if (strcmp(l->child[i], name))
+			continue;
+		while (j < n && strcmp(by[j], l->parent[i]))
+			j++;
+		if (j == n) {
+			by[n++] = l->parent[i];
+			len += strlen(l->parent[i]) + 1;
+		}
+	}
+	qsort(by, n, sizeof(*by), cmp_str);
+	out = pool_alloc(len);
+	strcpy(out, "<by:");
+	for (size_t i = 0; i < n; i++) {
+		if (i)
+			strcat(out, ",");
+		strcat(out, by[i]);
+	}
+	strcat(out, ">");
+	return out;
+}
+
+/*
  * 3.9, 3.11, 3.13: what the program's own asyncio.all_tasks() and
  * Task.get_stack() say (tests/targets/asynctasks.py writes it to a file
- * once every loop is idle), task for task: name, function, file, line.
+ * once every loop is idle), task for task: name, the tasks awaiting it
+ * (as its own objects say: a task's _fut_waiter, gather()'s children, a
+ * TaskGroup's tasks), the thread running its loop (dump's "Thread TID:"
+ * over it), function, file, line.
  */
 static void compare_with_own_view(const struct interp *in)
 {
@@ -267,7 +310,9 @@ static void compare_with_own_view(const struct interp *in)
 	const char *args[] = { "dump", "--tasks", "--pid", pidbuf, NULL };
 	const char *sargs[] = { test_target_for(in, "asynctasks.py"), "0", inside, NULL };
 	struct paths got = { 0 };
-	char *task = NULL;
+	static struct links links;
+	const char *up[MAXDEPTH] = { NULL };
+	char *task = NULL, thread[32] = "<thread:?>";
 	int task_ind = 0;
 	size_t len = 0;
 	int st;
@@ -292,8 +337,8 @@ static void compare_with_own_view(const struct interp *in)
 	cr_log_info("%s", out);
 	/*
 	 * "  Task \"name\" (pending)" then its frames "function (file:line)",
-	 * innermost first, 4 columns further in: one line per task, name then
-	 * the frames outermost first.
+	 * innermost first, 4 columns further in: one line per task, name,
+	 * thread, then the frames outermost first.
 	 */
 	for (line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		int ind = (int)strspn(line, " ");
@@ -301,24 +346,57 @@ static void compare_with_own_view(const struct interp *in)
 		const char *open = strrchr(p, '('), *colon = strrchr(p, ':');
 		char *s, *t;
 
+		if (!strncmp(line, "Thread ", 7)) {
+			snprintf(thread, sizeof(thread), "<thread:%d>", atoi(line + 7));
+			continue;
+		}
+		if (!strncmp(line, "Tasks of", 8)) {
+			snprintf(thread, sizeof(thread), "<thread:none>");
+			continue;
+		}
 		if (!strncmp(p, "Task \"", 6)) {
+			int d = (ind - 2) / 4;
+
 			task = pool_alloc(strlen(p) + 8192);
 			snprintf(task, strlen(p), "%.*s", (int)(strrchr(p, '"') - p - 6), p + 6);
+			/* the thread right after the name: the frames go after it */
+			strcat(task, "\t");
+			strcat(task, thread);
 			task_ind = ind;
 			cr_assert_lt(got.n, MAXPATHS);
+			cr_assert(d >= 0 && d < MAXDEPTH, "line: %s", line);
 			got.path[got.n++] = task;
+			up[d] = pool_alloc(strlen(task) + 1);
+			snprintf((char *)up[d], strlen(task) + 1, "%.*s", (int)strcspn(task, "\t"), task);
+			if (d > 0 && up[d - 1]) {
+				cr_assert_lt(links.n, MAXPATHS);
+				links.child[links.n] = up[d];
+				links.parent[links.n++] = up[d - 1];
+			}
 			continue;
 		}
 		if (!task || ind != task_ind + 4 || !open || !colon || colon < open)
 			continue;
-		/* the frame goes between the name and the frames already there */
-		s = strchr(task, '\t');
+		/* the frame goes between the name and thread and the frames already there */
+		s = strchr(strchr(task, '\t') + 1, '\t');
 		t = pool_alloc(strlen(task) + strlen(p) + 8);
 		sprintf(t, "\t%.*s\t%.*s\t%.*s%s", (int)(open - p - 1), p, (int)(colon - open - 1),
 			open + 1, (int)(strlen(colon) - 2), colon + 1, s ? s : "");
 		cr_assert_lt(strlen(task) + strlen(t), strlen(task) + 8192 - 1);
 		strcpy(s ? s : task + strlen(task), t);
 	}
+	/* the name, then who awaits it, then its thread and the frames */
+	for (size_t i = 0; i < got.n; i++) {
+		char *tab = strchr(got.path[i], '\t'), *by, *line2;
+
+		cr_assert_not_null(tab);
+		*tab = '\0';
+		by = awaiters_of(&links, got.path[i]);
+		line2 = pool_alloc(strlen(got.path[i]) + strlen(by) + strlen(tab + 1) + 4);
+		sprintf(line2, "%s\t%s\t%s", got.path[i], by, tab + 1);
+		got.path[i] = line2;
+	}
+	links.n = 0;
 	qsort(got.path, got.n, sizeof(char *), cmp_str);
 	/* a task awaited by two shows under each: once here, as in all_tasks() */
 	{

@@ -264,7 +264,7 @@ static void roundtrip(const struct interp *in, const char *script, int rideshare
 		const char *car[] = { "--tag", "vehicle=car", NULL };
 		const char *notcar[] = { "--tag", "vehicle!=car", "--tag", "env=ci", NULL };
 		const char *nobody[] = { "--tag", "vehicle=car", "--tag", "vehicle=bike", NULL };
-		unsigned long ncar, nnot;
+		unsigned long ncar, nnot, nenv;
 
 		out = report(f.raw, car, NULL);
 		ncar = total(out);
@@ -289,10 +289,17 @@ static void roundtrip(const struct interp *in, const char *script, int rideshare
 			free(out);
 		}
 
+		/*
+		 * every sample has env=ci but those whose tags changed as they
+		 * were read (no tag at all, --tag's neither: rare)
+		 */
 		out = report(f.raw, notcar, NULL);
 		nnot = total(out);
-		cr_assert_eq(ncar + nnot, all, "%s: car %lu + not car %lu != %lu", in->bin, ncar,
-			     nnot, all);
+		nenv = test_folded_count(direct, "env=ci");
+		cr_assert_geq(nenv * 100, all * 99, "%s: %lu of %lu samples with env=ci", in->bin,
+			      nenv, all);
+		cr_assert_eq(ncar + nnot, nenv, "%s: car %lu + not car %lu != %lu with env=ci",
+			     in->bin, ncar, nnot, nenv);
 		every_line(out, "vehicle=car}", 0, in->bin);
 		free(out);
 

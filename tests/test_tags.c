@@ -259,7 +259,12 @@ static const char *tag_frame(const char *out, const char *func, char *buf, size_
  */
 static void hostile(const struct interp *in, const char *script)
 {
-	char *out = profile_tagged(in, script, "3"), *set = malloc(64 * 1024), x[1100];
+	/*
+	 * 6 s: the wrapper's merge of the 1 MB value takes most of the time,
+	 * and 3 s left nowhere_side 36 samples under load (CI, ruby3.4),
+	 * under the floor of 40 that mostly() asks for
+	 */
+	char *out = profile_tagged(in, script, "6"), *set = malloc(64 * 1024), x[1100];
 	char log[] = "/tmp/pyrospy-hostile-XXXXXX", port[32], url[64], ready[64], pidbuf[32];
 	const char *targs[] = { test_target_for(in, script), NULL }, *uerr;
 	const char *up[] = { "record", "--pid", pidbuf, "-d", "3", "-o", "/dev/null",
@@ -282,8 +287,9 @@ static void hostile(const struct interp *in, const char *script)
 	tag_frame(out, test_func(in, "raw_side"), set, 64 * 1024);
 	cr_assert(strstr(set, ",k=yyyy"), "%s: %.200s", in->bin, set);
 	cr_assert_lt(strlen(set), 26 * (128 + 1024 + 2) + 2);
+	/* an id that points nowhere: the program has a set, not readable; none, --tag's neither */
 	if (in->lang == TARGET_RUBY)
-		mostly(out, in, "env=ci,region=us", "nowhere_side");
+		mostly(out, in, "", "nowhere_side");
 	free(out);
 
 	/* and a Pyroscope server takes every request made of them */

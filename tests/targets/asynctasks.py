@@ -6,7 +6,10 @@
 # argv[2] a file where, once every loop is idle, the program writes what
 # it sees itself: one line per task of asyncio.all_tasks(), name, then
 # function, file and line of its coroutine (the frame Task.get_stack()
-# gives) and of each coroutine it awaits (cr_await), tab-separated.
+# gives) and of each coroutine it awaits (cr_await), tab-separated; after
+# the name, "<by:A,B>": the tasks awaiting it, as the program's own objects
+# say (a task's _fut_waiter, gather()'s _children, a TaskGroup's tasks),
+# and "<thread:TID>", the native id of the thread running its loop.
 import asyncio
 import os
 import sys
@@ -17,16 +20,35 @@ IDLE = int(sys.argv[1]) if len(sys.argv) > 1 else 0
 REPORT = sys.argv[2] if len(sys.argv) > 2 else None
 forever = None
 loops = []
+natives = {}
+groups = []
+
+
+def awaiting(tasks):
+    """{task: names of the tasks awaiting it}"""
+    by = {t: set() for t in tasks}
+    for p in tasks:
+        w = p._fut_waiter
+        for c in [w] + list(getattr(w, "_children", None) or []):
+            if c in by:
+                by[c].add(p.get_name())
+    for tg in groups:
+        for c in tg._tasks:
+            by[c].add(tg._parent_task.get_name())
+    return by
 
 
 def report():
     time.sleep(0.3)
     lines = []
+    tasks = [t for loop in loops for t in asyncio.all_tasks(loop)]
+    by = awaiting(tasks)
     for loop in loops:
         for t in asyncio.all_tasks(loop):
             # get_stack() has the task's own coroutine; cr_await leads on
             # through the coroutines it awaits, outermost first
-            fields = [t.get_name()]
+            fields = [t.get_name(), "<by:%s>" % ",".join(sorted(by[t])),
+                      "<thread:%d>" % natives[loop]]
             stack = t.get_stack()
             c = t.get_coro()
             assert len(stack) == 1 and stack[0] is c.cr_frame
@@ -65,6 +87,7 @@ async def grouped():
 
 async def group_owner():
     async with asyncio.TaskGroup() as tg:
+        groups.append(tg)
         tg.create_task(grouped(), name="grouped-0")
         tg.create_task(grouped(), name="grouped-1")
 
@@ -134,6 +157,7 @@ async def thread_main(ready):
     global forever
     forever = asyncio.Event()
     loops.append(asyncio.get_running_loop())
+    natives[loops[-1]] = threading.get_native_id()
     t = asyncio.create_task(idle(), name="thread-idle")
     await asyncio.sleep(0)
     ready.set()
@@ -151,6 +175,7 @@ if __name__ == "__main__":
 
     async def start():
         loops.append(asyncio.get_running_loop())
+        natives[loops[-1]] = threading.get_native_id()
 
         class Flag:
             def set(self):

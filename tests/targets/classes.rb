@@ -14,9 +14,13 @@ class Shop
     total
   end
 
+  # The block does enough to be seen: one of `s += i * x' alone is read
+  # live in 3-5 % of the samples on 3.3 and 3.4 (tests/test_rblines.c,
+  # "Known inexact"), this one in 30-40 %.  Only operators the VM does
+  # without a call (no C function's frame above the block).
   def price(x)
     s = 0
-    2000.times { |i| s += i * x }
+    2000.times { |i| s += i * x; s &= 0xffffff; s -= x; s |= i }
     s
   end
 

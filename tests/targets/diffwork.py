@@ -2,7 +2,8 @@
 # or foo 1 and bar 3 (DIFFWORK=new), or both phases in turn, each tagged
 # phase=base or phase=new (DIFFWORK=tags), or base for 2 s after "ready"
 # and new from then on (DIFFWORK=switch).  A unit is tens of milliseconds:
-# a round spans several 100 Hz ticks, and foo's share goes 75 % -> 25 %.
+# a round spans several of the test's 500 Hz ticks, and foo's share goes
+# 75 % -> 25 %.
 import os
 import time
 

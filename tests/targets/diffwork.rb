@@ -3,7 +3,7 @@
 # phase=base or phase=new (DIFFWORK=tags), or base for 2 s after "ready"
 # and new from then on (DIFFWORK=switch).  A unit is 20 ms of a busy loop,
 # timed (a JIT that compiles the loop must not shorten it): a round spans
-# several 100 Hz ticks, and foo's share goes 75 % -> 25 %.
+# several of the test's 500 Hz ticks, and foo's share goes 75 % -> 25 %.
 UNIT = 1
 
 def foo(units)
