@@ -1615,21 +1615,25 @@ static int table_held(struct pyreader *pr)
  * and only when it held the same before the chunk (table_held());
  * <= 3.10, by verify(), when the thread's innermost frame was still the
  * walk's then (the stack shown is the one of that moment, the innermost
- * line too).  Otherwise they are not known (counted), unless the table,
- * read now, has neither the thread nor the process: entries only come,
- * never go, while a thread lives.  Read before and after the walk
+ * line too).  Otherwise, unless the table, read now, has neither the
+ * thread nor the process (entries only come, never go, while a thread
+ * lives), 1 when again is set: the caller reads the thread again, the
+ * table with it where it is now (the first sample knew no place for it,
+ * or it moved, or it changed during the read: deb-check's one sample in
+ * 200 without the app's tags, CI, 3.13); else they are not known
+ * (counted).  Read before and after the walk
  * instead, as <= 3.10 did, the table showed the same set both times
  * when a span had begun and ended in between (pyrospy descheduled: CI,
  * 3.9), and the unit's samples got the gap's tags.
  */
-static void tags_verified(struct pyreader *pr, uint64_t interp, struct stack *st)
+static int tags_verified(struct pyreader *pr, uint64_t interp, struct stack *st, int again)
 {
 	uint64_t dropped = pr->stats.tags_dropped;
 	int old = pr->lay.frames == PYVM_FRAMEOBJ;
 
 	if (!pr->tag_dict) {
 		st->tags = tags_of(pr, st->thread_id);
-		return;
+		return 0;
 	}
 	if (old ? pr->snap_ok && pr->top_same : pr->mem.big.len > 0 && pr->pre_n && table_held(pr)) {
 		pr->snap_use = old;
@@ -1639,20 +1643,23 @@ static void tags_verified(struct pyreader *pr, uint64_t interp, struct stack *st
 		pr->seq_use = 0;
 		if (!pr->tags_torn) {
 			st->tags = tags_of(pr, st->thread_id);
-			return;
+			return 0;
 		}
 	}
-	/* where the table is now, for the next samples */
+	/* where the table is now, for the next read */
 	pr->mem.fresh = 1;
 	tags_load(pr, interp);
 	pr->mem.fresh = 0;
 	pr->stats.tags_dropped = dropped;
 	if (!pr->tags_torn && !tagset_of(pr, st->thread_id) && !pr->tag_process) {
 		st->tags = NULL;
-		return;
+		return 0;
 	}
+	if (again && pr->tag_dict)
+		return 1;
 	st->tags = tags_unknown;
 	pr->stats.tags_dropped++;
+	return 0;
 }
 
 /* Which tstate holds the GIL (0 if none or unknown). */
@@ -1775,9 +1782,10 @@ enum perr pyreader_sample(struct pyreader *pr, reader_cb cb, void *arg)
 			for (tries = 0; tries < WALK_TRIES; tries++) {
 				if (tries) {
 					/*
-					 * Frames moved under the walk: read again
-					 * where it went, at one instant (one
-					 * scatter read), the thread state with it.
+					 * Frames moved under the walk, or its tags
+					 * were not of its moment: read again where
+					 * it went, at one instant (one scatter
+					 * read), the thread state with it.
 					 */
 					rmem_begin(&pr->mem, 1);
 					pr->stats.retries++;
@@ -1786,16 +1794,18 @@ enum perr pyreader_sample(struct pyreader *pr, reader_cb cb, void *arg)
 						break;
 				}
 				err = walk(pr, tstate, ts, &st);
-				if (!err || perr_is_fatal(err))
+				/* no Python frames: nothing to show, no tags */
+				if (perr_is_fatal(err) ||
+				    (!err && (!st.depth ||
+					      !tags_verified(pr, interp, &st, tries + 1 < WALK_TRIES))))
 					break;
 			}
 			if (err && perr_is_fatal(err))
 				return err;
 			if (err) {
 				pr->stats.dropped++;
-			} else if (st.depth) {	/* no Python frames: nothing to show */
+			} else if (st.depth) {
 				pr->stats.stacks++;
-				tags_verified(pr, interp, &st);
 				st.thread_name = pythread_name(&pr->names, interp, st.thread_id,
 							       st.tid, pr->stats.samples);
 				if (pr->flocals)
