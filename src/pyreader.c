@@ -1790,8 +1790,12 @@ enum perr pyreader_sample(struct pyreader *pr, reader_cb cb, void *arg)
 					rmem_begin(&pr->mem, 1);
 					pr->stats.retries++;
 					if (rd(pr, tstate, ts, L->tstate.size) ||
-					    get_u64(ts, L->tstate.interp) != interp)
+					    get_u64(ts, L->tstate.interp) != interp) {
+						/* after a walk read again for its tags
+						 * too: not shown, with tags of no moment */
+						err = PERR_CORRUPT;
 						break;
+					}
 				}
 				err = walk(pr, tstate, ts, &st);
 				/* no Python frames: nothing to show, no tags */
