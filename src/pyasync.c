@@ -36,6 +36,7 @@ struct pyasync {
 	struct pyobj obj;
 	int ready;			/* 1: layout known; -1: never will be */
 	uint64_t next_look;		/* sample count of the next look for asyncio */
+	uint64_t gap;			/* samples between looks: 1, 2, 4... */
 	struct pytasks_published T;	/* 3.14+ */
 	const struct pytasks_registry *old;	/* or 3.9-3.13 */
 	uint64_t current;		/* asyncio.tasks._current_tasks (3.9-3.13) */
@@ -104,7 +105,23 @@ void pyasync_free(struct pyasync *a)
 	free(a);
 }
 
-/* The layout, once asyncio is imported (looked for every PYASYNC_RETRY samples). */
+/* Is module name in sys.modules?  Its address, else 0. */
+static uint64_t imported(struct pyasync *a, const char *name)
+{
+	const struct pyvm_layout *L = pyreader_layout(a->pr);
+	uint64_t interp, mod;
+
+	if (rmem_u64(a->mem, pyreader_runtime(a->pr) + L->runtime.interpreters_head, &interp) ||
+	    !interp || pyobj_module(&a->obj, interp, name, &mod))
+		return 0;
+	return mod;
+}
+
+/*
+ * The layout, once asyncio is imported: looked for after 1, 2, 4...
+ * samples, at most PYASYNC_RETRY apart, so that a program started by
+ * exec, which imports asyncio a few samples in, has its tasks from then on.
+ */
 static int ready(struct pyasync *a, uint64_t samples)
 {
 	const char *why;
@@ -112,10 +129,14 @@ static int ready(struct pyasync *a, uint64_t samples)
 
 	if (a->ready == -1 || samples < a->next_look || (a->ready && !a->old))
 		return a->ready == 1;
-	a->next_look = samples + PYASYNC_RETRY;
+	if (!a->ready) {
+		a->gap = a->gap ? a->gap * 2 : 1;
+		if (a->gap > PYASYNC_RETRY)
+			a->gap = PYASYNC_RETRY;
+	}
+	a->next_look = samples + a->gap;
 	if (a->old) {
-		const struct pyvm_layout *L = pyreader_layout(a->pr);
-		uint64_t interp, mod, md_dict, current;
+		uint64_t mod, md_dict, current;
 
 		/*
 		 * asyncio.tasks._current_tasks: the task each running loop
@@ -124,10 +145,7 @@ static int ready(struct pyasync *a, uint64_t samples)
 		 * then is it the one.  Looked up again now and then all the
 		 * same (a module reloaded).
 		 */
-		if (!rmem_u64(a->mem, pyreader_runtime(a->pr) + L->runtime.interpreters_head,
-			      &interp) && interp &&
-		    !pyobj_module(&a->obj, interp, "asyncio.tasks", &mod) &&
-		    !rmem_u64(a->mem, mod + 16, &md_dict) &&
+		if ((mod = imported(a, "asyncio.tasks")) && !rmem_u64(a->mem, mod + 16, &md_dict) &&
 		    !pyobj_dict_get(&a->obj, md_dict, "_c_enter_task", &current) &&
 		    !pyobj_dict_get(&a->obj, md_dict, "_current_tasks", &current)) {
 			a->current = current;
@@ -137,7 +155,14 @@ static int ready(struct pyasync *a, uint64_t samples)
 			a->next_look = samples + PYASYNC_RELOOK;
 		return a->ready == 1;
 	}
+	/*
+	 * 3.14+: the AsyncioDebug section, of the executable or of the
+	 * _asyncio extension module.  A module loaded since the maps were
+	 * read is not in them: read them again once it is imported.
+	 */
 	err = pytasks_layout(a->pr, a->t, &a->T, &why);
+	if (err == PERR_NOTFOUND && imported(a, "_asyncio") && !target_refresh_maps(a->t))
+		err = pytasks_layout(a->pr, a->t, &a->T, &why);
 	if (!err)
 		a->ready = 1;
 	else if (err == PERR_UNSUPPORTED)

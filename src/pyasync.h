@@ -30,7 +30,7 @@ struct target;
  * the stack is kept only when they are the same.
  */
 #define PYASYNC_DEPTH	64	/* tasks of one chain */
-#define PYASYNC_RETRY	50	/* samples between looks for asyncio */
+#define PYASYNC_RETRY	64	/* samples between looks for asyncio, at most */
 #define PYASYNC_RELOOK	500	/* and for a replaced _current_tasks (3.9-3.13) */
 
 struct pyasync;

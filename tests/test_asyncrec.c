@@ -52,19 +52,46 @@ struct counts {
 	char work[32];
 	unsigned long ok, bare;	/* under the right chain; under no task */
 	unsigned long shared;	/* of ok: under "<awaited by 2 tasks>" */
+	unsigned long eager;	/* of ok: run eagerly, inside server's step */
 };
+
+#define SHARED	1	/* handler-0 may be awaited by two tasks (mode "shared") */
+#define EAGER	2	/* handlers may run inside create_task() (mode "eager") */
+
+/*
+ * A handler run eagerly: its task alone, right over its coroutine, on
+ * top of server's own frames (server's task is running create_task()).
+ * Its name is handler-K from 3.14 on; before, create_task() names the
+ * task after the factory returns, so it is still "Task-N" then.
+ */
+static int eager_ok(unsigned int minor, char **f, int first, int w, const char *task,
+		    const char *want)
+{
+	int server = 0;
+
+	for (int i = 0; i < first; i++)
+		server |= !strcmp(f[i], "server");
+	if (!server || first != w - 2 || strcmp(f[w - 1], "handler"))
+		return 0;
+	if (minor >= 14)
+		return !strcmp(task, want);
+	return !strncmp(task, "Task-", 5) && task[5] && strspn(task + 5, "0123456789") == strlen(task + 5);
+}
 
 /*
  * Check every line of folded (record --function) holding a work_ frame;
  * count them per function into c (up to 8).  Fails on any line whose
  * work_ frame sits under another chain of tasks.  root, when given, is
- * the first frame every such line must start with.  With shared (mode
- * "shared"), handler-0 may also be under "<awaited by 2 tasks>" alone,
- * once the second task awaits it.
+ * the first frame every such line must start with.  With SHARED in how
+ * (mode "shared"), handler-0 may also be under "<awaited by 2 tasks>"
+ * alone, once the second task awaits it; with EAGER (mode "eager"), a
+ * handler may run inside server's step (eager_ok()).
  */
-static size_t check_folded(const char *bin, char *folded, struct counts *c, const char *root,
-			   int shared)
+static size_t check_folded(const struct interp *in, char *folded, struct counts *c,
+			   const char *root, int how)
 {
+	const char *bin = in->bin;
+
 	size_t nc = 0;
 
 	for (char *line = strtok(folded, "\n"); line; line = strtok(NULL, "\n")) {
@@ -120,7 +147,12 @@ static size_t check_folded(const char *bin, char *folded, struct counts *c, cons
 		ok = nt == want && first + nt == w - 1 && !strcmp(f[w - 1], coro);
 		for (int i = 0; ok && i < nt; i++)
 			ok = !strcmp(task[i], chain[i]);
-		if (!ok && shared && !strcmp(f[w], "work_handler_0") && nt == 1 &&
+		if (!ok && (how & EAGER) && nt == 1 && !strncmp(f[w], "work_handler_", 13) &&
+		    eager_ok(in->minor, f, first, w, task[0], chain[2])) {
+			ok = 1;
+			c[k].eager += n;
+		}
+		if (!ok && (how & SHARED) && !strcmp(f[w], "work_handler_0") && nt == 1 &&
 		    first == w - 2 && first > 0 && !strcmp(task[0], "handler-0") &&
 		    !strcmp(f[w - 1], coro) && !strcmp(f[first - 1], "<awaited by 2 tasks>")) {
 			ok = 1;
@@ -140,17 +172,36 @@ static size_t check_folded(const char *bin, char *folded, struct counts *c, cons
 	return nc;
 }
 
-/* Profile asyncrec.py MODE with --async; the folded profile (caller frees). */
-static char *record_async(const struct interp *in, const char *mode, pid_t keep, char **err)
+/*
+ * Profile asyncrec.py MODE with --async (the process keep, else one
+ * started for it; with exec, `pyrospy exec' starts it, before asyncio is
+ * imported); the folded profile (caller frees).
+ */
+static char *record_async(const struct interp *in, const char *mode, pid_t keep, int exec,
+			  char **err)
 {
-	char ready[256], pidbuf[32], file[96], *out;
+	char ready[256], pidbuf[32], file[96], root[1024], *out;
 	const char *sargs[] = { test_target_for(in, "asyncrec.py"), mode, NULL };
-	const char *args[] = { "record", "--pid", pidbuf, "--async", "--function", "-r", "100",
-			       "-d", "3", "-f", "folded", "-o", file, "-v", NULL };
+	const char *args[24] = { "record", "--pid", pidbuf, "--async", "--function", "-r", "100",
+				 "-d", "3", "-f", "folded", "-o", file, "-v", NULL };
 	pid_t pid = keep;
-	int st;
+	int st, n = 14;
 
-	if (!pid) {
+	if (exec) {
+		memmove(args + 1, args + 3, sizeof(*args) * (n - 3));
+		n -= 2;
+		args[0] = "exec";
+		args[n++] = "--";
+		if (in->root) {
+			snprintf(root, sizeof(root), "%s/%s", test_chroots(), in->root);
+			args[n++] = "chroot";
+			args[n++] = root;
+		}
+		args[n++] = in->bin;
+		args[n++] = sargs[0];
+		args[n++] = mode;
+		args[n] = NULL;
+	} else if (!pid) {
 		pid = test_start(in, sargs, ready, sizeof(ready));
 		cr_assert(!strncmp(ready, "ready", 5), "%s: target: %s", in->bin, ready);
 	}
@@ -158,7 +209,7 @@ static char *record_async(const struct interp *in, const char *mode, pid_t keep,
 	snprintf(file, sizeof(file), "/tmp/pyrospy-test-asyncrec-%d.folded", (int)getpid());
 	st = test_pyrospy(args, &out, err);
 	free(out);
-	if (!keep)
+	if (!keep && !exec)
 		test_stop(pid);
 	cr_assert_eq(st, 0, "%s %s: exit %d: %s", in->bin, mode, st, *err);
 	cr_log_info("%s %s: %s", in->bin, mode, *err);
@@ -168,7 +219,7 @@ static char *record_async(const struct interp *in, const char *mode, pid_t keep,
 }
 
 /* The works of mode, each present, with >= 90 % of its samples under its chain. */
-static void check_mode(const struct interp *in, const char *mode)
+static void check_mode(const struct interp *in, const char *mode, int exec)
 {
 	static const char *const direct[] = { "work_handler_0", "work_handler_1", "work_ticker",
 					      NULL };
@@ -178,21 +229,21 @@ static void check_mode(const struct interp *in, const char *mode)
 	const char *const *works = !strcmp(mode, "churn") ? churn :
 				   !strcmp(mode, "shared") ? shared : direct;
 	struct counts c[8];
-	char *err, *out = record_async(in, mode, 0, &err), *copy = strdup(out);
+	char *err, *out = record_async(in, mode, 0, exec, &err), *copy = strdup(out);
+	unsigned long eager = 0;
 	size_t nc;
 
 	memset(c, 0, sizeof(c));
-	nc = check_folded(in->bin, copy, c,
-			  !strcmp(mode, "thread") ? "Thread._bootstrap" : "<module>",
-			  !strcmp(mode, "shared"));
+	nc = check_folded(in, copy, c, !strcmp(mode, "thread") ? "Thread._bootstrap" : "<module>",
+			  !strcmp(mode, "shared") ? SHARED : !strcmp(mode, "eager") ? EAGER : 0);
 	for (size_t i = 0; works[i]; i++) {
 		size_t k;
 
 		for (k = 0; k < nc && strcmp(c[k].work, works[i]); k++)
 			;
 		cr_assert_lt(k, nc, "%s %s: no sample of %s:\n%s", in->bin, mode, works[i], out);
-		cr_log_info("%s %s: %s: %lu under its tasks, %lu under none", in->bin, mode,
-			    works[i], c[k].ok, c[k].bare);
+		cr_log_info("%s %s: %s: %lu under its tasks (%lu run eagerly), %lu under none",
+			    in->bin, mode, works[i], c[k].ok, c[k].eager, c[k].bare);
 		cr_assert_geq(c[k].ok, 10, "%s %s: %s: %lu samples under its tasks:\n%s", in->bin,
 			      mode, works[i], c[k].ok, out);
 		cr_assert_geq(c[k].ok * 10, (c[k].ok + c[k].bare) * 9,
@@ -203,10 +254,36 @@ static void check_mode(const struct interp *in, const char *mode)
 			cr_assert_geq(c[k].shared * 2, c[k].ok,
 				      "%s shared: %lu of %lu samples awaited by 2 tasks:\n%s",
 				      in->bin, c[k].shared, c[k].ok, out);
+		eager += c[k].eager;
 	}
+	/* each handler's first round of ten is run eagerly */
+	if (!strcmp(mode, "eager"))
+		cr_assert_gt(eager, 0, "%s eager: no sample of a handler run eagerly:\n%s", in->bin,
+			     out);
 	free(copy);
 	free(out);
 	free(err);
+}
+
+/*
+ * An eager task factory (3.12+), under `pyrospy exec': pyrospy is there
+ * before asyncio is imported.  A handler's first round runs inside
+ * create_task(), in server's step, under its own task alone; the other
+ * nine under Task-1;server;handler-K as in "direct".
+ */
+ParameterizedTestParameters(asyncrec, eager_under_exec)
+{
+	size_t *v = cr_malloc(sizeof(size_t) * test_npythons), n = 0;
+
+	for (size_t i = 0; i < test_npythons; i++)
+		if (test_pythons[i].minor >= 12)
+			v[n++] = i;
+	return cr_make_param_array(size_t, v, n);
+}
+
+ParameterizedTest(size_t *i, asyncrec, eager_under_exec, .timeout = 100)
+{
+	check_mode(&test_pythons[*i], "eager", 1);
 }
 
 /* Refused in one line with exit 6, for interpreter in. */
@@ -250,7 +327,7 @@ ParameterizedTest(size_t *i, asyncrec, chains, .timeout = 200)
 
 	for (size_t m = 0; modes[m]; m++)
 		if (strcmp(modes[m], "group") || in->minor >= 11)	/* TaskGroup: 3.11+ */
-			check_mode(in, modes[m]);
+			check_mode(in, modes[m], 0);
 }
 
 /* Ruby and a free-threaded CPython: refused in one line, exit 6. */
@@ -299,13 +376,13 @@ Test(asyncrec, same_as_cpython_3_15, .timeout = 120)
 		 "rm -f \"$R/tmp/pyrospy-test-asyncrec.collapsed\"",
 		 test_chroots(), in->root, in->bin, (int)pid);
 	theirs = test_run(cmd, &st);
-	out = record_async(in, "direct", pid, &err);
+	out = record_async(in, "direct", pid, 0, &err);
 	test_stop(pid);
 	cr_assert_eq(st, 0, "%s: exit %d", cmd, st);
 	/* pyrospy: every work function under its chain */
 	copy = strdup(out);
 	memset(c, 0, sizeof(c));
-	nc = check_folded(in->bin, copy, c, "<module>", 0);
+	nc = check_folded(in, copy, c, "<module>", 0);
 	cr_assert_eq(nc, 3, "%s:\n%s", in->bin, out);
 	free(copy);
 	/* CPython: the chain of most of each work function's samples */
@@ -322,7 +399,7 @@ Test(asyncrec, same_as_cpython_3_15, .timeout = 120)
 			char needle[512], got[512] = "", *sp = strrchr(line, ' ');
 			unsigned long cnt;
 
-			snprintf(needle, sizeof(needle), ":%s:", c[k].work);
+			snprintf(needle, sizeof(needle), ":%.31s:", c[k].work);
 			if (!sp || !strstr(line, needle))
 				continue;
 			cnt = strtoul(sp + 1, NULL, 10);

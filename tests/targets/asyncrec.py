@@ -14,6 +14,9 @@
 #            nearly every sample
 #   shared   "server" starts "handler-0" and awaits it with "waiter" (a
 #            task awaiting it too): handler-0 is awaited by two tasks
+#   eager    as direct, under asyncio.eager_task_factory (3.12+): each
+#            handler's first round runs inside create_task(), in server's
+#            step, before server awaits it
 # "ready" is printed once the tasks run.
 import asyncio
 import sys
@@ -74,7 +77,7 @@ async def ticker():
 
 async def server():
     while True:
-        if MODE in ("direct", "thread"):
+        if MODE in ("direct", "thread", "eager"):
             for k in range(2):
                 await asyncio.create_task(handler("handler-%d" % k, 10), name="handler-%d" % k)
         elif MODE == "gather":
@@ -100,10 +103,12 @@ async def server():
 
 
 async def main():
+    if MODE == "eager":
+        asyncio.get_running_loop().set_task_factory(asyncio.eager_task_factory)
     tick = asyncio.create_task(ticker(), name="ticker")
     serve = asyncio.create_task(server(), name="server")
-    await asyncio.sleep(0.05)
-    print("ready", flush=True)
+    # awaited at once: no moment where server runs awaited by nobody
+    asyncio.get_running_loop().call_later(0.05, lambda: print("ready", flush=True))
     await serve
     await tick
 
