@@ -133,6 +133,7 @@ const struct rubyvm_layout rubyvm_ruby_3_0 = {
 		.type_shift = 0,
 		.type_bits = 4,
 		.original_id = 32,
+		.method_serial = 40,
 	},
 	.env = {
 		.prev_ep_mask = 0x3,

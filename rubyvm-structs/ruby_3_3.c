@@ -139,6 +139,7 @@ const struct rubyvm_layout rubyvm_ruby_3_3 = {
 		.type_shift = 0,
 		.type_bits = 4,
 		.original_id = 32,
+		.method_serial = 40,
 	},
 	.env = {
 		.prev_ep_mask = 0x3,

@@ -423,6 +423,7 @@ static void layout(void)
 	num("type_shift", b.word_shift);
 	num("type_bits", b.width);
 	AT("original_id", rb_method_definition_t, original_id);
+	AT("method_serial", rb_method_definition_t, method_serial);
 	end();
 
 	group("env");

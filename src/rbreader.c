@@ -101,7 +101,7 @@ struct rbiseq {
 	size_t succ_len;
 	/* names built for this iseq, one per method entry it ran under */
 	struct rbname {
-		uint64_t me;
+		uint64_t me, serial;	/* the method entry, and its definition */
 		char *name;
 	} *names;
 	size_t nnames;
@@ -110,6 +110,7 @@ struct rbiseq {
 struct rbme {
 	uint64_t addr;			/* 0: empty */
 	uint64_t def, owner, called_id;
+	uint64_t serial;		/* its def's method_serial: one definition */
 	int cfunc;
 	char *prefix;			/* "Shop#" / "Shop." / "" */
 	char *name;			/* cfunc: "Integer#times" */
@@ -141,7 +142,8 @@ struct rbclass {
 
 struct check {
 	uint64_t addr;
-	uint64_t want[3];		/* expected (see validate()) */
+	uint64_t want[4];		/* expected (see validate()) */
+	uint64_t serial;		/* a method entry's def's method_serial, read again */
 	uint64_t got[5];		/* words 0..4 of the object */
 	unsigned char body[512];	/* an iseq's body, read again */
 	int kind;			/* 0 iseq, 1 method entry */
@@ -704,7 +706,8 @@ static struct rbme *me_get(struct rbreader *rr, uint64_t addr, int *fresh)
 	m.owner = get_u64(cme, L->cme.owner);
 	m.called_id = get_u64(cme, L->cme.called_id);
 	if (!is_obj(m.def) || rd(rr, m.def, &dw, sizeof(dw)) ||
-	    rd_u64(rr, m.def + L->def.original_id, &id))
+	    rd_u64(rr, m.def + L->def.original_id, &id) ||
+	    rd_u64(rr, m.def + L->def.method_serial, &m.serial))
 		return NULL;
 	type = dw >> L->def.type_shift & ((1u << L->def.type_bits) - 1);
 	m.cfunc = type == L->method_type_cfunc;
@@ -954,14 +957,20 @@ static const char *iseq_name(struct rbiseq *q, const struct rbme *me)
 
 	if (!me || !*me->prefix || q->base_label[0] == '<')
 		return q->label;
+	/*
+	 * One name per method definition: a method entry freed with its
+	 * class and made again at its address for a new class (same iseq,
+	 * since Class.new { def price... } compiles price once) is another.
+	 */
 	for (size_t i = 0; i < q->nnames; i++)
-		if (q->names[i].me == me->addr)
+		if (q->names[i].me == me->addr && q->names[i].serial == me->serial)
 			return q->names[i].name;
 	if (q->nnames == 64)
 		return q->label;	/* a block run under that many methods: keep it plain */
 	q->names = xreallocarray(q->names, q->nnames + 1, sizeof(*q->names));
 	n = &q->names[q->nnames++];
 	n->me = me->addr;
+	n->serial = me->serial;
 	ll = strlen(q->label);
 	bl = strlen(q->base_label);
 	if (bl <= ll && !strcmp(q->label + ll - bl, q->base_label))
@@ -1029,6 +1038,7 @@ static void check_add(struct rbreader *rr, int kind, void *entry)
 		c->want[0] = m->def;
 		c->want[1] = m->owner;
 		c->want[2] = m->called_id;
+		c->want[3] = m->serial;
 	}
 }
 
@@ -1053,6 +1063,9 @@ static int validate(struct rbreader *rr)
 		iov[n++] = (struct procmem_iov){ c->addr, c->got, sizeof(c->got) };
 		if (c->kind == 0)	/* and its body, which may be another's now */
 			iov[n++] = (struct procmem_iov){ c->want[0], c->body, L->iseq.size };
+		else	/* and its definition's serial, which a new one does not share */
+			iov[n++] = (struct procmem_iov){ c->want[0] + L->def.method_serial, &c->serial,
+							 sizeof(c->serial) };
 	}
 	procmem_readv(&rr->t->mem, iov, n, &done);
 	for (size_t i = 0; i < rr->nchecks; i++) {
@@ -1070,14 +1083,19 @@ static int validate(struct rbreader *rr)
 			}
 		} else if (ok)
 			/*
-			 * The same def, owner and name: a method entry freed
-			 * with its class and made again at the same address
-			 * for another class's method would differ in them.
+			 * The same def, owner and name, and the def's serial:
+			 * a method entry freed with its class and made again
+			 * at the same address for another class's method may
+			 * have them all at the same addresses (the new class
+			 * where the old one was, the new def where the old
+			 * def was), but a def made anew has a new serial
+			 * (Ruby counts them, rb_method_definition_create()).
 			 */
 			ok = IMEMO_TYPE(f) == L->imemo_ment && L->cme.owner < sizeof(c->got) &&
-			     L->cme.called_id < sizeof(c->got) && c->got[L->cme.def / 8] == c->want[0] &&
+			     L->cme.called_id < sizeof(c->got) && at[i] + 1 < done &&
+			     c->got[L->cme.def / 8] == c->want[0] &&
 			     c->got[L->cme.owner / 8] == c->want[1] &&
-			     c->got[L->cme.called_id / 8] == c->want[2];
+			     c->got[L->cme.called_id / 8] == c->want[2] && c->serial == c->want[3];
 		if (ok)
 			continue;
 		stale++;

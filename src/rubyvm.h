@@ -150,6 +150,7 @@ struct rubyvm_layout {
 		uint32_t type_shift;		/* type bitfield in the first 32 bits */
 		uint32_t type_bits;
 		uint32_t original_id;
+		uint32_t method_serial;		/* unique to each definition made */
 	} def;
 	struct {
 		uint32_t prev_ep_mask;		/* ep[-1]: prev ep with these bits cleared */

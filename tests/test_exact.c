@@ -290,9 +290,10 @@ ParameterizedTest(size_t *i, exact, dump_busy_ruby, .timeout = 120)
 /*
  * A new function every 0.2 s, each a fresh code object (iseq) where the
  * last one may have been: 6 s show about 30 names, each about 0.2 s worth
- * of samples, never one name for all of them.
+ * of samples, never one name for all of them.  key: what the names start
+ * with before their number ("f_" for f_12, "Shop" for Shop12#price).
  */
-static void recycled(const struct interp *in, const char *script)
+static void recycled(const struct interp *in, const char *script, const char *key)
 {
 	const char *extra[] = { "-r", "100", "-d", "6", NULL };
 	const char *path;
@@ -301,12 +302,12 @@ static void recycled(const struct interp *in, const char *script)
 	int names = 0;
 
 	for (line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		const char *f = strstr(line, "f_"), *sp = strrchr(line, ' ');
+		const char *f = strstr(line, key), *sp = strrchr(line, ' ');
 		unsigned long k;
 
 		if (!f || !sp)
 			continue;
-		k = strtoul(f + 2, NULL, 10);
+		k = strtoul(f + strlen(key), NULL, 10);
 		if (k < ARRAY_SIZE(count))
 			count[k] += strtoul(sp + 1, NULL, 10);
 	}
@@ -315,7 +316,7 @@ static void recycled(const struct interp *in, const char *script)
 		if (count[k] > most)
 			most = count[k];
 	}
-	cr_expect_geq(names, 20, "%s: %d function names in 6 s of a new one every 0.2 s", in->bin,
+	cr_expect_geq(names, 20, "%s: %d names in 6 s of a new one every 0.2 s", in->bin,
 		      names);
 	/* 0.2 s at 100 Hz is 20 samples: one name holding far more is several */
 	cr_expect_leq(most, 45, "%s: one name has %lu samples", in->bin, most);
@@ -329,7 +330,7 @@ ParameterizedTestParameters(exact, recycled_code_python)
 
 ParameterizedTest(size_t *i, exact, recycled_code_python, .timeout = 60)
 {
-	recycled(&test_pythons[*i], "recycle.py");
+	recycled(&test_pythons[*i], "recycle.py", "f_");
 }
 
 ParameterizedTestParameters(exact, recycled_code_ruby)
@@ -339,7 +340,24 @@ ParameterizedTestParameters(exact, recycled_code_ruby)
 
 ParameterizedTest(size_t *i, exact, recycled_code_ruby, .timeout = 60)
 {
-	recycled(&test_rubies[*i], "recycle.rb");
+	recycled(&test_rubies[*i], "recycle.rb", "f_");
+}
+
+/*
+ * A new class every 0.2 s (tests/targets/classchurn.rb), Shop<N>, each
+ * with a method entry of its own for price, over the same iseq; the last
+ * class collected first, so that the new class, its method entry and its
+ * definition may each be where the last one's were.  Each name about 0.2
+ * s worth, never the last class's name for the next ones.
+ */
+ParameterizedTestParameters(exact, recycled_class_ruby)
+{
+	return cr_make_param_array(size_t, (void *)test_indexes(test_nrubies), test_nrubies);
+}
+
+ParameterizedTest(size_t *i, exact, recycled_class_ruby, .timeout = 60)
+{
+	recycled(&test_rubies[*i], "classchurn.rb", "Shop");
 }
 
 /*
