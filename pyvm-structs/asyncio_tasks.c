@@ -114,5 +114,21 @@ const struct pytasks_registry pytasks_registry[] = {
 		.fut_callback0 = 24, .fut_callbacks = 40, .func_closure = 72,
 		.wakeup = NULL, .wakeup_task = 24,
 	},
+	{
+		/*
+		 * Free-threaded 3.13t: 3.13's, each object's field 16 bytes
+		 * further (the 32-byte header; the frame inside the coroutine
+		 * is no object: stacktop stays).  Checked on Debian's 3.13.5
+		 * built with --disable-gil (scripts/build-python-ft): dump
+		 * --tasks gives what the program's own all_tasks() says, and
+		 * --async the chains it builds (gather, TaskGroup callbacks).
+		 */
+		.minor = 13, .free_threaded = 1, .registry = "_scheduled_tasks",
+		.state = 112, .fut_waiter = 128, .coro = 136, .name = 144,
+		.gi_frame = PYVM_NONE, .gi_iframe = 88, .gi_frame_state = 83, .cleared = 4,
+		.yield_from = -1, .frame_lasti = PYVM_NONE, .stacktop = 64,
+		.fut_callback0 = 40, .fut_callbacks = 56, .func_closure = 88,
+		.wakeup = NULL, .wakeup_task = 40,
+	},
 };
 const size_t pytasks_nregistry = sizeof(pytasks_registry) / sizeof(pytasks_registry[0]);

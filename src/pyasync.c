@@ -54,8 +54,9 @@ enum perr pyasync_supported(const struct target *t, const char **why)
 		*why = "it reads the asyncio tasks of Python";
 		return PERR_UNSUPPORTED;
 	}
-	if (t->free_threaded) {
-		*why = "it reads the asyncio tasks of GIL builds only, not of a free-threaded one";
+	if (t->free_threaded && !pytasks_registry_for(t)) {
+		*why = "it reads the asyncio tasks of a free-threaded CPython 3.13 only, "
+		       "not of a later one";
 		return PERR_UNSUPPORTED;
 	}
 	if (t->major != 3 || (t->minor != 9 && t->minor != 11 && t->minor < 13) || t->minor > 15) {
@@ -82,9 +83,7 @@ struct pyasync *pyasync_new(struct pyreader *pr, struct target *t)
 	pyobj_init(&a->obj, a->mem, pyreader_layout(pr), t);
 	rmem_init(&a->fresh, t);
 	pyobj_init(&a->fobj, &a->fresh, pyreader_layout(pr), t);
-	for (size_t i = 0; i < pytasks_nregistry; i++)
-		if (pytasks_registry[i].minor == t->minor)
-			a->old = &pytasks_registry[i];
+	a->old = pytasks_registry_for(t);
 	if (target_symbol(t, "PyCFunction_Type", &a->cfunc_type, &tls))
 		a->cfunc_type = 0;
 	if (target_symbol(t, "PyMethod_Type", &a->method_type, &tls))
@@ -145,7 +144,8 @@ static int ready(struct pyasync *a, uint64_t samples)
 		 * then is it the one.  Looked up again now and then all the
 		 * same (a module reloaded).
 		 */
-		if ((mod = imported(a, "asyncio.tasks")) && !rmem_u64(a->mem, mod + 16, &md_dict) &&
+		if ((mod = imported(a, "asyncio.tasks")) &&
+		    !rmem_u64(a->mem, mod + PYVM_OFF(a->obj.lay, 16), &md_dict) &&
 		    !pyobj_dict_get(&a->obj, md_dict, "_c_enter_task", &current) &&
 		    !pyobj_dict_get(&a->obj, md_dict, "_current_tasks", &current)) {
 			a->current = current;
@@ -181,7 +181,7 @@ static int type_named(struct pyasync *a, uint64_t obj, const char *name, uint64_
 		return 0;
 	if (*cache)
 		return type == *cache;
-	if (len > sizeof(buf) || rmem_u64(a->mem, type + 24, &tp_name) ||
+	if (len > sizeof(buf) || rmem_u64(a->mem, type + PYVM_OFF(a->obj.lay, 24), &tp_name) ||
 	    rmem_read(a->mem, tp_name, buf, len) || memcmp(buf, name, len))
 		return 0;
 	*cache = type;
@@ -200,20 +200,21 @@ static uint64_t type_of(struct pyasync *a, uint64_t obj)
 /* An int object's value (3.9-3.11: ob_size digits; 3.12+: lv_tag), up to 64 bits. */
 static enum perr int_value(struct pyasync *a, uint64_t obj, uint64_t *v)
 {
-	unsigned char b[40];
+	const struct pyvm_layout *L = a->obj.lay;
+	unsigned char b[56];
 	uint64_t n;
 
 	*v = 0;
-	if (rmem_read(a->mem, obj, b, sizeof(b)))
+	if (rmem_read(a->mem, obj, b, PYVM_OFF(L, 40)))
 		return PERR_CORRUPT;
 	if (a->t->minor >= 12) {
-		uint64_t tag = get_u64(b, 16);
+		uint64_t tag = get_u64(b, PYVM_OFF(L, 16));
 
 		if ((tag & 3) == 2)
 			return PERR_CORRUPT;	/* negative */
 		n = tag >> 3;
 	} else {
-		int64_t size = (int64_t)get_u64(b, 16);
+		int64_t size = (int64_t)get_u64(b, PYVM_OFF(L, 16));
 
 		if (size < 0)
 			return PERR_CORRUPT;
@@ -222,7 +223,7 @@ static enum perr int_value(struct pyasync *a, uint64_t obj, uint64_t *v)
 	if (n > 3)
 		return PERR_CORRUPT;
 	for (uint64_t i = 0; i < n; i++) {
-		uint64_t d = get_u32(b, (uint32_t)(24 + 4 * i));
+		uint64_t d = get_u32(b, PYVM_OFF(L, (uint32_t)(24 + 4 * i)));
 
 		if (d >> 30 || (i == 2 && d >> 4))
 			return PERR_CORRUPT;
@@ -298,7 +299,7 @@ static uint64_t wakes(struct pyasync *a, uint64_t cb)
 	}
 	/* a builtin function: its PyMethodDef (ml_name first) at 16 */
 	if (!a->cfunc_type || type_of(a, cb) != a->cfunc_type ||
-	    rmem_u64(a->mem, cb + 16, &ml) || rmem_u64(a->mem, ml, &ml_name) ||
+	    rmem_u64(a->mem, cb + PYVM_OFF(a->obj.lay, 16), &ml) || rmem_u64(a->mem, ml, &ml_name) ||
 	    rmem_read(a->mem, ml_name, name, sizeof(name)) || memcmp(name, "task_wakeup", 12) ||
 	    rmem_u64(a->mem, cb + O->wakeup_task, &p))
 		return 0;
@@ -313,6 +314,7 @@ static uint64_t wakes(struct pyasync *a, uint64_t cb)
  */
 static uint64_t parent_by(struct pyasync *a, uint64_t cb, uint64_t child)
 {
+	const struct pyvm_layout *L = a->obj.lay;
 	uint64_t p, type = type_of(a, cb);
 
 	if ((p = wakes(a, cb)))
@@ -322,12 +324,12 @@ static uint64_t parent_by(struct pyasync *a, uint64_t cb, uint64_t child)
 		uint64_t closure, n, cell, outer, cb0;
 
 		if (rmem_u64(a->mem, cb + a->old->func_closure, &closure) || !closure ||
-		    rmem_u64(a->mem, closure + 16, &n) || n > CLOSURE_MAX)
+		    rmem_u64(a->mem, closure + PYVM_OFF(L, 16), &n) || n > CLOSURE_MAX)
 			return 0;
 		for (uint64_t i = 0; i < n; i++) {
-			if (rmem_u64(a->mem, closure + 24 + 8 * i, &cell) || !cell ||
+			if (rmem_u64(a->mem, closure + PYVM_OFF(L, 24) + 8 * i, &cell) || !cell ||
 			    !a->cell_type || type_of(a, cell) != a->cell_type ||
-			    rmem_u64(a->mem, cell + 16, &outer) || !outer ||
+			    rmem_u64(a->mem, cell + PYVM_OFF(L, 16), &outer) || !outer ||
 			    !type_named(a, outer, "_GatheringFuture", &a->gfut_type))
 				continue;
 			if (rmem_u64(a->mem, outer + a->old->fut_callback0, &cb0) ||
@@ -342,7 +344,7 @@ static uint64_t parent_by(struct pyasync *a, uint64_t cb, uint64_t child)
 		uint64_t group;
 		unsigned char pb[256];
 
-		if (rmem_u64(a->mem, cb + 24, &group) || !group ||
+		if (rmem_u64(a->mem, cb + PYVM_OFF(L, 24), &group) || !group ||
 		    !type_named(a, group, "TaskGroup", &a->group_type) ||
 		    pyobj_attr(&a->obj, group, "_parent_task", &p) || old_task(a, p, pb, sizeof(pb)))
 			return 0;
@@ -355,6 +357,7 @@ static uint64_t parent_by(struct pyasync *a, uint64_t cb, uint64_t child)
 static unsigned int old_parents(struct pyasync *a, uint64_t task, const unsigned char *tb,
 				uint64_t *out, unsigned int max)
 {
+	const struct pyvm_layout *L = a->obj.lay;
 	uint64_t cb[CALLBACKS_MAX], list, size, items;
 	unsigned int ncb = 0, n = 0;
 
@@ -362,13 +365,13 @@ static unsigned int old_parents(struct pyasync *a, uint64_t task, const unsigned
 		ncb++;
 	/* PyListObject: ob_size at 16, ob_item at 24; each item a (callback, context) tuple */
 	list = get_u64(tb, a->old->fut_callbacks);
-	if (list && !rmem_u64(a->mem, list + 16, &size) && size < (1u << 20) &&
-	    !rmem_u64(a->mem, list + 24, &items))
+	if (list && !rmem_u64(a->mem, list + PYVM_OFF(L, 16), &size) && size < (1u << 20) &&
+	    !rmem_u64(a->mem, list + PYVM_OFF(L, 24), &items))
 		for (uint64_t i = 0; i < size && ncb < CALLBACKS_MAX; i++) {
 			uint64_t tup;
 
 			if (!rmem_u64(a->mem, items + 8 * i, &tup) &&
-			    !rmem_u64(a->mem, tup + 24, &cb[ncb]))
+			    !rmem_u64(a->mem, tup + PYVM_OFF(L, 24), &cb[ncb]))
 				ncb++;
 		}
 	for (unsigned int i = 0; i < ncb && n < max; i++) {

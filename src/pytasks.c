@@ -123,17 +123,15 @@ static enum perr load_layout(struct tasks *ts, const char **why)
 	unsigned char *dbg;
 	enum perr err;
 
+	if ((ts->old = pytasks_registry_for(ts->t))) {
+		ts->state_known = 1;
+		return PERR_OK;
+	}
 	if (ts->t->free_threaded) {
-		*why = "pyrospy reads the asyncio tasks of GIL builds only, not of a "
-		       "free-threaded one (its objects are laid out otherwise)";
+		*why = "pyrospy reads the asyncio tasks of a free-threaded CPython 3.13 only, "
+		       "not of a later one (its objects are laid out otherwise)";
 		return PERR_UNSUPPORTED;
 	}
-	for (size_t i = 0; i < pytasks_nregistry; i++)
-		if (pytasks_registry[i].minor == ts->t->minor) {
-			ts->old = &pytasks_registry[i];
-			ts->state_known = 1;
-			return PERR_OK;
-		}
 	for (size_t i = 0; i < pytasks_npublished; i++)
 		if (pytasks_published[i].minor == ts->t->minor)
 			ship = &pytasks_published[i];
@@ -219,7 +217,7 @@ enum perr pytasks_layout(struct pyreader *pr, struct target *t, struct pytasks_p
 
 enum perr pytasks_name(struct pyobj *o, unsigned int minor, uint64_t obj, char *buf, size_t cap)
 {
-	unsigned char lv[32];
+	unsigned char lv[48];
 	uint64_t type;
 	int kind, cut = 0;
 	enum perr err;
@@ -235,18 +233,18 @@ enum perr pytasks_name(struct pyobj *o, unsigned int minor, uint64_t obj, char *
 			strcat(buf, "...");
 		return PERR_OK;
 	}
-	if (kind != PYOBJ_INT || minor < 12 || rmem_read(o->mem, obj, lv, sizeof(lv)))
+	if (kind != PYOBJ_INT || minor < 12 || rmem_read(o->mem, obj, lv, PYVM_OFF(o->lay, 32)))
 		return PERR_CORRUPT;
 	/* 3.12+ compact int: lv_tag at 16 (digits << 3 | sign), 30-bit digits at 24 */
 	{
-		uint64_t tag = get_u64(lv, 16), n = tag >> 3, v = 0;
+		uint64_t tag = get_u64(lv, PYVM_OFF(o->lay, 16)), n = tag >> 3, v = 0;
 
 		if ((tag & 3) == 2 || n > 2)
 			return PERR_CORRUPT;	/* asyncio counts from 1 */
 		if (n >= 1)
-			v = get_u32(lv, 24);
+			v = get_u32(lv, PYVM_OFF(o->lay, 24));
 		if (n == 2)
-			v |= (uint64_t)get_u32(lv, 28) << 30;
+			v |= (uint64_t)get_u32(lv, PYVM_OFF(o->lay, 28)) << 30;
 		snprintf(buf, cap, "Task-%llu", (unsigned long long)v);
 	}
 	return PERR_OK;
@@ -316,7 +314,7 @@ static enum perr read_chain(struct tasks *ts, struct ptask *k, uint64_t coro)
 		if (!awaited || rd64(ts, awaited + L->ob_type, &atype))
 			break;
 		if (ts->asend_type && atype == ts->asend_type) {
-			if (rd64(ts, awaited + ASEND_GEN, &awaited) || !awaited ||
+			if (rd64(ts, awaited + PYVM_OFF(L, ASEND_GEN), &awaited) || !awaited ||
 			    rd64(ts, awaited + L->ob_type, &atype) || atype != ts->agen_type)
 				break;
 		} else if (atype != type && (!ts->coro_type || atype != ts->coro_type)) {
@@ -475,7 +473,8 @@ static int is_ctask(struct tasks *ts, uint64_t obj)
 		return 0;
 	if (type == ts->task_type)
 		return 1;
-	if (ts->task_type || rd64(ts, type + 24, &tp_name) || rd(ts, tp_name, name, 14))
+	if (ts->task_type || rd64(ts, type + PYVM_OFF(ts->L, 24), &tp_name) ||
+	    rd(ts, tp_name, name, 14))
 		return 0;
 	if (memcmp(name, "_asyncio.Task", 14))
 		return 0;
@@ -575,6 +574,15 @@ static enum perr old_chain(struct tasks *ts, struct ptask *k, uint64_t coro)
 	return PERR_OK;
 }
 
+const struct pytasks_registry *pytasks_registry_for(const struct target *t)
+{
+	for (size_t i = 0; i < pytasks_nregistry; i++)
+		if (pytasks_registry[i].minor == t->minor &&
+		    pytasks_registry[i].free_threaded == t->free_threaded)
+			return &pytasks_registry[i];
+	return NULL;
+}
+
 uint32_t pytasks_task_len(const struct pytasks_registry *O)
 {
 	uint32_t end[] = { O->state + 4,    O->fut_waiter + 8,    O->coro + 8,
@@ -615,7 +623,7 @@ static enum perr read_old_task(struct tasks *ts, uint64_t addr)
 	memset(k, 0, sizeof(*k));
 	k->addr = addr;
 	k->state = 0;
-	k->loop = get_u64(tb, FUT_LOOP);
+	k->loop = get_u64(tb, PYVM_OFF(ts->L, FUT_LOOP));
 	if (read_name(ts, get_u64(tb, O->name), &k->name))
 		return PERR_CORRUPT;
 	/* its own fut_waiter for now: read_registry() turns it round */
@@ -639,16 +647,17 @@ static int addr_cmp(const void *a, const void *b)
  */
 static enum perr read_set(struct tasks *ts, uint64_t set_addr, int weak, uint64_t *sig)
 {
-	unsigned char set[48], *tab;
+	const struct pyvm_layout *L = ts->L;
+	unsigned char set[64], *tab;
 	uint64_t used, mask, table, n = 0, *obj;
 	enum perr err = PERR_OK;
 
 	/* PySetObject: fill 16, used 24, mask 32, table 40 (3.8-3.13) */
-	if (rd(ts, set_addr, set, sizeof(set)))
+	if (rd(ts, set_addr, set, PYVM_OFF(L, 48)))
 		return PERR_CORRUPT;
-	used = get_u64(set, 24);
-	mask = get_u64(set, 32);
-	table = get_u64(set, 40);
+	used = get_u64(set, PYVM_OFF(L, 24));
+	mask = get_u64(set, PYVM_OFF(L, 32));
+	table = get_u64(set, PYVM_OFF(L, 40));
 	if (mask >= (1u << 20) || ((mask + 1) & mask) || used > mask + 1)
 		return PERR_CORRUPT;
 	tab = xmalloc((mask + 1) * 16);
@@ -669,7 +678,7 @@ static enum perr read_set(struct tasks *ts, uint64_t set_addr, int weak, uint64_
 	}
 	qsort(obj, n, sizeof(*obj), addr_cmp);
 	for (uint64_t i = 0; weak && i < n; i++)
-		if (rd64(ts, obj[i] + 16, &obj[i])) {	/* wr_object */
+		if (rd64(ts, obj[i] + PYVM_OFF(L, 16), &obj[i])) {	/* wr_object */
 			err = PERR_CORRUPT;
 			goto out;
 		}
@@ -736,7 +745,7 @@ static enum perr read_registry(struct tasks *ts, uint64_t *sig)
 	if (err == PERR_NOTFOUND)
 		return PERR_NOTFOUND;
 	if (err || pyobj_type(&ts->obj, mod, &type, &kind) || kind != PYOBJ_MODULE ||
-	    rd64(ts, mod + 16, &md_dict) ||
+	    rd64(ts, mod + PYVM_OFF(L, 16), &md_dict) ||
 	    pyobj_dict_get(&ts->obj, md_dict, ts->old->registry, &weakset) ||
 	    pyobj_attr(&ts->obj, weakset, "data", &data) ||
 	    pyobj_type(&ts->obj, data, &type, &kind) || kind != PYOBJ_SET)

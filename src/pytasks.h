@@ -105,6 +105,8 @@ struct pytasks_published {
 /* 3.9-3.13: asyncio's own registry and the C tasks in it. */
 struct pytasks_registry {
 	unsigned int minor;
+	int free_threaded;		/* of a --disable-gil build: its objects' fields
+					   sit 16 bytes further (pyvm.h, head_extra) */
 	const char *registry;		/* the WeakSet in asyncio.tasks */
 	uint32_t state, fut_waiter, coro, name;	/* in TaskObj */
 	uint32_t gi_frame;		/* 3.9: PyFrameObject *gi_frame; else PYVM_NONE */
@@ -128,6 +130,9 @@ struct pytasks_registry {
  * no more, since the page after the object may not be mapped.
  */
 uint32_t pytasks_task_len(const struct pytasks_registry *O);
+
+/* The registry layout of t's version and build, or NULL: none is known. */
+const struct pytasks_registry *pytasks_registry_for(const struct target *t);
 
 extern const struct pytasks_published pytasks_published[];
 extern const size_t pytasks_npublished;

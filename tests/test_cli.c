@@ -74,6 +74,12 @@ Test(cli, help_and_version)
 	cr_assert_not_null(strstr(out, "--rate"));
 	free(out);
 	free(err);
+	/* help dump: the asyncio tasks and the frames' variables */
+	h[1] = "dump";
+	cr_assert_eq(test_pyrospy(h, &out, &err), 0);
+	cr_assert(strstr(out, "\n      --tasks ") && strstr(out, "\n      --locals "), "%s", out);
+	free(out);
+	free(err);
 }
 
 /* Every long option --help lists is documented in the man page. */
