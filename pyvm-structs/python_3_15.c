@@ -76,6 +76,7 @@ const struct pyvm_layout pyvm_python_3_15 = {
 		.native_thread_id = 184,
 		.datastack_chunk = 256,
 		.status = 32,
+		.last_profiled = 88,	/* and last_profiled_frame_seq at 96 */
 	},
 	.frame = {
 		.size = 88,

@@ -178,6 +178,10 @@ static void layout(void)
 #else
 	none("status");
 #endif
+#if MINOR >= 15
+	/* its _seq the next word: pyvm.c checks it in _Py_DebugOffsets */
+	OFF("last_profiled", PyThreadState, last_profiled_frame);
+#endif
 	end();
 
 	group("frame");
@@ -275,6 +279,10 @@ static void debug_layout(void)
 	DOFF("tstate_native_thread_id", thread_state.native_thread_id);
 	DOFF("tstate_datastack_chunk", thread_state.datastack_chunk);
 	DOFF("tstate_status", thread_state.status);
+#if MINOR >= 15
+	DOFF("tstate_last_profiled", thread_state.last_profiled_frame);
+	DOFF("tstate_last_profiled_seq", thread_state.last_profiled_frame_seq);
+#endif
 	DOFF("frame_size", interpreter_frame.size);
 	DOFF("frame_previous", interpreter_frame.previous);
 	DOFF("frame_executable", interpreter_frame.executable);

@@ -55,6 +55,7 @@ struct cli_opts {
 	int locals;		/* dump --locals */
 	int tasks;		/* dump --tasks */
 	int async_tasks;	/* --async */
+	int read_only;		/* --read-only */
 	const char *listen;	/* serve --listen ADDR:PORT */
 	char *tagset;		/* --tag as one clean tag set */
 	/* streaming to a Pyroscope server */
@@ -133,14 +134,14 @@ static const char usage_exec[] =
 	"usage: pyrospy exec [options] -- COMMAND [ARGS...]\n";
 static const char usage_top[] =
 	"usage: pyrospy top --pid PID|--pid-of PATTERN [-r HZ] [-d SECS] [--idle] [--gil]\n"
-	"                   [--gvl-wait] [--no-gc] [--async]\n"
+	"                   [--gvl-wait] [--no-gc] [--async] [--read-only]\n"
 	"\n"
 	"A live table of the functions taking the most samples, by self and total,\n"
 	"refreshed every second; q or Ctrl-C quits.\n";
 static const char usage_serve[] =
 	"usage: pyrospy serve --pid PID|--pid-of PATTERN [--listen ADDR:PORT]\n"
 	"                     [--subprocesses] [-r HZ] [-d SECS] [--idle] [--gil] [--gvl-wait]\n"
-	"                     [--async]\n"
+	"                     [--async] [--read-only]\n"
 	"\n"
 	"Sample the process for as long as it runs, and answer scrapers over HTTP as\n"
 	"Go programs do: GET /debug/pprof/profile?seconds=N is a gzipped pprof of the\n"
@@ -187,6 +188,8 @@ static const char usage_options[] =
 	"      --no-gc            no (garbage collection) frame on the collecting thread\n"
 	"      --async            Python 3.9, 3.11, 3.13+: the running asyncio task and\n"
 	"                         the tasks awaiting it, as '<task> NAME' frames\n"
+	"      --read-only        never write into the target (CPython 3.15+: no\n"
+	"                         last_profiled_frame; every sample reads whole stacks)\n"
 	"      --function         aggregate by function, dropping line numbers\n"
 	"      --subprocesses     also profile the Ruby and Python processes it starts\n"
 	"      --locals           dump: each Python or Ruby frame's local variables\n"
@@ -310,7 +313,7 @@ enum {
 	OPT_IDLE = 256, OPT_GIL, OPT_THREADS, OPT_NO_TAGS, OPT_FUNCTION, OPT_SUBPROCESSES, OPT_SERVER,
 	OPT_APP_NAME, OPT_TAG, OPT_AUTH_TOKEN, OPT_BASIC_AUTH, OPT_TENANT_ID, OPT_HEADER,
 	OPT_INSECURE, OPT_CACERT, OPT_INGEST_FORMAT, OPT_PID_OF, OPT_PROTOCOL, OPT_RAW, OPT_LOCALS,
-	OPT_TASKS, OPT_LISTEN, OPT_NO_GC, OPT_GVL_WAIT, OPT_ASYNC,
+	OPT_TASKS, OPT_LISTEN, OPT_NO_GC, OPT_GVL_WAIT, OPT_ASYNC, OPT_READ_ONLY,
 };
 
 static const struct option long_opts[] = {
@@ -332,6 +335,7 @@ static const struct option long_opts[] = {
 	{ "locals", no_argument, NULL, OPT_LOCALS },
 	{ "tasks", no_argument, NULL, OPT_TASKS },
 	{ "async", no_argument, NULL, OPT_ASYNC },
+	{ "read-only", no_argument, NULL, OPT_READ_ONLY },
 	{ "listen", required_argument, NULL, OPT_LISTEN },
 	{ "server", required_argument, NULL, OPT_SERVER },
 	{ "app-name", required_argument, NULL, OPT_APP_NAME },
@@ -375,6 +379,7 @@ static unsigned int opt_cmds(int c)
 	case 'p': case OPT_PID_OF:
 		return CMD_RECORD | CMD_DUMP | CMD_TOP | CMD_SERVE;	/* exec says why not itself */
 	case 'd': case 'r': case OPT_IDLE: case OPT_GIL: case OPT_GVL_WAIT: case OPT_ASYNC:
+	case OPT_READ_ONLY:
 		return CMD_RECORD | CMD_EXEC | CMD_TOP | CMD_SERVE;
 	case OPT_SUBPROCESSES:
 		return CMD_RECORD | CMD_EXEC | CMD_DUMP | CMD_SERVE;
@@ -501,6 +506,9 @@ static int parse_opts(struct cli_opts *o, int argc, char **argv)
 			break;
 		case OPT_GVL_WAIT:
 			o->gvl_wait = 1;
+			break;
+		case OPT_READ_ONLY:
+			o->read_only = 1;
 			break;
 		case OPT_THREADS:
 			o->threads = 1;
@@ -1063,7 +1071,8 @@ static int profile_target(struct cli_opts *o, struct target *t, pid_t pid, pid_t
 		.rate = o->rate,
 		.duration = o->duration,
 		.reader = { .idle = o->idle, .gil_only = o->gil, .gvl_wait = o->gvl_wait,
-			    .no_gc = o->no_gc, .async_tasks = o->async_tasks },
+			    .no_gc = o->no_gc, .async_tasks = o->async_tasks,
+			    .anchor = !o->read_only },
 		.child = child,
 		.root = o->subprocesses ? pid : 0,
 		.announce = !o->quiet,
@@ -1155,6 +1164,9 @@ static int profile_target(struct cli_opts *o, struct target *t, pid_t pid, pid_t
 	if (o->verbose && res.tags_dropped)
 		fprintf(stderr, "pyrospy: tags dropped %llu times (changed under the read, or a "
 			"set not readable)\n", (unsigned long long)res.tags_dropped);
+	if (o->verbose && res.anchored)
+		fprintf(stderr, "pyrospy: %llu stacks read only above the frame CPython keeps for "
+			"profilers (last_profiled_frame)\n", (unsigned long long)res.anchored);
 	if (o->verbose && res.unqualified)
 		fprintf(stderr, "pyrospy: %llu Ruby method names shown without their class "
 			"(it could not be read)\n", (unsigned long long)res.unqualified);
@@ -1633,7 +1645,8 @@ static int cmd_top(struct cli_opts *o)
 		.rate = o->rate,
 		.duration = o->duration,
 		.reader = { .idle = o->idle, .gil_only = o->gil, .gvl_wait = o->gvl_wait,
-			    .no_gc = o->no_gc, .async_tasks = o->async_tasks },
+			    .no_gc = o->no_gc, .async_tasks = o->async_tasks,
+			    .anchor = !o->read_only },
 		.tick = top_tick,
 		.arg = &top,
 	};
@@ -1685,6 +1698,7 @@ static int cmd_serve(struct cli_opts *o)
 		.gvl_wait = o->gvl_wait,
 		.no_gc = o->no_gc,
 		.async_tasks = o->async_tasks,
+		.read_only = o->read_only,
 		.subprocesses = o->subprocesses,
 		.quiet = o->quiet,
 		.verbose = o->verbose,

@@ -50,6 +50,19 @@ static enum perr readv_errno(int errnum)
 	return perr_from_errno(errnum);
 }
 
+enum perr procmem_write(struct procmem *pm, uint64_t addr, const void *buf, size_t len)
+{
+	struct iovec local = { (void *)(uintptr_t)buf, len }, remote = { (void *)addr, len };
+	ssize_t put;
+
+	if (pm->buf)
+		return PERR_PERM;
+	put = process_vm_writev(pm->pid, &local, 1, &remote, 1, 0);
+	if (put < 0)
+		return readv_errno(errno);
+	return (size_t)put == len ? PERR_OK : PERR_SHORT;
+}
+
 enum perr procmem_read(struct procmem *pm, uint64_t addr, void *buf, size_t len)
 {
 	struct procmem_iov iov = { .addr = addr, .buf = buf, .len = len };

@@ -60,6 +60,15 @@ enum perr procmem_read(struct procmem *pm, uint64_t addr, void *buf, size_t len)
 enum perr procmem_readv(struct procmem *pm, const struct procmem_iov *iov,
 			size_t nr, size_t *done);
 
+/*
+ * Write len bytes at remote addr with process_vm_writev(2): all of them, or
+ * an error as procmem_read's (PERR_SHORT for part of them).  The one write
+ * pyrospy makes is CPython 3.15's last_profiled_frame (pyreader.c), a word
+ * the interpreter keeps for out-of-process profilers.  A buffer-backed
+ * procmem is read-only: PERR_PERM.
+ */
+enum perr procmem_write(struct procmem *pm, uint64_t addr, const void *buf, size_t len);
+
 /* Convenience for pointer-sized reads. */
 static inline enum perr procmem_read_u64(struct procmem *pm, uint64_t addr, uint64_t *out)
 {

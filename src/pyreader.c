@@ -64,6 +64,9 @@
 #define TAGSET_UNREAD	1		/* a set the thread has, not read (no str is at 1) */
 
 #define NAMEOBJ		128	/* bytes of a name's str object kept to compare */
+#define ANCHORS		512	/* threads with an anchor (3.15+), a power of two */
+#define ANCHOR_PROBE	8	/* slots looked at for one */
+#define REANCHOR	16	/* frames walked above an anchor: write a new one */
 
 struct pycode {
 	uint64_t addr;		/* 0: empty slot */
@@ -87,6 +90,25 @@ struct pycode {
 struct pyvisit {
 	uint64_t addr, back, code, at;
 	struct pycode *c;	/* its code object as cached, NULL: a shim */
+	int line;		/* the line shown for it (0: a shim, or not shown) */
+	int owned;		/* 3.11+: owned by its thread (FRAME_OWNED_BY_THREAD) */
+};
+
+/*
+ * 3.15+: a thread's anchor (anchor_register()): the frame pyrospy wrote
+ * as its last_profiled_frame, the _seq read right after, and the frames
+ * below it then, down to the thread's outermost one.
+ */
+struct pyanchor {
+	uint64_t tstate;	/* 0: empty slot */
+	uint64_t ident[2];	/* its thread_id and native_thread_id: a thread
+				   state made again at its address is another's */
+	uint64_t gen;		/* pr->anchor_gen when made: its code pointers' */
+	uint64_t frame, seq;
+	struct pyvisit *below;	/* frame's caller first */
+	size_t n, cap;
+	size_t nowned;		/* how many of below[] from the first are owned */
+	uint64_t root;
 };
 
 /* <= 3.10: a thread state, and the outermost frame of its thread's stack. */
@@ -144,6 +166,14 @@ struct pyreader {
 	unsigned char *draw;		/* and its raw table */
 	size_t dent_cap;
 	struct pyvisit *visit;		/* the frames of this walk */
+	struct pyanchor *anchors;	/* 3.15+, with opts.anchor: ANCHORS slots */
+	uint64_t anchor_gen;		/* cache_clear()s so far */
+	int anchor_off;			/* a write failed: none written from then on */
+	int anchored;			/* this walk stopped at an anchor, */
+	struct pyanchor *anchor_at;	/* this one, */
+	size_t anchor_from;		/* its frames from below[this] on spliced */
+	int anchor_check;		/* verify() reads the pair: 1 must be _want, 2 its frame */
+	uint64_t anchor_want[2], anchor_got[2];	/* last_profiled_frame, _seq */
 	uint64_t walk_root;		/* its outermost frame */
 	struct pyroot *roots;		/* <= 3.10: each thread's outermost frame */
 	/*
@@ -278,6 +308,7 @@ static void cache_clear(struct pyreader *pr)
 		if (pr->cache[i].addr)
 			code_release(&pr->cache[i]);
 	pr->cache_nr = 0;
+	pr->anchor_gen++;	/* the anchors' code pointers are void */
 }
 
 static size_t cache_slot(uint64_t addr)
@@ -536,7 +567,8 @@ static void visit_add(struct pyreader *pr, uint64_t addr, const unsigned char *f
 	}
 	pr->visit[pr->nvisit++] = (struct pyvisit){ addr, get_u64(fr, L->frame.back),
 						    get_u64(fr, L->frame.code), frame_at(L, fr),
-						    NULL };
+						    NULL, 0,
+						    L->frame.owner != PYVM_NONE && !fr[L->frame.owner] };
 }
 
 /*
@@ -645,7 +677,7 @@ static enum perr verify(struct pyreader *pr, size_t flen, uint64_t tstate, uint6
 		pr->vbuf = xreallocarray(pr->vbuf, cap, flen);
 		pr->cbuf = xreallocarray(pr->cbuf, cap, clen);
 		pr->nbuf = xreallocarray(pr->nbuf, cap, NAMEOBJ);
-		pr->viov = xreallocarray(pr->viov, 3 * cap + 3, sizeof(*pr->viov));
+		pr->viov = xreallocarray(pr->viov, 3 * cap + 4, sizeof(*pr->viov));
 		pr->vcap = cap;
 	}
 	/*
@@ -678,10 +710,18 @@ static enum perr verify(struct pyreader *pr, size_t flen, uint64_t tstate, uint6
 							      v->c->namelen };
 		}
 	}
+	if (pr->anchor_check)
+		pr->viov[n++] = (struct procmem_iov){ tstate + L->tstate.last_profiled,
+						      pr->anchor_got, sizeof(pr->anchor_got) };
 	if (n && (err = procmem_readv(&pr->t->mem, pr->viov, n, NULL))) {
 		pr->snap_ok = 0;
 		return perr_is_fatal(err) ? err : PERR_CORRUPT;
 	}
+	/* the anchor as when the walk began: no frame below it has changed since */
+	if ((pr->anchor_check == 1 &&
+	     memcmp(pr->anchor_got, pr->anchor_want, sizeof(pr->anchor_got))) ||
+	    (pr->anchor_check == 2 && pr->anchor_got[0] != pr->anchor_want[0]))
+		return PERR_CORRUPT;
 	for (size_t k = 0; k < pr->nvisit; k++) {
 		const struct pyvisit *v = &pr->visit[k];
 		const unsigned char *fr = pr->vbuf + k * flen;
@@ -712,6 +752,196 @@ static enum perr verify(struct pyreader *pr, size_t flen, uint64_t tstate, uint6
 }
 
 /*
+ * CPython 3.15+ keeps, per thread, a frame an out-of-process profiler
+ * named (last_profiled_frame) and a count (_seq): when that frame returns,
+ * the interpreter names its caller instead and counts one
+ * (_PyThreadState_UpdateLastProfiledFrame, pycore_interpframe.h).  So
+ * while the word still names a frame pyrospy wrote there, or its k-th
+ * caller with the count k further, that frame has not returned since,
+ * and no frame below it can have changed: a caller stands still while
+ * its callee lives.  A walk then stops at that frame and takes the ones
+ * below it from the anchor, and verify() reads again only the frames it
+ * walked, with the pair (still as the walk found it, or the stack is
+ * read again).
+ *
+ * The anchor is written after a whole walk has been verified: the
+ * innermost frame's address goes into last_profiled_frame, and then every
+ * frame is read again with the pair (anchor_register()).  A frame that
+ * returned before the write lands is not counted by the interpreter; it
+ * is caught there, as verify() catches any frame that moved.  Another
+ * profiler writing the word (CPython's own) makes it name a frame of its
+ * choosing: not the one expected, so the stack is read whole.
+ */
+static int anchoring(const struct pyreader *pr)
+{
+	/* not with --locals or --async: they look for frames in the walk's */
+	return pr->opts.anchor && pr->lay.tstate.last_profiled && !pr->anchor_off &&
+	       !pr->flocals && !pr->aio && pr->lay.frames == PYVM_IFRAME;
+}
+
+/* The thread's anchor slot: its own, else (make) a free one, else NULL. */
+static struct pyanchor *anchor_slot(struct pyreader *pr, uint64_t tstate, int make)
+{
+	size_t i = (size_t)((tstate >> 4) * 0x9E3779B97F4A7C15ull >> 40) & (ANCHORS - 1);
+	struct pyanchor *free_slot = NULL;
+
+	if (!pr->anchors) {
+		if (!make)
+			return NULL;
+		pr->anchors = xcalloc(ANCHORS, sizeof(*pr->anchors));
+	}
+	for (size_t k = 0; k < ANCHOR_PROBE; k++, i = (i + 1) & (ANCHORS - 1)) {
+		struct pyanchor *a = &pr->anchors[i];
+
+		if (a->tstate == tstate)
+			return a;
+		if (!free_slot && (!a->tstate || a->gen != pr->anchor_gen))
+			free_slot = a;
+	}
+	if (!make)
+		return NULL;
+	/* full: the first one looked at gives way */
+	return free_slot ? free_slot : &pr->anchors[(size_t)((tstate >> 4) *
+				0x9E3779B97F4A7C15ull >> 40) & (ANCHORS - 1)];
+}
+
+/* A thread's two ids, as its state ts says. */
+static void thread_ident(const struct pyvm_layout *L, const unsigned char *ts, uint64_t id[2])
+{
+	id[0] = get_u64(ts, L->tstate.thread_id);
+	id[1] = L->tstate.native_thread_id != PYVM_NONE ? get_u64(ts, L->tstate.native_thread_id) : 0;
+}
+
+/*
+ * The thread's anchor, if the pair in its state ts says it still holds:
+ * *stop, the frame the walk stops at (the anchor's frame or its k-th
+ * caller), *from, the first of the anchor's frames below it.
+ */
+static struct pyanchor *anchor_match(struct pyreader *pr, uint64_t tstate,
+				     const unsigned char *ts, uint64_t *stop, size_t *from)
+{
+	const struct pyvm_layout *L = &pr->lay;
+	struct pyanchor *an = anchor_slot(pr, tstate, 0);
+	uint64_t at, seq, k, id[2];
+
+	if (!an || an->tstate != tstate || an->gen != pr->anchor_gen ||
+	    L->tstate.last_profiled + 16 > L->tstate.size)
+		return NULL;
+	thread_ident(L, ts, id);
+	if (memcmp(id, an->ident, sizeof(id)))
+		return NULL;
+	at = get_u64(ts, L->tstate.last_profiled);
+	seq = get_u64(ts, L->tstate.last_profiled + 8);
+	k = seq - an->seq;
+	/*
+	 * k of its frames returned: the word names the k-th's caller.  Each
+	 * step is a return the interpreter counted only if the frames were
+	 * its thread's own: a generator's frame leaves the stack when it
+	 * yields, and an entry frame when C returns, without a count.
+	 */
+	if (seq < an->seq || k >= an->n || k > an->nowned ||
+	    at != (k ? an->below[k - 1].addr : an->frame))
+		return NULL;
+	*stop = at;
+	*from = (size_t)k;
+	pr->anchor_want[0] = at;
+	pr->anchor_want[1] = seq;
+	return an;
+}
+
+/*
+ * The anchor's frames from below[from] on onto st, if the walk's frame
+ * at the stop calls the first of them (back): its stack is then whole.
+ */
+static int anchor_splice(struct pyreader *pr, struct pyanchor *an, size_t from, uint64_t back,
+			 struct stack *st)
+{
+	if (back != an->below[from].addr)
+		return 0;
+	for (size_t j = from; j < an->n; j++) {
+		const struct pyvisit *v = &an->below[j];
+
+		if (!v->c)
+			continue;	/* a shim: no frame of st */
+		if (st->depth == STACK_MAX_DEPTH) {
+			st->truncated = 1;
+			break;
+		}
+		st->frame[st->depth++] = (struct stack_frame){ v->c->name, v->c->file, v->line };
+	}
+	pr->walk_root = an->root;
+	pr->anchored = 1;
+	pr->anchor_at = an;
+	pr->anchor_from = from;
+	return 1;
+}
+
+static enum perr verify(struct pyreader *pr, size_t flen, uint64_t tstate, uint64_t top_at);
+
+/*
+ * After a verified walk: write its innermost frame as the thread's
+ * anchor, read every frame again with the pair (the frame must still be
+ * there, as walked, and the word must name it), and keep what lies below.
+ * A walk that stopped at an anchor has its frames below it added first.
+ */
+static void anchor_register(struct pyreader *pr, uint64_t tstate, const unsigned char *ts,
+			    size_t flen, uint64_t top_at)
+{
+	const struct pyvm_layout *L = &pr->lay;
+	struct pyanchor *an, *was = pr->anchored ? pr->anchor_at : NULL;
+	uint64_t frame;
+	size_t n, top;
+
+	if (was) {
+		n = pr->nvisit + was->n - pr->anchor_from;
+		if (n > VERIFY_MAX)
+			return;
+		if (n > pr->visit_cap) {
+			pr->visit_cap = n;
+			pr->visit = xreallocarray(pr->visit, pr->visit_cap, sizeof(*pr->visit));
+		}
+		memcpy(pr->visit + pr->nvisit, was->below + pr->anchor_from,
+		       (was->n - pr->anchor_from) * sizeof(*pr->visit));
+		pr->nvisit = n;
+	}
+	if (pr->nvisit >= VERIFY_MAX)
+		return;		/* not every frame visited */
+	/* the innermost of the thread's own frames (see anchor_match()) */
+	for (top = 0; top < pr->nvisit && !pr->visit[top].owned; top++)
+		;
+	if (top + 1 >= pr->nvisit)
+		return;		/* none, or nothing below it */
+	frame = pr->visit[top].addr;
+	if (procmem_write(&pr->t->mem, tstate + L->tstate.last_profiled, &frame, sizeof(frame))) {
+		pr->anchor_off = 1;	/* not allowed here: read every frame */
+		return;
+	}
+	pr->anchor_check = 2;
+	pr->anchor_want[0] = frame;
+	if (verify(pr, flen, tstate, top_at)) {
+		pr->anchor_check = 0;
+		return;		/* moved already: another sample writes one */
+	}
+	pr->anchor_check = 0;
+	an = anchor_slot(pr, tstate, 1);
+	n = pr->nvisit - top - 1;
+	if (n > an->cap) {
+		an->cap = n;
+		an->below = xreallocarray(an->below, an->cap, sizeof(*an->below));
+	}
+	memcpy(an->below, pr->visit + top + 1, n * sizeof(*an->below));
+	an->n = n;
+	for (an->nowned = 0; an->nowned < n && an->below[an->nowned].owned; an->nowned++)
+		;
+	an->tstate = tstate;
+	thread_ident(L, ts, an->ident);
+	an->gen = pr->anchor_gen;
+	an->frame = frame;
+	an->seq = pr->anchor_got[1];
+	an->root = pr->visit[pr->nvisit - 1].addr;
+}
+
+/*
  * Walk one thread's frames into st.  PERR_CORRUPT on a torn or bad chain:
  * a stack is shown only when the walk reached the thread's root (a frame
  * with no caller), through frames that each held together.  Past
@@ -722,14 +952,18 @@ static enum perr walk(struct pyreader *pr, uint64_t tstate, const unsigned char 
 {
 	const struct pyvm_layout *L = &pr->lay;
 	unsigned char fr[512];
-	uint64_t frame, frame_addr, tortoise = 0, top_at = 0;
+	uint64_t frame, frame_addr = 0, tortoise = 0, top_at = 0, stop = 0;
 	unsigned int steps = 0, power = 1;
-	size_t flen;
+	struct pyanchor *an = NULL;
+	size_t flen, from = 0;
 	enum perr err;
 
 	st->depth = 0;
 	st->truncated = 0;
 	pr->nvisit = 0;
+	pr->anchored = 0;
+	if (anchoring(pr))
+		an = anchor_match(pr, tstate, ts, &stop, &from);
 	frame = get_u64(ts, L->tstate.frame);
 	pr->walk_root = 0;
 	if (L->frames == PYVM_IFRAME || L->frames == PYVM_FRAMEOBJ)
@@ -751,6 +985,11 @@ static enum perr walk(struct pyreader *pr, uint64_t tstate, const unsigned char 
 		int64_t lasti = -1;
 		struct pycode *c;
 
+		if (an && frame_addr == stop) {
+			if (anchor_splice(pr, an, from, frame, st))
+				break;
+			an = NULL;	/* not what it was: walk on to the root */
+		}
 		/* a cycle (Brent's: the tortoise jumps to the hare), or not a frame */
 		if (frame == tortoise || ++steps > WALK_MAX || (frame & 7))
 			return PERR_CORRUPT;
@@ -798,16 +1037,25 @@ static enum perr walk(struct pyreader *pr, uint64_t tstate, const unsigned char 
 		/* the same instruction in the code object's own copy */
 		st->frame[st->depth].line = code_line(pr, c, lasti,
 						      instr - base + c->code_start);
+		if (pr->nvisit && pr->visit[pr->nvisit - 1].addr == frame_addr)
+			pr->visit[pr->nvisit - 1].line = st->frame[st->depth].line;
 		st->depth++;
 	}
-	if ((err = verify(pr, flen, tstate, top_at)))
+	pr->anchor_check = pr->anchored;
+	err = verify(pr, flen, tstate, top_at);
+	pr->anchor_check = 0;
+	if (err)
 		return err;
+	if (pr->anchored)
+		pr->stats.anchored++;
 	if (pr->top_same && st->depth && pr->visit[0].c) {
 		/* <= 3.10: the innermost line as of verify()'s read, the tags' */
 		struct pycode *c = pr->visit[0].c;
 
 		st->frame[0].line = code_line(pr, c, get_i32(pr->vbuf, L->frame.lasti), 0);
 	}
+	if (anchoring(pr) && !st->truncated && (!pr->anchored || pr->nvisit >= REANCHOR))
+		anchor_register(pr, tstate, ts, flen, top_at);
 	return PERR_OK;
 }
 
@@ -1113,6 +1361,9 @@ void pyreader_free(struct pyreader *pr)
 	free(pr->tagsets);
 	free(pr->tagent);
 	free(pr->visit);
+	for (size_t i = 0; pr->anchors && i < ANCHORS; i++)
+		free(pr->anchors[i].below);
+	free(pr->anchors);
 	free(pr->roots);
 	free(pr->snap);
 	free(pr->pre);

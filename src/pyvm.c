@@ -161,6 +161,15 @@ int pyvm_from_debug(struct pyvm_layout *out, const struct pyvm_layout *base,
 	/* datastack_top follows datastack_chunk: need 16 bytes */
 	take(&im, &out->tstate.datastack_chunk, dl->tstate_size, dl->tstate_datastack_chunk, 16);
 	take(&im, &out->tstate.status, dl->tstate_size, dl->tstate_status, 4);
+	if (dl->tstate_last_profiled) {
+		/* the shipped layout has the pair adjacent, or none */
+		uint32_t seq = out->tstate.last_profiled ? out->tstate.last_profiled + 8 : 0;
+
+		take(&im, &out->tstate.last_profiled, dl->tstate_size, dl->tstate_last_profiled, 16);
+		take(&im, &seq, dl->tstate_size, dl->tstate_last_profiled_seq, 8);
+		if (seq != out->tstate.last_profiled + 8)
+			out->tstate.last_profiled = 0;	/* not the pair pyreader.c reads */
+	}
 	fsize = img_u64(&im, dl->frame_size);
 	if (!im.bad && fsize > 0 && fsize < 4096)
 		out->frame.size = (uint32_t)fsize;

@@ -84,6 +84,11 @@ struct pyvm_layout {
 		uint32_t native_thread_id;	/* kernel tid, 3.11+ */
 		uint32_t datastack_chunk;	/* 3.11+ */
 		uint32_t status;		/* 3.13+: _status bitfield; bit 5 is holds_gil in 3.13 only */
+		/*
+		 * 3.15+: last_profiled_frame, its _seq the next word (pyreader.c,
+		 * the anchor); 0: none (offset 0 is `prev')
+		 */
+		uint32_t last_profiled;
 	} tstate;
 	struct {
 		uint32_t size;
@@ -147,6 +152,7 @@ struct pyvm_debug_layout {
 	uint32_t tstate_size, tstate_next, tstate_interp, tstate_current_frame,
 		 tstate_thread_id, tstate_native_thread_id, tstate_datastack_chunk,
 		 tstate_status;
+	uint32_t tstate_last_profiled, tstate_last_profiled_seq;	/* 3.15+; else 0 */
 	uint32_t frame_size, frame_previous, frame_executable, frame_instr_ptr,
 		 frame_localsplus, frame_owner, frame_tlbc_index;
 	uint32_t code_size, code_filename, code_name, code_qualname, code_linetable,

@@ -24,6 +24,8 @@ struct reader_opts {
 	int no_gc;		/* no "(garbage collection)" leaf on the collecting thread */
 	int async_tasks;	/* Python: the running asyncio task and those awaiting it,
 				   as "<task> NAME" frames (pyasync.h) */
+	int anchor;		/* CPython 3.15+: write each thread's last_profiled_frame
+				   and read only the frames above it (pyreader.c) */
 };
 
 /* Counters a reader keeps; the CLI reports them. */
@@ -37,6 +39,8 @@ struct reader_stats {
 	uint64_t cache_stale;	/* cached code found replaced by other code */
 	uint64_t tags_dropped;	/* samples whose tags were torn under the read */
 	uint64_t unqualified;	/* Ruby: a method's class that could not be read */
+	uint64_t anchored;	/* Python 3.15+: stacks whose callers below the anchor
+				   were known unchanged, not read again */
 };
 
 typedef void (*reader_cb)(void *arg, const struct stack *st);

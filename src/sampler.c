@@ -148,7 +148,7 @@ static void progress(struct run *run)
 	res->elapsed = (double)(now_ns() - run->start) / NSEC;
 	res->cpu = cpu_seconds() - run->cpu0;
 	res->stacks = res->dropped = res->retries = res->reads = res->tags_dropped = 0;
-	res->unqualified = 0;
+	res->unqualified = res->anchored = 0;
 	for (size_t i = 0; i < run->nslot; i++) {
 		const struct slot *sl = run->slot[i];
 
@@ -157,12 +157,14 @@ static void progress(struct run *run)
 		res->retries += sl->before.retries;
 		res->tags_dropped += sl->before.tags_dropped;
 		res->unqualified += sl->before.unqualified;
+		res->anchored += sl->before.anchored;
 		if (sl->r) {
 			res->stacks += reader_stats(sl->r)->stacks;
 			res->dropped += reader_stats(sl->r)->dropped;
 			res->retries += reader_stats(sl->r)->retries;
 			res->tags_dropped += reader_stats(sl->r)->tags_dropped;
 			res->unqualified += reader_stats(sl->r)->unqualified;
+			res->anchored += reader_stats(sl->r)->anchored;
 		}
 		res->reads += sl->reads_before + sl->t->mem.calls;
 	}
@@ -267,6 +269,7 @@ static void reopen(struct run *run, struct slot *sl)
 		sl->before.retries += s->retries;
 		sl->before.tags_dropped += s->tags_dropped;
 		sl->before.unqualified += s->unqualified;
+		sl->before.anchored += s->anchored;
 		reader_free(sl->r);
 		sl->r = NULL;
 	}

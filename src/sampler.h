@@ -47,6 +47,7 @@ struct sampler_result {
 	uint64_t stacks, dropped, retries;
 	uint64_t tags_dropped;		/* samples that lost their tags to a torn read */
 	uint64_t unqualified;	/* Ruby methods named without their class (unreadable) */
+	uint64_t anchored;	/* Python 3.15+: stacks read only above their anchor */
 	uint64_t reads;		/* process_vm_readv calls */
 	double elapsed;		/* seconds */
 	double start;		/* Unix time sampling started */

@@ -32,7 +32,7 @@ struct serve_opts {
 	const char *listen;	/* "ADDR:PORT", "[V6]:PORT"; NULL: the default */
 	unsigned int rate;	/* Hz */
 	double duration;	/* seconds, 0 = until stopped */
-	int idle, gil, gvl_wait, no_gc, async_tasks, subprocesses, quiet, verbose;
+	int idle, gil, gvl_wait, no_gc, async_tasks, read_only, subprocesses, quiet, verbose;
 };
 
 /*

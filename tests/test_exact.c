@@ -162,20 +162,25 @@ static int drop_limit(const struct interp *in)
 	return in->lang == TARGET_PYTHON && in->minor <= 10 ? 45 : 15;
 }
 
-static void fast_recursion(const struct interp *in, const struct shape *sh, const char *script)
+/* "pyrospy: N stacks read only above ..." of pyrospy -v (CPython 3.15+), or 0 */
+static unsigned long stacks_anchored(const char *err)
 {
-	const char *extra[] = { "-r", "1000", "-d", "10", "-v", "-f", "folded", NULL };
-	char file[] = "/tmp/pyrospy-exact-XXXXXX", *err, *out, *save, *line, why[256];
-	const char *path = test_target_for(in, script);
-	unsigned long shown = 0, wrong = 0, callers = 0, stacks, dropped;
-	int fd = mkstemp(file), st;
+	const char *p = strstr(err, " stacks read only above ");
 
-	cr_assert(fd >= 0);
-	close(fd);
-	st = test_record_to(in, script, extra, file, &err);
-	cr_assert_eq(st, 0, "%s: exit %d: %s", in->bin, st, err);
-	out = test_slurp(file);
-	unlink(file);
+	if (!p)
+		return 0;
+	while (p > err && p[-1] != ' ')
+		p--;
+	return strtoul(p, NULL, 10);
+}
+
+/* The verdict on a folded profile of script (path) and what -v said of it. */
+static void fast_recursion_check(const struct interp *in, const struct shape *sh,
+				 const char *path, char *out, const char *err)
+{
+	unsigned long shown = 0, wrong = 0, callers = 0, stacks, dropped;
+	char *save, *line, why[256];
+
 	for (line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		char *sp = strrchr(line, ' ');
 		unsigned long n;
@@ -209,9 +214,27 @@ static void fast_recursion(const struct interp *in, const struct shape *sh, cons
 		     stacks + dropped, drop_limit(in), err);
 	cr_expect_not_null(strstr(err, " dropped"), "%s: drops not reported: %s", in->bin, err);
 	cr_log_info("%s: fast recursion: %lu stacks, %lu dropped (%.2f %%), %lu wrong, "
-		    "%lu callers off their line", in->bin, stacks, dropped,
-		    stacks + dropped ? 100.0 * (double)dropped / (double)(stacks + dropped) : 0.0,
-		    wrong, callers);
+		    "%lu callers off their line, %lu read above the anchor", in->bin, stacks,
+		    dropped, stacks + dropped ? 100.0 * (double)dropped / (double)(stacks + dropped) :
+		    0.0, wrong, callers, stacks_anchored(err));
+}
+
+static void fast_recursion(const struct interp *in, const struct shape *sh, const char *script)
+{
+	const char *extra[] = { "-r", "1000", "-d", "10", "-v", "-f", "folded", NULL };
+	char file[] = "/tmp/pyrospy-exact-XXXXXX", *err, *out;
+	int fd = mkstemp(file), st;
+
+	cr_assert(fd >= 0);
+	close(fd);
+	st = test_record_to(in, script, extra, file, &err);
+	cr_assert_eq(st, 0, "%s: exit %d: %s", in->bin, st, err);
+	out = test_slurp(file);
+	unlink(file);
+	fast_recursion_check(in, sh, test_target_for(in, script), out, err);
+	/* 3.15+: the stacks checked are those read above the anchor, most of them */
+	if (in->lang == TARGET_PYTHON && in->minor >= 15)
+		cr_expect_gt(stacks_anchored(err), 1000, "%s: %s", in->bin, err);
 	free(out);
 	free(err);
 }
@@ -235,6 +258,182 @@ ParameterizedTestParameters(exact, fast_recursion_ruby)
 ParameterizedTest(size_t *i, exact, fast_recursion_ruby, .timeout = 90)
 {
 	fast_recursion(&test_rubies[*i], &rb_shape, "fastrec.rb");
+}
+
+static const struct interp *python_3_15(void)
+{
+	for (size_t i = 0; i < test_npythons; i++)
+		if (test_pythons[i].minor == 15)
+			return &test_pythons[i];
+	cr_assert_fail("no Python 3.15 in the matrix");
+	return NULL;
+}
+
+/* record the process pid with args (NULL-ended, at most 12): status, folded profile, stderr */
+static int record_pid(pid_t pid, const char *const *more, char **folded, char **err)
+{
+	char pidbuf[32], file[] = "/tmp/pyrospy-anchor-XXXXXX", *out;
+	const char *args[24] = { "record", "--pid", pidbuf, "-v", "-f", "folded", "-o", file };
+	int n = 8, fd = mkstemp(file), st;
+
+	cr_assert(fd >= 0);
+	close(fd);
+	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)pid);
+	for (int i = 0; more[i] && n < 22; i++)
+		args[n++] = more[i];
+	args[n] = NULL;
+	st = test_pyrospy(args, &out, err);
+	free(out);
+	*folded = test_slurp(file);
+	unlink(file);
+	return st;
+}
+
+ParameterizedTestParameters(exact, resumed_elsewhere_python)
+{
+	return cr_make_param_array(size_t, (void *)test_indexes(test_npythons), test_npythons);
+}
+
+/*
+ * A generator resumed, or a key function called back by sorted(), from
+ * via_a and via_b in turn, their frames at the same place of the stack:
+ * spin() under each about half the time.  On 3.15 this is what keeps the
+ * anchor (LAST PROFILED FRAME) from being a generator's frame or a C
+ * call's entry frame, which leave the stack uncounted: the stack below
+ * would be the last caller's, via_a's where via_b runs.
+ */
+ParameterizedTest(size_t *i, exact, resumed_elsewhere_python, .timeout = 60)
+{
+	const struct interp *in = &test_pythons[*i];
+	const char *modes[] = { "gen", "key" };
+
+	for (size_t m = 0; m < 2; m++) {
+		const char *sargs[] = { test_target_for(in, "resumed.py"), modes[m], NULL };
+		const char *more[] = { "-r", "1000", "-d", "3", "--function", NULL };
+		char ready[64], *out, *err, *save, *line;
+		unsigned long a = 0, b = 0;
+		pid_t pid = test_start(in, sargs, ready, sizeof(ready));
+		int st = record_pid(pid, more, &out, &err);
+
+		test_stop(pid);
+		cr_assert_eq(st, 0, "%s %s: exit %d: %s", in->bin, modes[m], st, err);
+		for (line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+			const char *sp = strrchr(line, ' ');
+			unsigned long n = sp ? strtoul(sp + 1, NULL, 10) : 0;
+
+			/* --function: "name (file)" */
+			if (!strstr(line, ";spin ("))
+				continue;
+			if (strstr(line, ";via_a ("))
+				a += n;
+			else if (strstr(line, ";via_b ("))
+				b += n;
+		}
+		cr_log_info("%s %s: spin under via_a %lu, via_b %lu", in->bin, modes[m], a, b);
+		cr_assert_gt(a + b, 1000, "%s %s: %s", in->bin, modes[m], err);
+		cr_assert(a * 100 >= (a + b) * 35 && b * 100 >= (a + b) * 35,
+			  "%s %s: spin under via_a %lu, via_b %lu", in->bin, modes[m], a, b);
+		free(out);
+		free(err);
+	}
+}
+
+/*
+ * CPython 3.15's last_profiled_frame (pyrospy(1), LAST PROFILED FRAME):
+ * a stack 400 frames deep that does not change is read above the frame
+ * pyrospy wrote there, nearly every sample, and it is the stack a
+ * --read-only run (every frame read and checked) shows: all 400 frames,
+ * the innermost call on its line.
+ */
+Test(exact, anchor_deep_python, .timeout = 90)
+{
+	const struct interp *in = python_3_15();
+	const char *sargs[] = { test_target_for(in, "recursion.py"), NULL };
+	const char *on[] = { "-r", "1000", "-d", "3", NULL };
+	const char *off[] = { "-r", "1000", "-d", "3", "--read-only", NULL };
+	char ready[64], *f[2], *err[2], *first = NULL;
+	unsigned long stacks, dropped;
+	pid_t pid = test_start(in, sargs, ready, sizeof(ready));
+	int st[2];
+
+	usleep(300 * 1000);	/* "ready" comes before the recursion */
+	st[0] = record_pid(pid, on, &f[0], &err[0]);
+	st[1] = record_pid(pid, off, &f[1], &err[1]);
+	test_stop(pid);
+	/* every stack, either way: the same 400 frames over spin (on either of its lines) */
+	for (int k = 0; k < 2; k++) {
+		char *save, *line, want[1200];
+		unsigned int n = 0;
+
+		cr_assert_eq(st[k], 0, "exit %d: %s", st[k], err[k]);
+		snprintf(want, sizeof(want), ";rec (%s:14);spin (", sargs[0]);
+		for (line = strtok_r(f[k], "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+			const char *p = line;
+			char *at = strstr(line, want);
+			int recs = 0;
+
+			cr_assert_not_null(at, "%s", line);
+			while ((p = strstr(p, ";rec (")))
+				recs++, p++;
+			cr_assert_eq(recs, 400, "%d rec frames: %.300s", recs, line);
+			at[strlen(want)] = '\0';
+			if (!first)
+				first = line;
+			cr_assert_str_eq(line, first, "anchored and --read-only stacks differ");
+			n++;
+		}
+		cr_assert_gt(n, 0, "%s", err[k]);
+	}
+	stacks_dropped(err[0], &stacks, &dropped);
+	cr_log_info("%s: %lu stacks, %lu read above the anchor", in->bin, stacks,
+		    stacks_anchored(err[0]));
+	cr_assert_gt(stacks, 1000, "%s", err[0]);
+	cr_assert_geq(stacks_anchored(err[0]) * 10, stacks * 9, "%s", err[0]);
+	cr_assert_eq(stacks_anchored(err[1]), 0, "--read-only: %s", err[1]);
+	for (int k = 0; k < 2; k++) {
+		free(f[k]);
+		free(err[k]);
+	}
+}
+
+/*
+ * CPython's own profiler writes last_profiled_frame too.  Both attached to
+ * the fast recursion at once: pyrospy's stacks are still every one the
+ * program had, and CPython's profiler still works.
+ */
+Test(exact, anchor_beside_cpython, .timeout = 90)
+{
+	const struct interp *in = python_3_15();
+	const char *sargs[] = { test_target_for(in, "fastrec.py"), NULL };
+	const char *more[] = { "-r", "1000", "-d", "4", NULL };
+	char ready[64], cmd[1024], host[1024], *out, *err, *theirs;
+	pid_t pid = test_start(in, sargs, ready, sizeof(ready));
+	int st;
+
+	snprintf(host, sizeof(host), "%s/%s/tmp/pyrospy-anchor-%d.collapsed", test_chroots(),
+		 in->root, (int)getpid());
+	unlink(host);
+	snprintf(cmd, sizeof(cmd),
+		 "R=%s/%s; { mountpoint -q \"$R/proc\" || mount -t proc proc \"$R/proc\"; } && "
+		 "{ nohup chroot \"$R\" %s -m profiling.sampling attach --collapsed -d 6 "
+		 "-o /tmp/pyrospy-anchor-%d.collapsed %d >/dev/null 2>&1 & }",
+		 test_chroots(), in->root, in->bin, (int)getpid(), (int)pid);
+	free(test_run(cmd, &st));
+	cr_assert_eq(st, 0, "%s", cmd);
+	usleep(1000 * 1000);	/* it has attached */
+	st = record_pid(pid, more, &out, &err);
+	for (int i = 0; i < 150 && access(host, F_OK); i++)
+		usleep(100 * 1000);
+	test_stop(pid);
+	cr_assert_eq(st, 0, "exit %d: %s", st, err);
+	theirs = test_slurp(host);
+	unlink(host);
+	cr_log_info("CPython's profiler: %.300s", theirs);
+	cr_assert_not_null(strstr(theirs, "recurse"), "CPython's profiler: %s", theirs);
+	fast_recursion_check(in, &py_shape, sargs[0], out, err);
+	free(theirs);
+	free(out);
+	free(err);
 }
 
 /*

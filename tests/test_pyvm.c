@@ -56,6 +56,10 @@ static unsigned char *image_for(unsigned int minor, const struct pyvm_debug_layo
 	PUT(dl->tstate_native_thread_id, l->tstate.native_thread_id);
 	PUT(dl->tstate_datastack_chunk, l->tstate.datastack_chunk);
 	PUT(dl->tstate_status, l->tstate.status);
+	if (dl->tstate_last_profiled) {		/* 3.15+; 0 (the cookie) where none */
+		PUT(dl->tstate_last_profiled, l->tstate.last_profiled);
+		PUT(dl->tstate_last_profiled_seq, l->tstate.last_profiled + 8);
+	}
 	PUT(dl->frame_size, l->frame.size);
 	PUT(dl->frame_previous, l->frame.back);
 	PUT(dl->frame_executable, l->frame.code);
@@ -95,6 +99,20 @@ Test(pyvm, debug_offsets_roundtrip_and_reject)
 		cr_assert_eq(pyvm_from_debug(&out, pyvm_find(m), dl, img, dl->size, &mismatch), 0);
 		cr_assert_eq(mismatch, 0, "3.%u: %u fields differ", m, mismatch);
 		cr_assert_eq(memcmp(&out, pyvm_find(m), sizeof(out)), 0);
+
+		/* last_profiled_frame and its _seq, the next word: 3.15+ only */
+		cr_assert_eq(out.tstate.last_profiled, m >= 15 ? 88u : 0u, "3.%u", m);
+		if (dl->tstate_last_profiled) {
+			uint64_t apart = out.tstate.last_profiled + 16;
+
+			/* not the pair pyreader.c reads: none, and the rest as it was */
+			memcpy(img + dl->tstate_last_profiled_seq, &apart, 8);
+			cr_assert_eq(pyvm_from_debug(&out, pyvm_find(m), dl, img, dl->size, NULL), 0);
+			cr_assert_eq(out.tstate.last_profiled, 0);
+			cr_assert_eq(out.tstate.frame, pyvm_find(m)->tstate.frame);
+			apart -= 8;
+			memcpy(img + dl->tstate_last_profiled_seq, &apart, 8);
+		}
 
 		/* an offset beyond its group's size is refused */
 		memcpy(img + dl->gc_collecting, &big, 8);
