@@ -203,6 +203,19 @@ enum perr rmem_read(struct rmem *m, uint64_t addr, void *out, size_t len)
 	win_fit(w, (size_t)(end - start));
 	w->len = 0;
 	err = procmem_read(&m->t->mem, start, w->buf, (size_t)(end - start));
+	if ((err == PERR_SHORT || err == PERR_FAULT) &&
+	    (start < (addr & ~(uint64_t)(RMEM_PAGE - 1)) ||
+	     end > ((addr + len + RMEM_PAGE - 1) & ~(uint64_t)(RMEM_PAGE - 1)))) {
+		/*
+		 * A page next to what was asked, in a readable map, that cannot
+		 * be read: a guard region (madvise(MADV_GUARD_INSTALL), which
+		 * glibc 2.42 puts at the bottom of a thread's stack, and which
+		 * /proc/PID/maps does not show).  Only the pages asked for.
+		 */
+		start = addr & ~(uint64_t)(RMEM_PAGE - 1);
+		end = (addr + len + RMEM_PAGE - 1) & ~(uint64_t)(RMEM_PAGE - 1);
+		err = procmem_read(&m->t->mem, start, w->buf, (size_t)(end - start));
+	}
 	if (err)
 		return err;
 	w->addr = start;

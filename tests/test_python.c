@@ -95,6 +95,50 @@ ParameterizedTest(size_t *i, python, deep_recursion, .timeout = 60)
 	free(out);
 }
 
+ParameterizedTestParameters(python, deep_thread)
+{
+	return cr_make_param_array(size_t, (void *)test_indexes(test_npythons_any),
+				   test_npythons_any);
+}
+
+/*
+ * A thread's 300 frames, all of them, nearly every sample: its second data
+ * stack chunk lies right under its C stack, whose guard page (glibc 2.42+,
+ * sid) /proc/PID/maps calls readable; a read past the chunk's end must
+ * not lose the stack (3.14 and 3.15 showed none).
+ */
+ParameterizedTest(size_t *i, python, deep_thread, .timeout = 60)
+{
+	const struct interp *in = test_python_any(*i);
+	const char *extra[] = { "-r", "200", "-d", "2", "-v", "-f", "folded", NULL };
+	char file[] = "/tmp/pyrospy-deepthread-XXXXXX", *out, *err, *line, *save;
+	unsigned long spins = 0;
+	int fd = mkstemp(file), st;
+
+	cr_assert(fd >= 0);
+	close(fd);
+	st = test_record_to(in, "threaddeep.py", extra, file, &err);
+	cr_assert_eq(st, 0, "%s: exit %d: %s", in->bin, st, err);
+	out = test_slurp(file);
+	unlink(file);
+	for (line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		const char *p = line;
+		int recs = 0;
+
+		if (!strstr(line, ";spin ("))
+			continue;
+		while ((p = strstr(p, ";rec (")))
+			recs++, p++;
+		cr_assert_eq(recs, 300, "%s: %d rec frames: %.300s", in->bin, recs, line);
+		spins += strtoul(strrchr(line, ' ') + 1, NULL, 10);
+	}
+	cr_log_info("%s: %lu stacks of the deep thread; %s", in->bin, spins, err);
+	cr_assert_geq(spins, 300, "%s: %lu stacks of the deep thread in 2 s at 200 Hz: %s",
+		      in->bin, spins, err);
+	free(out);
+	free(err);
+}
+
 ParameterizedTestParameters(python, threads)
 {
 	return cr_make_param_array(size_t, (void *)test_indexes(test_npythons_any),
