@@ -341,14 +341,11 @@ int test_thread_of(const char *folded, const char *needle, char *tid, size_t cap
 	return 1;
 }
 
-int test_record_to(const struct interp *in, const char *script, const char *const *extra,
-		   const char *file, char **err)
+int test_record_pid(pid_t pid, const char *file, const char *const *extra, char **err)
 {
-	const char *sargs[] = { test_target_for(in, script), NULL };
 	const char *args[24] = { "record", "--pid" };
-	char ready[64], pidbuf[32], *out;
+	char pidbuf[32], *out;
 	int n = 2, st;
-	pid_t pid = test_start(in, sargs, ready, sizeof(ready));
 
 	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)pid);
 	args[n++] = pidbuf;
@@ -358,8 +355,19 @@ int test_record_to(const struct interp *in, const char *script, const char *cons
 		args[n++] = extra[i];
 	args[n] = NULL;
 	st = test_pyrospy(args, &out, err);
-	test_stop(pid);
 	free(out);
+	return st;
+}
+
+int test_record_to(const struct interp *in, const char *script, const char *const *extra,
+		   const char *file, char **err)
+{
+	const char *sargs[] = { test_target_for(in, script), NULL };
+	char ready[64];
+	pid_t pid = test_start(in, sargs, ready, sizeof(ready));
+	int st = test_record_pid(pid, file, extra, err);
+
+	test_stop(pid);
 	return st;
 }
 

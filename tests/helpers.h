@@ -100,6 +100,12 @@ char *test_profile(const struct interp *in, const char *script, const char *cons
 		   const char **path);
 
 /*
+ * Run `record --pid pid -o file extra...' (at most 18 extra).  Returns
+ * pyrospy's exit status; *err gets its stderr.
+ */
+int test_record_pid(pid_t pid, const char *file, const char *const *extra, char **err);
+
+/*
  * Start script with in, run `record --pid PID -o file extra...', stop the
  * script.  Returns pyrospy's exit status; *err gets its stderr.
  */

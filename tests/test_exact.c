@@ -269,21 +269,19 @@ static const struct interp *python_3_15(void)
 	return NULL;
 }
 
-/* record the process pid with args (NULL-ended, at most 12): status, folded profile, stderr */
+/* record the process pid -v -f folded, args more: status, folded profile, stderr */
 static int record_pid(pid_t pid, const char *const *more, char **folded, char **err)
 {
-	char pidbuf[32], file[] = "/tmp/pyrospy-anchor-XXXXXX", *out;
-	const char *args[24] = { "record", "--pid", pidbuf, "-v", "-f", "folded", "-o", file };
-	int n = 8, fd = mkstemp(file), st;
+	char file[] = "/tmp/pyrospy-anchor-XXXXXX";
+	const char *args[20] = { "-v", "-f", "folded" };
+	int n = 3, fd = mkstemp(file), st;
 
 	cr_assert(fd >= 0);
 	close(fd);
-	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)pid);
-	for (int i = 0; more[i] && n < 22; i++)
+	for (int i = 0; more[i] && n < 18; i++)
 		args[n++] = more[i];
 	args[n] = NULL;
-	st = test_pyrospy(args, &out, err);
-	free(out);
+	st = test_record_pid(pid, file, args, err);
 	*folded = test_slurp(file);
 	unlink(file);
 	return st;

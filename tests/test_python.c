@@ -102,22 +102,26 @@ ParameterizedTestParameters(python, deep_thread)
 }
 
 /*
- * A thread's 300 frames, all of them, nearly every sample: its second data
- * stack chunk lies right under its C stack, whose guard page (glibc 2.42+,
- * sid) /proc/PID/maps calls readable; a read past the chunk's end must
- * not lose the stack (3.14 and 3.15 showed none).
+ * A thread's 300 frames (recursion.py thread), all of them, nearly every
+ * sample: its second data stack chunk lies right under its C stack, whose
+ * guard page (glibc 2.42+, sid) /proc/PID/maps calls readable; a read
+ * past the chunk's end must not lose the stack (3.14 and 3.15 showed none).
  */
 ParameterizedTest(size_t *i, python, deep_thread, .timeout = 60)
 {
 	const struct interp *in = test_python_any(*i);
 	const char *extra[] = { "-r", "200", "-d", "2", "-v", "-f", "folded", NULL };
-	char file[] = "/tmp/pyrospy-deepthread-XXXXXX", *out, *err, *line, *save;
+	const char *sargs[] = { test_target_for(in, "recursion.py"), "thread", NULL };
+	char file[] = "/tmp/pyrospy-deepthread-XXXXXX", ready[64], *out, *err, *line, *save;
 	unsigned long spins = 0;
 	int fd = mkstemp(file), st;
+	pid_t pid;
 
 	cr_assert(fd >= 0);
 	close(fd);
-	st = test_record_to(in, "threaddeep.py", extra, file, &err);
+	pid = test_start(in, sargs, ready, sizeof(ready));
+	st = test_record_pid(pid, file, extra, &err);
+	test_stop(pid);
 	cr_assert_eq(st, 0, "%s: exit %d: %s", in->bin, st, err);
 	out = test_slurp(file);
 	unlink(file);
