@@ -765,7 +765,8 @@ static enum perr verify(struct pyreader *pr, size_t flen, uint64_t tstate, uint6
  * read again).
  *
  * The anchor is written after a whole walk has been verified: the
- * innermost frame's address goes into last_profiled_frame, and then every
+ * innermost of the thread's own frames goes into last_profiled_frame (see
+ * anchor_match() for why not a generator's or an entry frame), and every
  * frame is read again with the pair (anchor_register()).  A frame that
  * returned before the write lands is not counted by the interpreter; it
  * is caught there, as verify() catches any frame that moved.  Another
@@ -912,9 +913,14 @@ static void anchor_register(struct pyreader *pr, uint64_t tstate, const unsigned
 	if (top + 1 >= pr->nvisit)
 		return;		/* none, or nothing below it */
 	frame = pr->visit[top].addr;
-	if (procmem_write(&pr->t->mem, tstate + L->tstate.last_profiled, &frame, sizeof(frame))) {
+	switch (procmem_write(&pr->t->mem, tstate + L->tstate.last_profiled, &frame, sizeof(frame))) {
+	case PERR_OK:
+		break;
+	case PERR_PERM:
 		pr->anchor_off = 1;	/* not allowed here: read every frame */
 		return;
+	default:
+		return;		/* the thread or process going: another sample tries */
 	}
 	pr->anchor_check = 2;
 	pr->anchor_want[0] = frame;
