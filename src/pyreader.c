@@ -163,6 +163,7 @@ struct pyreader {
 		char *tags;
 	} merged[64];
 	struct pydent *dent;		/* dict_read()'s entries, reused */
+	int dict_torn;			/* its last read: fewer entries than ma_used */
 	unsigned char *draw;		/* and its raw table */
 	size_t dent_cap;
 	struct pyvisit *visit;		/* the frames of this walk */
@@ -1432,12 +1433,13 @@ static enum perr dict_read(struct pyreader *pr, uint64_t dict, size_t max,
 			   struct pydent **out, size_t *nout)
 {
 	unsigned char d[64], k[40], *raw;
-	uint64_t keys, nent, start, esize, size;
+	uint64_t keys, nent, start, esize, size, used;
 	int hashed = 1;
 	enum perr err;
 
 	*out = NULL;
 	*nout = 0;
+	pr->dict_torn = 0;
 	if (!dict || (dict & 7))
 		return PERR_CORRUPT;
 	/* PyDictObject: ma_keys at 32, ma_values at 40 (GIL build) */
@@ -1446,6 +1448,14 @@ static enum perr dict_read(struct pyreader *pr, uint64_t dict, size_t max,
 	if ((pr->dict_type && get_u64(d, pr->lay.ob_type) != pr->dict_type) ||
 	    get_u64(d, PYVM_OFF(&pr->lay, 40)))
 		return PERR_CORRUPT;	/* not a dict, or a split table */
+	/*
+	 * ma_used, the items it holds: the entries read must be that many.
+	 * Read apart, the header and its entries may be of two moments (a
+	 * resize between them, the old keys freed and taken by a new dict):
+	 * the tag table then lacked a thread that always had its set, and
+	 * that sample went untagged (tags/held_python, 3.9: 1 in 3000).
+	 */
+	used = get_u64(d, PYVM_OFF(&pr->lay, 16));
 	keys = get_u64(d, PYVM_OFF(&pr->lay, 32));
 	if (!keys || (keys & 7) || (err = rd(pr, keys, k, sizeof(k))))
 		return err ? err : PERR_CORRUPT;
@@ -1485,8 +1495,10 @@ static enum perr dict_read(struct pyreader *pr, uint64_t dict, size_t max,
 		if (pr->tag_keys_len > TAG_TABLE_MAX)
 			pr->tag_keys = pr->tag_keys_len = 0;
 	}
-	if (!nent)
-		return PERR_OK;
+	if (!nent) {
+		pr->dict_torn = !!used;
+		return used ? PERR_CORRUPT : PERR_OK;
+	}
 	if (nent > pr->dent_cap) {
 		pr->dent_cap = (size_t)nent;
 		pr->dent = xreallocarray(pr->dent, pr->dent_cap, sizeof(*pr->dent));
@@ -1505,6 +1517,11 @@ static enum perr dict_read(struct pyreader *pr, uint64_t dict, size_t max,
 		o->value = get_u64(e, hashed ? 16 : 8);
 		if (o->key && o->value)	/* deleted: key NULL, or value NULL (<= 3.10) */
 			(*nout)++;
+	}
+	if (*nout != used) {
+		*nout = 0;
+		pr->dict_torn = 1;
+		return PERR_CORRUPT;
 	}
 	return PERR_OK;
 }
@@ -1764,7 +1781,8 @@ static void tags_load(struct pyreader *pr, uint64_t interp)
 		 */
 		pr->stats.tags_dropped++;
 		pr->tags_torn = 1;
-		if (++pr->tag_fails >= TAG_FAILS) {
+		/* fewer entries than it holds: changed as read, not gone */
+		if (!pr->dict_torn && ++pr->tag_fails >= TAG_FAILS) {
 			pr->tag_dict = pr->tag_list = pr->tag_keys = pr->tag_epoch_at = 0;
 			pr->tag_seen[0] = pr->tag_seen[1] = 0;
 		}
