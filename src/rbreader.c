@@ -2618,7 +2618,7 @@ static enum perr sample_threads(struct rbreader *rr, uint64_t base, uint32_t id,
 			rr->stats.dropped++;	/* not this ractor's: it ended as we read */
 			break;
 		}
-		for (unsigned int i = 0; i < ndone && !seen; i++)
+		for (unsigned int i = 0; restarted && i < ndone && !seen; i++)
 			seen = done[i] == addr;
 		if (seen)
 			continue;
