@@ -704,9 +704,11 @@ static enum perr verify(struct pyreader *pr, size_t flen, uint64_t tstate, uint6
 	 * stack is read in one range with it, up to a page of them at once,
 	 * the ranges still innermost first: the kernel pins pages for each
 	 * range anew, and a range a frame cost a third of a 50-deep sample's
-	 * CPU.  Not on 3.11-3.13, which store a frame's instruction pointer at
-	 * every instruction (3.14+ on calls): there, read in ranges, 5 to 32
-	 * callers in 10 000 off their call line came through again.
+	 * CPU.  Not on 3.11-3.13: there, read in ranges, 5 to 32 callers in
+	 * 10 000 off their call line came through again (0 on 3.14 and 3.15
+	 * in 6 runs).  Why is not established; likely that those versions
+	 * store a frame's instruction pointer at every instruction, so a
+	 * caller's moves right after its callee returns.
 	 */
 	pr->snap_ok = pr->top_same = 0;
 	for (size_t i = 0; i < pr->nvisit;) {
