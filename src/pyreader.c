@@ -1554,22 +1554,31 @@ static enum perr dict_read(struct pyreader *pr, uint64_t dict, size_t max,
 	return PERR_OK;
 }
 
-/* The value of the str key `name' in dict, 0 if absent or unreadable. */
-static uint64_t dict_get(struct pyreader *pr, uint64_t dict, const char *name)
+/* The value of the str key `name' in dict into *v, 0 if absent. */
+static enum perr dict_find(struct pyreader *pr, uint64_t dict, const char *name, uint64_t *v)
 {
 	struct pydent *e;
 	size_t n;
-	uint64_t v = 0;
+	enum perr err;
 
-	if (dict_read(pr, dict, DICT_MAX, &e, &n))
-		return 0;
-	for (size_t i = 0; i < n && !v; i++) {
+	*v = 0;
+	if ((err = dict_read(pr, dict, DICT_MAX, &e, &n)))
+		return err;
+	for (size_t i = 0; i < n && !*v; i++) {
 		const char *key;
 
 		if (!read_str(pr, e[i].key, &key) && !strcmp(key, name))
-			v = e[i].value;
+			*v = e[i].value;
 	}
-	return v;
+	return PERR_OK;
+}
+
+/* The value of the str key `name' in dict, 0 if absent or unreadable. */
+static uint64_t dict_get(struct pyreader *pr, uint64_t dict, const char *name)
+{
+	uint64_t v;
+
+	return dict_find(pr, dict, name, &v) ? 0 : v;
 }
 
 static void tagsets_clear(struct pyreader *pr)
@@ -1616,6 +1625,7 @@ static void tags_search(struct pyreader *pr, uint64_t interp)
 {
 	const struct pyvm_layout *L = &pr->lay;
 	uint64_t modules, used, keys, mod, md_dict;
+	enum perr err;
 
 	if (L->interp.modules == PYVM_NONE)
 		return;
@@ -1625,10 +1635,19 @@ static void tags_search(struct pyreader *pr, uint64_t interp)
 	    rd_u64(pr, modules + PYVM_OFF(L, 32), &keys) ||
 	    (keys == pr->tag_seen[0] && used == pr->tag_seen[1] && !pr->tags_importing))
 		return;
+	/*
+	 * sys.modules as seen is remembered only once it was read whole: a
+	 * read torn by an import (exec: the program importing at start) was
+	 * taken for "no helper", and with sys.modules still from then on,
+	 * the table was never looked for again (span/churn_python, 3.15:
+	 * every sample of a run without its tags).
+	 */
+	err = dict_find(pr, modules, "pyrospy", &mod);
+	if (err && err != PERR_TOOBIG)
+		return;
 	pr->tag_seen[0] = keys;
 	pr->tag_seen[1] = used;
 	pr->tags_importing = 0;
-	mod = dict_get(pr, modules, "pyrospy");
 	/* PyModuleObject: md_dict right after the object header */
 	if (!mod || rd_u64(pr, mod + PYVM_OFF(L, 16), &md_dict))
 		return;
