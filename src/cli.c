@@ -1161,6 +1161,9 @@ static int profile_target(struct cli_opts *o, struct target *t, pid_t pid, pid_t
 			(unsigned long long)res.retries, (unsigned long long)res.late,
 			res.ticks ? (double)res.reads / (double)res.ticks : 0.0,
 			res.ticks ? res.cpu * 1e6 / (double)res.ticks : 0.0);
+	if (o->verbose && res.ticks)
+		fprintf(stderr, "pyrospy: %.1f ranges of the target's memory read per sample\n",
+			(double)res.ranges / (double)res.ticks);
 	if (o->verbose && res.tags_dropped)
 		fprintf(stderr, "pyrospy: tags dropped %llu times (changed under the read, or a "
 			"set not readable)\n", (unsigned long long)res.tags_dropped);

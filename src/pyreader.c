@@ -674,7 +674,7 @@ static enum perr verify(struct pyreader *pr, size_t flen, uint64_t tstate, uint6
 {
 	const struct pyvm_layout *L = &pr->lay;
 	uint64_t now_top = 0, top = pr->nvisit ? pr->visit[0].addr : 0;
-	size_t n = 0, cap = pr->visit_cap ? pr->visit_cap : 1, clen = L->code.size, used = 0;
+	size_t n = 0, cap = pr->visit_cap ? pr->visit_cap : 1, clen = L->code.size, used = 0, live;
 	int ranges = L->frames != PYVM_FRAMEOBJ && L->minor >= 14;
 	enum perr err;
 
@@ -695,6 +695,17 @@ static enum perr verify(struct pyreader *pr, size_t flen, uint64_t tstate, uint6
 	if (top_at)
 		pr->viov[n++] = (struct procmem_iov){ top_at, &now_top, sizeof(now_top) };
 	/*
+	 * A walk that stopped at an anchor: the pair first, in one range with
+	 * the frame pointer next to it.  Still as the walk found it, it says
+	 * the frame the walk stopped at (stop, its last) has not returned
+	 * since the anchor was written, up to this read, which comes after
+	 * the walk's: the frames below it held then.  The frames above it
+	 * are checked below as any walk's.
+	 */
+	if (pr->anchor_check == 1)
+		pr->viov[n++] = (struct procmem_iov){ tstate + L->tstate.last_profiled,
+						      pr->anchor_got, sizeof(pr->anchor_got) };
+	/*
 	 * The frames innermost first, as the walk read them, the innermost
 	 * right after the innermost frame pointer.  (Outermost first, their
 	 * order in a data stack, procmem_readv() would read them as one range,
@@ -711,7 +722,13 @@ static enum perr verify(struct pyreader *pr, size_t flen, uint64_t tstate, uint6
 	 * caller's moves right after its callee returns.
 	 */
 	pr->snap_ok = pr->top_same = 0;
-	for (size_t i = 0; i < pr->nvisit;) {
+	/*
+	 * That frame, live all along, keeps its caller and its code object
+	 * (which cannot have been freed and reused): neither is read again.
+	 * Alone, it is the innermost: nothing else of it is compared.
+	 */
+	live = pr->anchor_check == 1 ? pr->nvisit - 1 : SIZE_MAX;
+	for (size_t i = 0; i < pr->nvisit && !(i == live && !i);) {
 		uint64_t lo = pr->visit[i].addr, hi = lo + flen;
 		size_t j = i + 1;
 
@@ -731,13 +748,13 @@ static enum perr verify(struct pyreader *pr, size_t flen, uint64_t tstate, uint6
 	for (size_t i = 0; i < pr->nvisit; i++) {
 		const struct pyvisit *v = &pr->visit[i];
 
-		if (v->c && (!i || pr->visit[i - 1].c != v->c)) {
+		if (v->c && i != live && (!i || pr->visit[i - 1].c != v->c)) {
 			pr->viov[n++] = (struct procmem_iov){ v->c->addr, pr->cbuf + i * clen, clen };
 			pr->viov[n++] = (struct procmem_iov){ v->c->print[1], pr->nbuf + i * NAMEOBJ,
 							      v->c->namelen };
 		}
 	}
-	if (pr->anchor_check)
+	if (pr->anchor_check == 2)
 		pr->viov[n++] = (struct procmem_iov){ tstate + L->tstate.last_profiled,
 						      pr->anchor_got, sizeof(pr->anchor_got) };
 	if (n && (err = procmem_readv(&pr->t->mem, pr->viov, n, NULL))) {
@@ -749,7 +766,7 @@ static enum perr verify(struct pyreader *pr, size_t flen, uint64_t tstate, uint6
 	     memcmp(pr->anchor_got, pr->anchor_want, sizeof(pr->anchor_got))) ||
 	    (pr->anchor_check == 2 && pr->anchor_got[0] != pr->anchor_want[0]))
 		return PERR_CORRUPT;
-	for (size_t k = 0; k < pr->nvisit; k++) {
+	for (size_t k = 0; k < pr->nvisit && !(k == live && !k); k++) {
 		const struct pyvisit *v = &pr->visit[k];
 		const unsigned char *fr = pr->vbuf + pr->voff[k];
 		uint64_t print[4];
@@ -758,7 +775,7 @@ static enum perr verify(struct pyreader *pr, size_t flen, uint64_t tstate, uint6
 		    (k && frame_at(L, fr) != v->at) ||
 		    (L->frames == PYVM_FRAMEOBJ && !frameobj_running(L, fr)))
 			return PERR_CORRUPT;
-		if (!v->c || (k && pr->visit[k - 1].c == v->c))
+		if (!v->c || k == live || (k && pr->visit[k - 1].c == v->c))
 			continue;
 		code_print(L, pr->cbuf + k * clen, print);
 		if (memcmp(print, v->c->print, sizeof(print)) ||

@@ -105,7 +105,7 @@ struct slot {
 	enum perr end;		/* why it is done */
 	unsigned int execs;	/* exec()s seen */
 	struct reader_stats before;	/* of the readers of earlier images */
-	uint64_t reads_before;
+	uint64_t reads_before, ranges_before;
 };
 
 /* A descendant that was no interpreter when looked at, and its executable. */
@@ -147,7 +147,7 @@ static void progress(struct run *run)
 
 	res->elapsed = (double)(now_ns() - run->start) / NSEC;
 	res->cpu = cpu_seconds() - run->cpu0;
-	res->stacks = res->dropped = res->retries = res->reads = res->tags_dropped = 0;
+	res->stacks = res->dropped = res->retries = res->reads = res->ranges = res->tags_dropped = 0;
 	res->unqualified = res->anchored = 0;
 	for (size_t i = 0; i < run->nslot; i++) {
 		const struct slot *sl = run->slot[i];
@@ -167,6 +167,7 @@ static void progress(struct run *run)
 			res->anchored += reader_stats(sl->r)->anchored;
 		}
 		res->reads += sl->reads_before + sl->t->mem.calls;
+		res->ranges += sl->ranges_before + sl->t->mem.ranges;
 	}
 }
 
@@ -274,6 +275,7 @@ static void reopen(struct run *run, struct slot *sl)
 		sl->r = NULL;
 	}
 	sl->reads_before += sl->t->mem.calls;
+	sl->ranges_before += sl->t->mem.ranges;
 	sl->execs++;
 	run->res->execs++;
 	target_close(sl->t);

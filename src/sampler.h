@@ -49,6 +49,7 @@ struct sampler_result {
 	uint64_t unqualified;	/* Ruby methods named without their class (unreadable) */
 	uint64_t anchored;	/* Python 3.15+: stacks read only above their anchor */
 	uint64_t reads;		/* process_vm_readv calls */
+	uint64_t ranges;	/* remote ranges they read (pinned apart) */
 	double elapsed;		/* seconds */
 	double start;		/* Unix time sampling started */
 	double cpu;		/* our user+sys seconds while sampling */

@@ -174,6 +174,18 @@ static unsigned long stacks_anchored(const char *err)
 	return strtoul(p, NULL, 10);
 }
 
+/* "pyrospy: N ranges of the target's memory read per sample" of pyrospy -v, or -1 */
+static double ranges_per_sample(const char *err)
+{
+	const char *p = strstr(err, " ranges of the target's memory read per sample");
+
+	if (!p)
+		return -1;
+	while (p > err && p[-1] != ' ')
+		p--;
+	return strtod(p, NULL);
+}
+
 /* The verdict on a folded profile of script (path) and what -v said of it. */
 static void fast_recursion_check(const struct interp *in, const struct shape *sh,
 				 const char *path, char *out, const char *err)
@@ -388,6 +400,17 @@ Test(exact, anchor_deep_python, .timeout = 90)
 	cr_assert_gt(stacks, 1000, "%s", err[0]);
 	cr_assert_geq(stacks_anchored(err[0]) * 10, stacks * 9, "%s", err[0]);
 	cr_assert_eq(stacks_anchored(err[1]), 0, "--read-only: %s", err[1]);
+	/*
+	 * An anchored sample reads the places of the last one again (the
+	 * frames above the anchor, the thread state, the code objects: 6
+	 * ranges here) and then, to check it, the frame pointer and the
+	 * pair next to it, one range: not the frame the walk stopped at, nor
+	 * its code object, which that frame keeps while it lives (11 ranges
+	 * before: each range costs the kernel a look-up and a pin).
+	 */
+	cr_log_info("%s: %.1f ranges a sample anchored, %.1f --read-only", in->bin,
+		    ranges_per_sample(err[0]), ranges_per_sample(err[1]));
+	cr_assert(ranges_per_sample(err[0]) > 0 && ranges_per_sample(err[0]) <= 8.5, "%s", err[0]);
 	for (int k = 0; k < 2; k++) {
 		free(f[k]);
 		free(err[k]);
