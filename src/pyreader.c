@@ -707,7 +707,8 @@ static enum perr verify(struct pyreader *pr, size_t flen, uint64_t tstate, uint6
 						      pr->anchor_got, sizeof(pr->anchor_got) };
 	/*
 	 * The frames innermost first, as the walk read them, the innermost
-	 * right after the innermost frame pointer.  (Outermost first, their
+	 * right after the innermost frame pointer (and the pair, when
+	 * anchored).  (Outermost first, their
 	 * order in a data stack, procmem_readv() would read them as one range,
 	 * for a third less CPU a sample; but then 5-13 callers in 10 000 off
 	 * their call line came through on 3.11 and 3.13 in exact/fast_recursion,
