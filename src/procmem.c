@@ -2,9 +2,14 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
+#include <unistd.h>
 
 #include "procmem.h"
 
@@ -18,11 +23,78 @@ void procmem_init(struct procmem *pm, pid_t pid)
 {
 	memset(pm, 0, sizeof(*pm));
 	pm->pid = pid;
+	pm->pidfd = -1;
+}
+
+void procmem_hold(struct procmem *pm, int pidfd, uint64_t start)
+{
+	pm->pidfd = pidfd;
+	pm->start = start;
+	pm->held = 1;
+}
+
+/*
+ * No pidfd: the process on pid is the one held while it has the start
+ * time it had (field 22 of /proc/PID/stat, in clock ticks since boot) and
+ * is neither a zombie nor dead.  Weaker than a pidfd: two processes
+ * started on one pid within a tick look the same.
+ */
+static int stat_alive(pid_t pid, uint64_t start)
+{
+	char path[64], buf[2048], *p, *end;
+	unsigned long long v = 0;
+	ssize_t n;
+	int fd, field;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	/* the command name may hold anything: fields start after its last ')' */
+	p = strrchr(buf, ')');
+	if (!p || p[1] != ' ' || !p[2] || p[2] == 'Z' || p[2] == 'X' || p[2] == 'x')
+		return 0;
+	for (p += 3, field = 4; field <= 22 && *p; field++, p = end) {
+		v = strtoull(p, &end, 10);
+		if (end == p)
+			return 0;
+	}
+	return field == 23 && v == start;
+}
+
+int procmem_alive(struct procmem *pm)
+{
+	int saved = errno;
+
+	if (pm->gone)
+		return 0;
+	if (pm->buf || !pm->held)
+		return 1;
+	if (pm->pidfd >= 0) {
+		/* readable: the process exited (a zombie counts: its memory is gone) */
+		struct pollfd pfd = { .fd = pm->pidfd, .events = POLLIN };
+		int n;
+
+		while ((n = poll(&pfd, 1, 0)) < 0 && errno == EINTR)
+			;
+		if (n != 0)
+			pm->gone = 1;
+	} else if (!stat_alive(pm->pid, pm->start)) {
+		pm->gone = 1;
+	}
+	errno = saved;
+	return !pm->gone;
 }
 
 void procmem_init_buffer(struct procmem *pm, uint64_t base, const void *buf, size_t len)
 {
 	memset(pm, 0, sizeof(*pm));
+	pm->pidfd = -1;
 	pm->buf = buf;
 	pm->base = base;
 	pm->len = len;
@@ -55,11 +127,24 @@ enum perr procmem_write(struct procmem *pm, uint64_t addr, const void *buf, size
 	struct iovec local = { (void *)(uintptr_t)buf, len }, remote = { (void *)addr, len };
 	ssize_t put;
 
+	int errnum;
+
 	if (pm->buf)
 		return PERR_PERM;
+	/*
+	 * Never into another process on the pid: the word written is an
+	 * address of the held process's, at an address of its.  Checked
+	 * again after, so that a write that may have raced with the pid's
+	 * reuse is the last one.
+	 */
+	if (!procmem_alive(pm))
+		return PERR_EXITED;
 	put = process_vm_writev(pm->pid, &local, 1, &remote, 1, 0);
+	errnum = errno;
+	if (!procmem_alive(pm))
+		return PERR_EXITED;
 	if (put < 0)
-		return readv_errno(errno);
+		return readv_errno(errnum);
 	return (size_t)put == len ? PERR_OK : PERR_SHORT;
 }
 
@@ -99,6 +184,11 @@ enum perr procmem_readv(struct procmem *pm, const struct procmem_iov *iov,
 	size_t i = 0;
 	enum perr err = PERR_OK;
 
+	if (pm->gone) {
+		if (done)
+			*done = 0;
+		return PERR_EXITED;	/* the pid may be another process's by now */
+	}
 	while (i < nr) {
 		size_t first = i, nl = 0, nrem = 0, want = 0, total = 0, k;
 		uint64_t end = 0;
@@ -147,6 +237,8 @@ enum perr procmem_readv(struct procmem *pm, const struct procmem_iov *iov,
 		if (got < 0) {
 			pm->faults++;
 			err = readv_errno(errno);
+			if (err == PERR_EXITED && pm->held)
+				pm->gone = 1;	/* no process on the pid: ours was reaped */
 			i = first;
 			break;
 		}

@@ -19,6 +19,15 @@
  */
 struct procmem {
 	pid_t pid;
+	/*
+	 * Which process pid is: a pidfd (pidfd_open(2)) when the kernel has
+	 * them, else -1 and its start time (field 22 of /proc/PID/stat).  Set
+	 * by target_open(); 0 and 0 (before procmem_hold()): any process.
+	 */
+	int pidfd;
+	int held;		/* pidfd or start is set: procmem_alive() checks it */
+	uint64_t start;
+	int gone;		/* seen gone once: every read and write fails from then on */
 	/* buffer backend: remote addresses [base, base+len) map to buf */
 	const unsigned char *buf;
 	uint64_t base;
@@ -38,6 +47,23 @@ struct procmem_iov {
 };
 
 void procmem_init(struct procmem *pm, pid_t pid);
+
+/*
+ * Hold the process now on pm->pid: pidfd, or -1 where the kernel has no
+ * pidfd_open(2), then start is what procmem_alive() compares.  The pidfd
+ * is the caller's (target.c) to close.
+ */
+void procmem_hold(struct procmem *pm, int pidfd, uint64_t start);
+
+/*
+ * Is the process held still running (not exited, not a zombie)?  While it
+ * is, no other process can have its pid, so what was read of pm->pid
+ * before this returned 1 was read of it.  Once it says 0 it always does,
+ * and every read and write fails with PERR_EXITED.  A pidfd costs one
+ * poll(2); without one, /proc/PID/stat is read (start time, state).  1 for
+ * a buffer-backed or unheld procmem.
+ */
+int procmem_alive(struct procmem *pm);
 void procmem_init_buffer(struct procmem *pm, uint64_t base, const void *buf, size_t len);
 
 /*
@@ -65,7 +91,10 @@ enum perr procmem_readv(struct procmem *pm, const struct procmem_iov *iov,
  * an error as procmem_read's (PERR_SHORT for part of them).  The one write
  * pyrospy makes is CPython 3.15's last_profiled_frame (pyreader.c), a word
  * the interpreter keeps for out-of-process profilers.  A buffer-backed
- * procmem is read-only: PERR_PERM.
+ * procmem is read-only: PERR_PERM.  A held process is checked alive right
+ * before and right after the write (PERR_EXITED: not written, or gone as
+ * it was); process_vm_writev(2) takes a pid, not a pidfd, so the only
+ * window left is between the first check and the system call.
  */
 enum perr procmem_write(struct procmem *pm, uint64_t addr, const void *buf, size_t len);
 

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "mapfile.h"
@@ -119,7 +120,8 @@ static void read_comm(struct target *t)
 
 /*
  * What /proc/PID/stat says of a process: its state letter and flags
- * (fields 3 and 9), and its image: where its code, stack and heap start
+ * (fields 3 and 9), its start time (field 22: which process, with the pid;
+ * an exec() keeps it), and its image: where its code, stack and heap start
  * (fields 26, 28 and 47).  exec() makes a new image, and address space
  * layout randomisation new values.  0 when the process is gone (state 0),
  * zeros where the kernel hides them.
@@ -127,6 +129,7 @@ static void read_comm(struct target *t)
 struct pstat {
 	char state;
 	uint64_t flags;
+	uint64_t start;
 	uint64_t image[3];
 };
 
@@ -134,7 +137,7 @@ struct pstat {
 
 static int read_stat(pid_t pid, struct pstat *ps)
 {
-	static const unsigned int want[] = { 9, 26, 28, 47 };
+	static const unsigned int want[] = { 9, 22, 26, 28, 47 };
 	char path[64], buf[2048], *p, *end;
 	unsigned int field = 3, k = 0;
 	ssize_t n;
@@ -166,8 +169,10 @@ static int read_stat(pid_t pid, struct pstat *ps)
 		if (field == want[k]) {
 			if (k == 0)
 				ps->flags = v;
+			else if (k == 1)
+				ps->start = v;
 			else
-				ps->image[k - 1] = v;
+				ps->image[k - 2] = v;
 			k++;
 		}
 		p = end;
@@ -179,9 +184,48 @@ int target_execd(struct target *t)
 {
 	struct pstat ps;
 
-	if (!read_stat(t->pid, &ps) || (!ps.image[0] && !ps.image[1] && !ps.image[2]))
+	/* alive after the read: what it read was of the process held */
+	if (!read_stat(t->pid, &ps) || !procmem_alive(&t->mem) || ps.start != t->start ||
+	    (!ps.image[0] && !ps.image[1] && !ps.image[2]))
 		return 0;
 	return memcmp(ps.image, t->image, sizeof(ps.image)) != 0;
+}
+
+int target_ended(struct target *t)
+{
+	int exiting = target_exiting(t->pid);
+
+	return !procmem_alive(&t->mem) || exiting;
+}
+
+enum perr target_hold(struct procmem *pm, pid_t pid, uint64_t *start)
+{
+	struct pstat ps;
+	int fd = -1;
+
+#ifdef SYS_pidfd_open
+	fd = (int)syscall(SYS_pidfd_open, pid, 0);
+	if (fd < 0 && errno == ESRCH)
+		return PERR_NOPROC;
+#endif
+	/* no pidfd (Linux < 5.3, or a seccomp filter): the start time says which */
+	if (!read_stat(pid, &ps) || !ps.state) {
+		if (fd >= 0)
+			close(fd);
+		return PERR_NOPROC;
+	}
+	procmem_hold(pm, fd, ps.start);
+	if (start)
+		*start = ps.start;
+	return PERR_OK;
+}
+
+void target_release(struct procmem *pm)
+{
+	if (pm->held && pm->pidfd >= 0)
+		close(pm->pidfd);
+	pm->pidfd = -1;
+	pm->held = 0;
 }
 
 int target_exiting(pid_t pid)
@@ -387,26 +431,23 @@ static enum perr detect_ruby(struct target *t)
 	return PERR_OK;
 }
 
-enum perr target_open(struct target *t, pid_t pid)
+/*
+ * Open the process held in t->mem (target_open(), target_reopen()).  The
+ * caller checks it is still alive after: only then was all this of it.
+ */
+static enum perr open_held(struct target *t)
 {
 	const struct procmap *m;
-	char path[64];
-	struct stat st;
+	pid_t pid = t->pid;
+	struct pstat ps;
 	enum perr err;
 
-	memset(t, 0, sizeof(*t));
-	t->pid = pid;
-	procmem_init(&t->mem, pid);
-	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
-	if (pid <= 0 || stat(path, &st) < 0)
-		return PERR_NOPROC;
 	/* first: an exec() during what follows shows as a change */
-	{
-		struct pstat ps;
-
-		read_stat(pid, &ps);
-		memcpy(t->image, ps.image, sizeof(t->image));
-	}
+	if (!read_stat(pid, &ps))
+		return PERR_EXITED;
+	if (ps.start != t->start)
+		return PERR_EXITED;	/* another process on the pid */
+	memcpy(t->image, ps.image, sizeof(t->image));
 	read_comm(t);
 	err = procmaps_read(&t->maps, pid);
 	if (err)
@@ -461,8 +502,53 @@ enum perr target_open(struct target *t, pid_t pid)
 	return err;
 }
 
+enum perr target_open(struct target *t, pid_t pid)
+{
+	char path[64];
+	struct stat st;
+	enum perr err;
+
+	memset(t, 0, sizeof(*t));
+	t->pid = pid;
+	procmem_init(&t->mem, pid);
+	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
+	if (pid <= 0 || stat(path, &st) < 0)
+		return PERR_NOPROC;
+	/* held first, checked last: everything between was read of this process */
+	err = target_hold(&t->mem, pid, &t->start);
+	if (err)
+		return err;
+	err = open_held(t);
+	if (!procmem_alive(&t->mem))
+		return PERR_EXITED;
+	return err;
+}
+
+enum perr target_reopen(struct target *t)
+{
+	struct procmem was = t->mem;
+	pid_t pid = t->pid;
+	uint64_t start = t->start;
+	enum perr err;
+
+	if (!was.held || !procmem_alive(&was))
+		return PERR_EXITED;
+	t->mem.held = 0;	/* the pidfd goes on with the process */
+	target_close(t);
+	memset(t, 0, sizeof(*t));
+	t->pid = pid;
+	t->start = start;
+	procmem_init(&t->mem, pid);
+	procmem_hold(&t->mem, was.pidfd, was.start);
+	err = open_held(t);
+	if (!procmem_alive(&t->mem))
+		return PERR_EXITED;
+	return err;
+}
+
 void target_close(struct target *t)
 {
+	target_release(&t->mem);
 	object_release(&t->exe);
 	object_release(&t->lib);
 	procmaps_release(&t->maps);
@@ -478,6 +564,10 @@ enum perr target_refresh_maps(struct target *t)
 
 	if (err)
 		return err;
+	if (!procmem_alive(&t->mem)) {
+		procmaps_release(&fresh);
+		return PERR_EXITED;	/* the maps of another process */
+	}
 	procmaps_release(&t->maps);
 	t->maps = fresh;
 	return PERR_OK;

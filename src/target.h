@@ -37,6 +37,7 @@ struct target_object {
  */
 struct target {
 	pid_t pid;
+	uint64_t start;		/* field 22 of /proc/PID/stat: with the pid, which process */
 	enum target_lang lang;
 	unsigned int major, minor, patch;
 	char version[32];	/* as the interpreter spells it: "3.11.2", "3.4.1", "3.13.5t" */
@@ -58,6 +59,15 @@ struct target {
 };
 
 /*
+ * A target is a process, not a number.  target_open() holds the process
+ * then on pid (t->mem: a pidfd, else its start time) before it reads
+ * anything of it, and says PERR_EXITED if that process ended before it was
+ * done: what it read may be of another.  Every later look at the process
+ * (target_execd(), target_reopen(), procmem_alive(&t->mem)) is of the
+ * process held; a new process on the pid is never followed.
+ */
+
+/*
  * Open process pid: read its maps, find the interpreter, its version and
  * the object that holds its runtime.  Never executes anything of the
  * target's and never stops it.
@@ -75,11 +85,29 @@ enum perr target_open(struct target *t, pid_t pid);
 void target_close(struct target *t);
 
 /*
- * Has the process exec()'d since target_open()?  Everything read of it
- * would be stale: close and open it again.  0 when it has not, or is gone,
- * or the kernel does not say.  Reads /proc/PID/stat: three system calls.
+ * Hold the process now on pid in pm (procmem_init()'d for pid): a pidfd,
+ * else its start time, into *start if not NULL.  PERR_NOPROC when there is
+ * none.  target_release() closes it.
+ */
+enum perr target_hold(struct procmem *pm, pid_t pid, uint64_t *start);
+void target_release(struct procmem *pm);
+
+/*
+ * Has the process held exec()'d since target_open()?  Everything read of it
+ * would be stale: target_reopen() it.  0 when it has not, or is gone (a
+ * new process on the pid is no exec), or the kernel does not say.  Reads
+ * /proc/PID/stat and polls the pidfd: four system calls.
  */
 int target_execd(struct target *t);
+
+/*
+ * Open the same process again after an exec(): as target_open(), of the
+ * process held, never of another on its pid (PERR_EXITED then).
+ */
+enum perr target_reopen(struct target *t);
+
+/* The process held is gone, a zombie, or exiting (see target_exiting()). */
+int target_ended(struct target *t);
 
 /*
  * Is process pid gone, a zombie, or on its way out (in exit(), its memory
