@@ -1551,6 +1551,9 @@ static int dump_one(struct cli_opts *o, pid_t pid, int *any, int *dumped)
 	}
 	fputc('\0', d.f);
 	fclose(d.f);
+	/* what was read of its pid was its only if it is still there */
+	if (!err && !procmem_alive(&t.mem))
+		err = PERR_EXITED;
 	if (!err && o->tasks) {
 		ret = dump_tasks(o, &t, r, any);
 		*dumped = ret == EXIT_OK;

@@ -42,6 +42,11 @@ static pid_t parent_of(pid_t pid)
 	return (pid_t)ppid;
 }
 
+pid_t ptree_parent(pid_t pid)
+{
+	return parent_of(pid);
+}
+
 static void take(struct proc *all, size_t i, pid_t *out, size_t *nout)
 {
 	out[(*nout)++] = all[i].pid;

@@ -11,6 +11,9 @@
  */
 int ptree_descendants(pid_t root, pid_t **pids);
 
+/* The parent of pid (/proc/pid/stat, field 4), or -1. */
+pid_t ptree_parent(pid_t pid);
+
 /*
  * The process whose name (/proc/N/comm) or command line matches the
  * extended regular expression pattern, other than ourselves; the oldest

@@ -52,6 +52,7 @@ static double cpu_seconds(void)
 struct adder {
 	struct profile *p;
 	const struct sampler_opts *opts;
+	struct target *t;	/* whose stacks these are */
 	char *last, *merged;	/* the program's last tag set, and it with --tag */
 	int64_t when;		/* the tick's Unix time in ns, for opts->sample */
 };
@@ -77,8 +78,16 @@ static const char *with_cli_tags(struct adder *a, const char *tags)
 static void add_stack(void *arg, const struct stack *st)
 {
 	struct adder *a = arg;
-	const char *tags = with_cli_tags(a, st->tags);
+	const char *tags;
 
+	/*
+	 * The stack was read of a pid: only while the process held is still
+	 * alive is that pid its, and the stack its.  A process gone may
+	 * already have a successor on the pid, another user's.
+	 */
+	if (a->t && !procmem_alive(&a->t->mem))
+		return;
+	tags = with_cli_tags(a, st->tags);
 	if (a->opts->count_only)
 		a->p->total++;
 	else
@@ -121,6 +130,7 @@ struct run {
 	size_t nslot, aslot;
 	struct tried *tried;
 	size_t ntried, atried;
+	struct procmem root;	/* --subprocesses: the process whose tree it is */
 	int64_t start;
 	double cpu0;
 };
@@ -171,13 +181,15 @@ static void progress(struct run *run)
 	}
 }
 
-static int known(const struct run *run, pid_t pid)
+static int known(struct run *run, pid_t pid)
 {
 	char path[64], exe[256];
 	ssize_t n;
 
+	/* a slot's process ended: a new one on its pid is another process */
 	for (size_t i = 0; i < run->nslot; i++)
-		if (run->slot[i]->t->pid == pid)
+		if (run->slot[i]->t->pid == pid &&
+		    (!run->slot[i]->done || procmem_alive(&run->slot[i]->t->mem)))
 			return 1;
 	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
 	n = readlink(path, exe, sizeof(exe) - 1);
@@ -206,12 +218,41 @@ static void forget_tried(struct run *run, pid_t pid, const char *exe)
 	run->ntried++;
 }
 
+/*
+ * t, opened from pids (a snapshot), is of the tree still: the root itself
+ * (both held alive: one process), or a process whose parent, read while t
+ * is held, is the root or one of pids.
+ */
+static int in_tree(struct run *run, const pid_t *pids, int n, struct target *t)
+{
+	pid_t ppid = t->pid == run->opts->root ? 0 : ptree_parent(t->pid);
+
+	if (t->pid == run->opts->root)
+		return procmem_alive(&t->mem) && procmem_alive(&run->root);
+	if (!procmem_alive(&t->mem) || ppid <= 0)
+		return 0;
+	if (ppid == run->opts->root)
+		return procmem_alive(&run->root);
+	for (int i = 0; i < n; i++)
+		if (pids[i] == ppid)
+			return 1;
+	return 0;
+}
+
 /* --subprocesses: give every new interpreter among the descendants a slot. */
 static void discover(struct run *run)
 {
 	pid_t *pids;
 	int n = ptree_descendants(run->opts->root, &pids);
 
+	/*
+	 * The root alive after the list was made: the pids whose parent was
+	 * its pid were its descendants (a new process on its pid has others).
+	 */
+	if (n >= 0 && !procmem_alive(&run->root)) {
+		free(pids);
+		return;
+	}
 	/* root itself too: a shell may have exec()'d an interpreter */
 	if (n >= 0) {
 		pids = xreallocarray(pids, (size_t)n + 1, sizeof(*pids));
@@ -226,6 +267,13 @@ static void discover(struct run *run)
 		/* opened in place: the target points into itself */
 		sl = slot_add(run, NULL);
 		err = target_open(&sl->own, pids[i]);
+		/*
+		 * The process opened is the one listed if, held, its parent is
+		 * still one of the tree (a pid listed and reused in between has
+		 * another parent, the one that started it).
+		 */
+		if (!err && !in_tree(run, pids, n, &sl->own))
+			err = PERR_EXITED;
 		if (sl->own.refused && run->opts->announce && err)
 			fprintf(stderr, "pyrospy: not profiling subprocess %d ('%s'): refused to read "
 				"'%s': %s\n", (int)pids[i], sl->own.comm, sl->own.refused,
@@ -278,8 +326,7 @@ static void reopen(struct run *run, struct slot *sl)
 	sl->ranges_before += sl->t->mem.ranges;
 	sl->execs++;
 	run->res->execs++;
-	target_close(sl->t);
-	err = target_open(sl->t, pid);
+	err = target_reopen(sl->t);
 	sl->since = now_ns();
 	snprintf(run->res->exec_comm, sizeof(run->res->exec_comm), "%s", sl->t->comm);
 	if (!err) {
@@ -306,14 +353,27 @@ static void sample_slot(struct run *run, struct slot *sl, struct adder *adder)
 	uint64_t stacks = sl->r ? reader_stats(sl->r)->stacks : 0;
 	uint64_t dropped = sl->r ? reader_stats(sl->r)->dropped : 0;
 
+	/* gone: its pid may be another's already, not to be read at all */
+	if (!procmem_alive(&sl->t->mem)) {
+		sl->done = 1;
+		sl->end = PERR_EXITED;
+		return;
+	}
 	if (!sl->r) {
 		err = reader_new(sl->t, &run->opts->reader, &sl->r);
 		if (sl->r && sl == run->slot[0])
 			snprintf(run->res->describe, sizeof(run->res->describe), "%s",
 				 reader_describe(sl->r));
 	}
+	adder->t = sl->t;
 	if (sl->r)
 		err = reader_sample(sl->r, add_stack, adder);
+	if (!procmem_alive(&sl->t->mem)) {
+		/* what it read after this was no longer its (add_stack() kept none) */
+		sl->done = 1;
+		sl->end = PERR_EXITED;
+		return;
+	}
 	if (((err && err != PERR_STARTUP) ||
 	     (sl->r && reader_stats(sl->r)->stacks == stacks &&
 	      reader_stats(sl->r)->dropped > dropped)) &&
@@ -329,7 +389,7 @@ static void sample_slot(struct run *run, struct slot *sl, struct adder *adder)
 		}
 	} else if (err) {
 		/* a process on its way out fails reads any way it likes */
-		int gone = err == PERR_NOPROC || target_exiting(sl->t->pid);
+		int gone = err == PERR_NOPROC || target_ended(sl->t);
 		int64_t now = now_ns();
 
 		/*
@@ -385,9 +445,12 @@ static int child_gone(pid_t child)
 }
 
 /* Not gone, and not a zombie: a parent that does not reap keeps those. */
-static int alive(pid_t pid)
+static int alive(struct procmem *pm)
 {
-	return pid > 0 && (kill(pid, 0) == 0 || errno == EPERM) && !target_exiting(pid);
+	pid_t pid = pm->pid;
+	int exiting = pid > 0 ? target_exiting(pid) : 1;
+
+	return pid > 0 && procmem_alive(pm) && !exiting;
 }
 
 enum perr sampler_run(struct target *t, struct profile *p, const struct sampler_opts *opts,
@@ -395,7 +458,7 @@ enum perr sampler_run(struct target *t, struct profile *p, const struct sampler_
 {
 	int64_t period = NSEC / opts->rate, next, ideal, end = 0, second;
 	uint64_t owed = 0, owed_max = (uint64_t)(OWED_NS / period) + 1;
-	struct adder adder = { p, opts, NULL, NULL, 0 };
+	struct adder adder = { p, opts, NULL, NULL, NULL, 0 };
 	struct run run = { .opts = opts, .res = res };
 	uint64_t rng;
 	int64_t wall0;
@@ -413,8 +476,13 @@ enum perr sampler_run(struct target *t, struct profile *p, const struct sampler_
 	wall0 = (int64_t)(res->start * 1e9);
 	if (opts->duration > 0)
 		end = run.start + (int64_t)(opts->duration * NSEC);
-	if (opts->root)
+	if (opts->root) {
+		procmem_init(&run.root, opts->root);
+		/* gone already: alive() says so, discover() finds nothing */
+		if (target_hold(&run.root, opts->root, NULL))
+			run.root.gone = 1;
 		discover(&run);
+	}
 	while (!*stop) {
 		struct timespec ts;
 		int64_t now;
@@ -441,7 +509,7 @@ enum perr sampler_run(struct target *t, struct profile *p, const struct sampler_
 			res->end = run.slot[0]->end;
 			break;
 		}
-		if (opts->root && !live && !alive(opts->root)) {
+		if (opts->root && !live && !alive(&run.root)) {
 			res->end = PERR_EXITED;
 			break;
 		}
@@ -506,6 +574,7 @@ enum perr sampler_run(struct target *t, struct profile *p, const struct sampler_
 	}
 	free(run.slot);
 	free(run.tried);
+	target_release(&run.root);
 	free(adder.last);
 	free(adder.merged);
 	return err;
