@@ -30,6 +30,10 @@
  * (/proc/sys/kernel/ns_last_pid, root in the initial pid namespace) and
  * the root job forked onto it and started, and only then pyrospy let go
  * on.  Whatever pyrospy does after that is to the root job's process.
+ * Two ways: each process laid out at random (today's pyrospy takes the
+ * new image for an exec() of the target and opens it again), and both
+ * laid out alike (setarch -R, same arguments and environment: no exec is
+ * seen, and today's pyrospy reads the job at the addresses it knew).
  *
  * The write is seen by the root job itself: it reads its own thread's
  * last_profiled_frame (ctypes, at the offset _Py_DebugOffsets gives),
@@ -137,6 +141,13 @@ static char *slurp(int fd)
 	return buf;
 }
 
+/* The report file of the root job on pid, as this process sees it. */
+static void report_path(const struct interp *in, pid_t pid, char *host, size_t cap)
+{
+	snprintf(host, cap, "%s%s%s/tmp/pyrospy-pidreuse-%d-written", in->root ? test_chroots() : "",
+		 in->root ? "/" : "", in->root ? in->root : "", (int)pid);
+}
+
 static void stop_group(pid_t pid)
 {
 	int status;
@@ -149,22 +160,31 @@ static void stop_group(pid_t pid)
 /*
  * Run `pyrospy cmd --pid T ...' on nobody's target, switch T to a root job
  * of in as above, and return pyrospy's stderr (caller frees); its stdout
- * goes to out (a file), the profile to file if cmd is record.
+ * goes to out (a file), the profile to file if cmd is record.  same: both
+ * run without address space randomisation (setarch -R), so that the job
+ * has the very layout of the target: its image looks unchanged (no exec
+ * seen), and the addresses pyrospy knew are the job's interpreter's.
  */
-static char *switch_under(const struct interp *in, const char *script, const char *cmd,
-			  const char *file, const char *out, const char *report)
+static char *switch_under(const struct interp *in, const char *script, int same, const char *cmd,
+			  const char *file, const char *out, pid_t *pid)
 {
-	const char *nargs[] = { AS_NOBODY, in->bin, test_target_for(in, script), "nobody", NULL };
-	const char *rargs[] = { in->bin, test_target_for(in, script), "root", report, NULL };
+	const char *nargs[] = { AS_NOBODY, "setarch", "-R", in->bin, test_target_for(in, script),
+				NULL };
+	const char *rargs[] = { "setarch", "-R", in->bin, test_target_for(in, script), NULL };
 	const char *argv[32], *bin = getenv("PYROSPY");
-	char errpath[] = "/tmp/pyrospy-pidreuse-err-XXXXXX", pidbuf[32], *err;
-	struct timespec ts = { 1, 0 };
+	char errpath[] = "/tmp/pyrospy-pidreuse-err-XXXXXX", pidbuf[32], old[1024], *err;
+	struct timespec ts = { 1, 300 * 1000 * 1000 };
 	int fds[2], efd, ofd, status;
 	pid_t target, root, pyro;
 	FILE *f;
 
 	cr_assert_eq(geteuid(), 0, "run as root: the target runs as nobody, the job as root");
 	cr_assert(bin, "PYROSPY not set");
+	if (!same) {
+		/* each its own layout: no setarch -R */
+		memmove(nargs + 5, nargs + 7, 3 * sizeof(*nargs));
+		memmove(rargs, rargs + 2, 3 * sizeof(*rargs));
+	}
 	/* nobody's target */
 	start_in(in, nargs, argv);
 	cr_assert(pipe(fds) == 0);
@@ -179,6 +199,8 @@ static char *switch_under(const struct interp *in, const char *script, const cha
 	cr_assert(f);
 	wait_ready(f, "nobody's target");
 	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)target);
+	report_path(in, target, old, sizeof(old));
+	unlink(old);	/* an earlier job's on this pid */
 
 	/* pyrospy on it */
 	efd = mkstemp(errpath);
@@ -194,13 +216,14 @@ static char *switch_under(const struct interp *in, const char *script, const cha
 
 		if (strcmp(cmd, "record"))
 			pargs[6] = NULL;	/* top: no file */
+		dup2(open("/dev/null", O_RDONLY), 0);	/* top: no 'q' to read */
 		dup2(ofd, 1);
 		dup2(efd, 2);
 		execv(bin, (char *const *)pargs);
 		_exit(127);
 	}
 	close(ofd);
-	nanosleep(&ts, NULL);		/* a second of nobody's samples */
+	nanosleep(&ts, NULL);		/* a second of nobody's samples, and top's first table */
 
 	/* the switch, while pyrospy is not running */
 	kill(pyro, SIGSTOP);
@@ -211,6 +234,7 @@ static char *switch_under(const struct interp *in, const char *script, const cha
 	fclose(f);
 	start_in(in, rargs, argv);
 	root = claim(target, in, argv);
+	*pid = root;
 	kill(pyro, SIGCONT);
 	while (waitpid(pyro, &status, 0) < 0 && errno == EINTR)
 		;
@@ -224,29 +248,19 @@ static char *switch_under(const struct interp *in, const char *script, const cha
 	return err;
 }
 
-/* The report file of the root job, as this process sees it. */
-static void report_path(const struct interp *in, char *host, size_t cap, char *inside,
-			size_t icap)
-{
-	snprintf(inside, icap, "/tmp/pyrospy-pidreuse-%d-written", (int)getpid());
-	if (in->root)
-		snprintf(host, cap, "%s/%s%s", test_chroots(), in->root, inside);
-	else
-		snprintf(host, cap, "%s", inside);
-	unlink(host);
-}
 
-static void record_switch(const struct interp *in, const char *script)
+static void record_switch(const struct interp *in, const char *script, int same)
 {
-	char file[] = "/tmp/pyrospy-pidreuse-XXXXXX.folded", host[1024], inside[256], *err, *folded;
+	char file[] = "/tmp/pyrospy-pidreuse-XXXXXX.folded", host[1024], *err, *folded;
 	int fd = mkstemps(file, 7);
 	struct stat st;
+	pid_t pid;
 
 	cr_assert(in->lang == (!strcmp(script, "pidreuse.py") ? TARGET_PYTHON : TARGET_RUBY));
 	cr_assert(fd >= 0);
 	close(fd);
-	report_path(in, host, sizeof(host), inside, sizeof(inside));
-	err = switch_under(in, script, "record", file, "/dev/null", inside);
+	err = switch_under(in, script, same, "record", file, "/dev/null", &pid);
+	report_path(in, pid, host, sizeof(host));
 	folded = test_slurp(file);
 	unlink(file);
 	cr_assert(folded, "no profile written\n%s", err);
@@ -267,17 +281,58 @@ static void record_switch(const struct interp *in, const char *script)
 	free(err);
 }
 
+/* top: its table never shows the root job's functions */
+Test(pidreuse, top_python3_11, .timeout = 30)
+{
+	const struct interp *in = &test_pythons[1];
+	char out[] = "/tmp/pyrospy-pidreuse-top-XXXXXX", host[1024], *err, *table;
+	int fd = mkstemp(out);
+	pid_t pid;
+
+	cr_assert(fd >= 0);
+	close(fd);
+	err = switch_under(in, "pidreuse.py", 0, "top", NULL, out, &pid);
+	report_path(in, pid, host, sizeof(host));
+	table = test_slurp(out);
+	unlink(out);
+	cr_assert(table);
+	cr_assert(strstr(table, "nobody_loop"), "top did not show nobody's target:\n%s\n%s", err,
+		  table);
+	cr_expect(!strstr(table, SECRET), "top showed the root job on the target's pid:\n%s",
+		  table);
+	cr_expect(!strstr(err, "exec()'d"), "a new process on the pid taken for an exec():\n%s",
+		  err);
+	unlink(host);
+	free(table);
+	free(err);
+}
+
 Test(pidreuse, python3_11, .timeout = 30)
 {
-	record_switch(&test_pythons[1], "pidreuse.py");
+	record_switch(&test_pythons[1], "pidreuse.py", 0);
 }
 
 Test(pidreuse, python3_15, .timeout = 30)
 {
-	record_switch(&test_pythons[4], "pidreuse.py");
+	record_switch(&test_pythons[4], "pidreuse.py", 0);
 }
 
 Test(pidreuse, ruby3_1, .timeout = 30)
 {
-	record_switch(&test_rubies[1], "pidreuse.rb");
+	record_switch(&test_rubies[1], "pidreuse.rb", 0);
+}
+
+Test(pidreuse, python3_11_same_layout, .timeout = 30)
+{
+	record_switch(&test_pythons[1], "pidreuse.py", 1);
+}
+
+Test(pidreuse, python3_15_same_layout, .timeout = 30)
+{
+	record_switch(&test_pythons[4], "pidreuse.py", 1);
+}
+
+Test(pidreuse, ruby3_1_same_layout, .timeout = 30)
+{
+	record_switch(&test_rubies[1], "pidreuse.rb", 1);
 }

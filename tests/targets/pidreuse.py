@@ -1,11 +1,13 @@
-# One of two processes on one pid (test_pidreuse.c): "nobody" is the
-# target a user gives pyrospy; "root" is the root job that gets its pid
+# One of two processes on one pid (test_pidreuse.c): run as nobody, the
+# target a user gives pyrospy; as root, the root job that gets its pid
 # once it is gone, and must never be sampled or written into.  The root
 # one checks the word CPython 3.15 keeps for out-of-process profilers,
 # its thread's last_profiled_frame: 0 until a profiler writes it (the
-# interpreter only moves it once set), and writes what it found into the
-# file named by its second argument.
+# interpreter only moves it once set), and writes what it found into
+# /tmp/pyrospy-pidreuse-PID-written.  Both have the same arguments and
+# environment: started alike, their memory is laid out alike.
 import ctypes
+import os
 import sys
 
 
@@ -47,10 +49,10 @@ def root_only_secret_handler_for_payroll(word, report):
             word = None
 
 
-if sys.argv[1] == "nobody":
+if os.getuid() != 0:
     print("ready", flush=True)
     nobody_loop()
 else:
     w = profiled_word()
     print("ready", flush=True)
-    root_only_secret_handler_for_payroll(w, sys.argv[2])
+    root_only_secret_handler_for_payroll(w, "/tmp/pyrospy-pidreuse-%d-written" % os.getpid())

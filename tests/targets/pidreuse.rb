@@ -1,5 +1,5 @@
-# One of two processes on one pid (test_pidreuse.c): "nobody" is the
-# target a user gives pyrospy; "root" is the root job that gets its pid
+# One of two processes on one pid (test_pidreuse.c): run as nobody, the
+# target a user gives pyrospy; as root, the root job that gets its pid
 # once it is gone, and must never be sampled.
 def spin
   x = 0
@@ -17,4 +17,4 @@ end
 
 puts "ready"
 $stdout.flush
-ARGV[0] == "nobody" ? nobody_loop : root_only_secret_handler_for_payroll
+Process.uid != 0 ? nobody_loop : root_only_secret_handler_for_payroll
