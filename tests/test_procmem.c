@@ -2,10 +2,15 @@
 #include "config.h"
 
 #include <criterion/criterion.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -112,6 +117,86 @@ Test(procmem, dead_process)
 	stop_child(pid);
 	procmem_init(&pm, pid);
 	cr_assert_eq(procmem_read(&pm, (uint64_t)(uintptr_t)region_a, a, sizeof(a)), PERR_EXITED);
+}
+
+/* Field 22 of /proc/pid/stat, read here apart from pyrospy's code. */
+static uint64_t start_time(pid_t pid)
+{
+	char path[64], buf[1024], *p;
+	unsigned long long t = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "r");
+	cr_assert(f);
+	cr_assert(fgets(buf, sizeof(buf), f));
+	fclose(f);
+	p = strrchr(buf, ')');
+	cr_assert(p);
+	/* the space before field k, k = 3 ... 22 */
+	for (int field = 3; field <= 22; field++)
+		p = strchr(p + 1, ' ');
+	cr_assert(sscanf(p, " %llu", &t) == 1);
+	return t;
+}
+
+/*
+ * Held without a pidfd: the process on the pid is the one held while its
+ * start time is the one given and it is no zombie.  Once it is not, no
+ * read or write reaches the pid any more: not even a system call.
+ */
+Test(procmem, held_by_start_time)
+{
+	pid_t pid = start_child();
+	uint64_t start = start_time(pid), calls;
+	struct procmem pm, other;
+	char a[16];
+
+	procmem_init(&pm, pid);
+	procmem_hold(&pm, -1, start);
+	cr_assert(procmem_alive(&pm));
+	cr_assert_eq(procmem_read(&pm, (uint64_t)(uintptr_t)region_a, a, sizeof(a)), PERR_OK);
+	/* another start time: another process on the pid */
+	procmem_init(&other, pid);
+	procmem_hold(&other, -1, start + 1);
+	cr_assert(!procmem_alive(&other));
+	calls = other.calls;
+	cr_assert_eq(procmem_read(&other, (uint64_t)(uintptr_t)region_a, a, sizeof(a)),
+		     PERR_EXITED);
+	cr_assert_eq(procmem_write(&other, (uint64_t)(uintptr_t)region_a, "x", 1), PERR_EXITED);
+	cr_assert_eq(other.calls, calls, "a process seen gone is not read");
+	/* a zombie keeps its pid, not its memory */
+	kill(pid, SIGKILL);
+	for (int i = 0; i < 1000 && procmem_alive(&pm); i++)
+		usleep(1000);
+	cr_assert(!procmem_alive(&pm), "a zombie taken for alive");
+	cr_assert_eq(procmem_read(&pm, (uint64_t)(uintptr_t)region_a, a, sizeof(a)), PERR_EXITED);
+	waitpid(pid, NULL, 0);
+}
+
+/* Held by pidfd: gone once the process exits, before it is reaped. */
+Test(procmem, held_by_pidfd)
+{
+	pid_t pid = start_child();
+	int fd = (int)syscall(SYS_pidfd_open, pid, 0);
+	struct pollfd pfd;
+	struct procmem pm;
+	char a[16];
+
+	cr_assert(fd >= 0, "pidfd_open: Linux 5.3 or later");
+	procmem_init(&pm, pid);
+	procmem_hold(&pm, fd, start_time(pid));
+	cr_assert(procmem_alive(&pm));
+	cr_assert_eq(procmem_write(&pm, (uint64_t)(uintptr_t)region_a, "C", 1), PERR_OK);
+	cr_assert_eq(procmem_read(&pm, (uint64_t)(uintptr_t)region_a, a, sizeof(a)), PERR_OK);
+	cr_assert_str_eq(a, "Child region a");
+	kill(pid, SIGKILL);
+	pfd = (struct pollfd){ .fd = fd, .events = POLLIN };
+	cr_assert_eq(poll(&pfd, 1, 5000), 1);
+	cr_assert(!procmem_alive(&pm));
+	cr_assert_eq(procmem_write(&pm, (uint64_t)(uintptr_t)region_a, "x", 1), PERR_EXITED);
+	waitpid(pid, NULL, 0);
+	close(fd);
 }
 
 Test(procmem, buffer_backend)
