@@ -214,8 +214,13 @@ static char *switch_under(const struct interp *in, const char *script, int same,
 		const char *pargs[] = { bin, cmd, "--pid", pidbuf, "-d", "5", "-o", file,
 					"-f", "folded", NULL };
 
-		if (strcmp(cmd, "record"))
+		if (!strcmp(cmd, "serve")) {
+			pargs[6] = "--listen";
+			pargs[7] = "127.0.0.1:0";
+			pargs[8] = NULL;
+		} else if (strcmp(cmd, "record")) {
 			pargs[6] = NULL;	/* top: no file */
+		}
 		dup2(open("/dev/null", O_RDONLY), 0);	/* top: no 'q' to read */
 		dup2(ofd, 1);
 		dup2(efd, 2);
@@ -304,6 +309,18 @@ Test(pidreuse, top_python3_11, .timeout = 30)
 		  err);
 	unlink(host);
 	free(table);
+	free(err);
+}
+
+/* serve: stops serving when the target exits, not serving the root job on */
+Test(pidreuse, serve_python3_11, .timeout = 30)
+{
+	pid_t pid;
+	char *err = switch_under(&test_pythons[1], "pidreuse.py", 0, "serve", NULL, "/dev/null",
+				 &pid);
+
+	cr_expect(strstr(err, "exited; no longer serving"),
+		  "serve went on after the target's pid was the root job's:\n%s", err);
 	free(err);
 }
 
