@@ -30,7 +30,7 @@
 #define READ_TIMEOUT (SERVE_READ_TIMEOUT * NSEC)	/* to send a whole request head */
 #define WRITE_TIMEOUT (10 * NSEC)	/* to take a whole response */
 #define LINGER_TIME (2 * NSEC)		/* reading what is left after answering */
-/* beyond the requests served, room to answer 503 rather than hang up */
+/* beyond the requests served, room to answer 503 rather than hang up, and for idle ones */
 #define SLOTS (2 * SERVE_MAX_REQUESTS)
 
 /*
