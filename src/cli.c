@@ -585,10 +585,9 @@ static int parse_opts(struct cli_opts *o, int argc, char **argv)
 		}
 		case OPT_ALLOW_HOST:
 			if (!serve_host_name_ok(optarg))
-				return cli_usage_error(
-						o->cmd, "invalid --allow-host '%s': want a host name or "
-						"an IP address without port, e.g. profiler.internal",
-						optarg);
+				return cli_usage_error(o->cmd, "invalid --allow-host '%s': want a "
+						       "host name or an IP address without port, "
+						       "e.g. profiler.internal", optarg);
 			if (o->nallow_host == SERVE_MAX_ALLOW_HOSTS)
 				return cli_usage_error(o->cmd, "more than 16 --allow-host");
 			o->allow_host[o->nallow_host++] = optarg;

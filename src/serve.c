@@ -461,7 +461,8 @@ static void serve_accept(struct serve *s, int64_t now)
 		/* local users all come from loopback: there a share cannot tell them apart */
 		if (!addr_loopback(&peer)) {
 			for (size_t k = 0; k < SLOTS; k++)
-				held += s->conn[k].state != CONN_FREE && addr_eq(&s->conn[k].peer, &peer);
+				held += s->conn[k].state != CONN_FREE &&
+					addr_eq(&s->conn[k].peer, &peer);
 			if (held >= SERVE_MAX_PER_PEER) {
 				i = serve_evict(s, &peer, now);
 				if (i == SLOTS) {
@@ -473,7 +474,7 @@ static void serve_accept(struct serve *s, int64_t now)
 		if (i == SLOTS)
 			i = serve_evict(s, NULL, now);
 		if (i == SLOTS) {
-			close(fd);	/* every slot carries a request: not even room to say so */
+			close(fd);	/* every slot carries a request: no room to say so */
 			continue;
 		}
 		memset(&s->conn[i], 0, sizeof(s->conn[i]));
@@ -602,7 +603,8 @@ int serve_host_name_ok(const char *name)
 	if (name[0] == '[')
 		return n > 2 && name[n - 1] == ']' &&
 		       strspn(name + 1, "0123456789abcdefABCDEF:.") == n - 2;
-	return strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-") == n;
+	return strspn(name, "abcdefghijklmnopqrstuvwxyz"
+			    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-") == n;
 }
 
 /* An address must be given: an empty one would listen on every interface unasked. */

@@ -546,7 +546,8 @@ Test(serve, allow_host, .timeout = 60)
 {
 	const struct interp *in = &test_pythons[1];
 	const char *sargs[] = { test_target_for(in, "seed.py"), NULL };
-	const char *extra[] = { "--allow-host", "prof.internal", "--allow-host", "[fd00::7]", NULL };
+	const char *extra[] = { "--allow-host", "prof.internal", "--allow-host", "[fd00::7]",
+				NULL };
 	char ready[64], pidbuf[32];
 	struct server sv;
 	pid_t pid;
