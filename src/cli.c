@@ -57,6 +57,8 @@ struct cli_opts {
 	int async_tasks;	/* --async */
 	int read_only;		/* --read-only */
 	const char *listen;	/* serve --listen ADDR:PORT */
+	const char *allow_host[SERVE_MAX_ALLOW_HOSTS];	/* serve --allow-host NAME */
+	unsigned int nallow_host;
 	char *tagset;		/* --tag as one clean tag set */
 	/* streaming to a Pyroscope server */
 	struct ingest_opts up;
@@ -140,6 +142,7 @@ static const char usage_top[] =
 	"refreshed every second; q or Ctrl-C quits.\n";
 static const char usage_serve[] =
 	"usage: pyrospy serve --pid PID|--pid-of PATTERN [--listen ADDR:PORT]\n"
+	"                     [--allow-host NAME]...\n"
 	"                     [--subprocesses] [-r HZ] [-d SECS] [--idle] [--gil] [--gvl-wait]\n"
 	"                     [--async] [--read-only]\n"
 	"\n"
@@ -177,6 +180,8 @@ static const char usage_options[] =
 	"      --raw FILE         also write every sample to FILE, a raw recording\n"
 	"      --listen ADDR:PORT serve: where to answer (default: 127.0.0.1:6060;\n"
 	"                         0.0.0.0:PORT for every interface, PORT 0 for any)\n"
+	"      --allow-host NAME  serve: also answer requests whose Host is NAME\n"
+	"                         (repeatable; the address reached is always taken)\n"
 	"      --idle             keep threads that are not running\n"
 	"      --gil              keep only the thread holding the GIL/GVL\n"
 	"      --gvl-wait         keep Ruby threads waiting to take the GVL, under a\n"
@@ -314,6 +319,7 @@ enum {
 	OPT_APP_NAME, OPT_TAG, OPT_AUTH_TOKEN, OPT_BASIC_AUTH, OPT_TENANT_ID, OPT_HEADER,
 	OPT_INSECURE, OPT_CACERT, OPT_INGEST_FORMAT, OPT_PID_OF, OPT_PROTOCOL, OPT_RAW, OPT_LOCALS,
 	OPT_TASKS, OPT_LISTEN, OPT_NO_GC, OPT_GVL_WAIT, OPT_ASYNC, OPT_READ_ONLY,
+	OPT_ALLOW_HOST,
 };
 
 static const struct option long_opts[] = {
@@ -337,6 +343,7 @@ static const struct option long_opts[] = {
 	{ "async", no_argument, NULL, OPT_ASYNC },
 	{ "read-only", no_argument, NULL, OPT_READ_ONLY },
 	{ "listen", required_argument, NULL, OPT_LISTEN },
+	{ "allow-host", required_argument, NULL, OPT_ALLOW_HOST },
 	{ "server", required_argument, NULL, OPT_SERVER },
 	{ "app-name", required_argument, NULL, OPT_APP_NAME },
 	{ "tag", required_argument, NULL, OPT_TAG },
@@ -385,7 +392,7 @@ static unsigned int opt_cmds(int c)
 		return CMD_RECORD | CMD_EXEC | CMD_DUMP | CMD_SERVE;
 	case OPT_LOCALS: case OPT_TASKS:
 		return CMD_DUMP;
-	case OPT_LISTEN:
+	case OPT_LISTEN: case OPT_ALLOW_HOST:
 		return CMD_SERVE;
 	case 'q': case 'v': case 'h': case 'V': case OPT_NO_GC:
 		return CMD_ALL;
@@ -576,6 +583,15 @@ static int parse_opts(struct cli_opts *o, int argc, char **argv)
 			o->listen = optarg;
 			break;
 		}
+		case OPT_ALLOW_HOST:
+			if (!serve_host_name_ok(optarg))
+				return cli_usage_error(o->cmd, "invalid --allow-host '%s': want a "
+						       "host name or an IP address without port, "
+						       "e.g. profiler.internal", optarg);
+			if (o->nallow_host == SERVE_MAX_ALLOW_HOSTS)
+				return cli_usage_error(o->cmd, "more than 16 --allow-host");
+			o->allow_host[o->nallow_host++] = optarg;
+			break;
 		case OPT_CACERT:
 			o->up.cacert = optarg;
 			break;
@@ -1697,6 +1713,8 @@ static int cmd_serve(struct cli_opts *o)
 {
 	struct serve_opts so = {
 		.listen = o->listen,
+		.allow_host = o->allow_host,
+		.nallow_host = o->nallow_host,
 		.rate = o->rate,
 		.duration = o->duration,
 		.idle = o->idle,

@@ -71,11 +71,12 @@ static int parse_request_line(const char *p, size_t n, struct http_req *req, con
 		*why = "not an HTTP/1.0 or HTTP/1.1 request";
 		return -1;
 	}
+	req->http10 = sp[7] == '0';
 	return 0;
 }
 
 /* One header line of n bytes: "Name: value". */
-static int parse_header(const char *p, size_t n, const char **why)
+static int parse_header(const char *p, size_t n, struct http_req *req, const char **why)
 {
 	const char *colon = p, *v;
 
@@ -92,6 +93,21 @@ static int parse_header(const char *p, size_t n, const char **why)
 			*why = "a control character in a header's value";
 			return -1;
 		}
+	}
+	if (header_is(p, n, "host")) {
+		const char *e = p + n;
+
+		/* two could be read two ways (RFC 9110 7.2): neither is taken */
+		if (req->host) {
+			*why = "more than one Host header";
+			return -1;
+		}
+		for (v = colon + 1; v < e && (*v == ' ' || *v == '\t'); v++)
+			;
+		while (e > v && (e[-1] == ' ' || e[-1] == '\t'))
+			e--;
+		req->host = v;
+		req->host_len = (size_t)(e - v);
 	}
 	if (header_is(p, n, "transfer-encoding")) {
 		*why = "a request body is not accepted";
@@ -141,11 +157,15 @@ enum http_parse http_parse(const char *buf, size_t len, struct http_req *req, co
 			req->head_len = (size_t)(nl + 1 - buf);
 			if (req->head_len > HTTP_MAX_HEAD)
 				break;
+			if (!req->host && !req->http10) {
+				*why = "an HTTP/1.1 request without a Host header";
+				return HTTP_PARSE_BAD;
+			}
 			return HTTP_PARSE_OK;
 		} else if (*p == ' ' || *p == '\t') {
 			*why = "folded header lines are not accepted";
 			return HTTP_PARSE_BAD;
-		} else if (parse_header(p, n, why)) {
+		} else if (parse_header(p, n, req, why)) {
 			return HTTP_PARSE_BAD;
 		}
 		p = nl + 1;
@@ -180,6 +200,31 @@ int http_query(const char *query, size_t qlen, const char *key, const char **val
 	return 0;
 }
 
+size_t http_host_name(const char *value, size_t len, const char **host)
+{
+	const char *colon = NULL;
+
+	*host = value;
+	if (len && value[0] == '[') {
+		const char *rb = memchr(value, ']', len);
+
+		if (rb && (rb + 1 == value + len || rb[1] == ':'))
+			colon = rb + 1 == value + len ? NULL : rb + 1;
+		else
+			return len;	/* not an IPv6 literal: a name that matches nothing */
+	} else {
+		colon = memchr(value, ':', len);
+		if (colon && memchr(colon + 1, ':', (size_t)(value + len - colon - 1)))
+			return len;	/* two colons, no brackets: as it is */
+	}
+	if (!colon)
+		return len;
+	for (const char *d = colon + 1; d < value + len; d++)
+		if (*d < '0' || *d > '9')
+			return len;
+	return (size_t)(colon - value);
+}
+
 static const char *status_text(int status)
 {
 	switch (status) {
@@ -188,6 +233,7 @@ static const char *status_text(int status)
 	case 404: return "Not Found";
 	case 405: return "Method Not Allowed";
 	case 408: return "Request Timeout";
+	case 421: return "Misdirected Request";
 	case 503: return "Service Unavailable";
 	default: return "Internal Server Error";
 	}

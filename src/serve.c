@@ -1,14 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 #include "config.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <netdb.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -24,10 +27,10 @@
 #include "xalloc.h"
 
 #define NSEC 1000000000ll
-#define READ_TIMEOUT (10 * NSEC)	/* to send a whole request head */
+#define READ_TIMEOUT (SERVE_READ_TIMEOUT * NSEC)	/* to send a whole request head */
 #define WRITE_TIMEOUT (10 * NSEC)	/* to take a whole response */
 #define LINGER_TIME (2 * NSEC)		/* reading what is left after answering */
-/* beyond the requests served, room to answer 503 rather than hang up */
+/* beyond the requests served, room to answer 503 rather than hang up, and for idle ones */
 #define SLOTS (2 * SERVE_MAX_REQUESTS)
 
 /*
@@ -35,8 +38,19 @@
  * pass (a profile request), WRITE the response, then LINGER: its end shut,
  * read what the client still sends until it hangs up, so that closing
  * does not reset the connection before the client has read the answer.
+ *
+ * READ and LINGER are idle: the slot is held for nothing pyrospy has to
+ * do.  Anyone who can connect can open many (on loopback, every local
+ * user is 127.0.0.1), so an idle slot is taken back when a new
+ * connection needs one: see serve_evict().
  */
 enum conn_state { CONN_FREE, CONN_READ, CONN_WAIT, CONN_WRITE, CONN_LINGER };
+
+/* An IPv4 address (also when IPv4-mapped in IPv6) in a[0..4), or IPv6. */
+struct addr {
+	int family;
+	unsigned char a[16];
+};
 
 struct conn {
 	int fd;
@@ -44,6 +58,8 @@ struct conn {
 	int counted;		/* one of the SERVE_MAX_REQUESTS */
 	int eof;		/* WAIT: the client shut its end; it may still read */
 	int64_t deadline;	/* monotonic ns: of the state */
+	int64_t since;		/* monotonic ns: idle since (READ, LINGER) */
+	struct addr peer, local;	/* the client's address, and the one it reached */
 	char head[HTTP_MAX_HEAD];
 	size_t hlen;
 	char *out;		/* the response */
@@ -117,6 +133,40 @@ static void window_close(struct serve *s, size_t i)
 	pthread_mutex_lock(&s->lock);
 	s->win[i].open = 0;
 	pthread_mutex_unlock(&s->lock);
+}
+
+static void addr_of(const struct sockaddr_storage *ss, struct addr *a)
+{
+	memset(a, 0, sizeof(*a));
+	if (ss->ss_family == AF_INET) {
+		a->family = AF_INET;
+		memcpy(a->a, &((const struct sockaddr_in *)ss)->sin_addr, 4);
+	} else if (ss->ss_family == AF_INET6) {
+		const unsigned char *v6 = ((const struct sockaddr_in6 *)ss)->sin6_addr.s6_addr;
+		static const unsigned char mapped[12] = { [10] = 0xff, [11] = 0xff };
+
+		if (!memcmp(v6, mapped, 12)) {
+			a->family = AF_INET;
+			memcpy(a->a, v6 + 12, 4);
+		} else {
+			a->family = AF_INET6;
+			memcpy(a->a, v6, 16);
+		}
+	}
+}
+
+static int addr_eq(const struct addr *a, const struct addr *b)
+{
+	return a->family == b->family && !memcmp(a->a, b->a, sizeof(a->a));
+}
+
+/* 127.0.0.0/8 or ::1 */
+static int addr_loopback(const struct addr *a)
+{
+	static const unsigned char one[16] = { [15] = 1 };
+
+	return (a->family == AF_INET && a->a[0] == 127) ||
+	       (a->family == AF_INET6 && !memcmp(a->a, one, 16));
 }
 
 static void conn_close(struct serve *s, size_t i)
@@ -206,13 +256,60 @@ static int path_is(const struct http_req *req, const char *path)
 	return req->path_len == strlen(path) && !memcmp(req->path, path, req->path_len);
 }
 
+/*
+ * Does the request's Host name this server: the address the client
+ * reached (an IP literal), localhost when that is a loopback address, or
+ * a name of --allow-host?  The port is not looked at: a forwarded port
+ * (ssh -L, kubectl port-forward) changes it.  A web page that had its
+ * name resolve to this address (DNS rebinding) sends its own name, and
+ * is refused.  No Host at all (HTTP/1.0 only, http_parse() refuses it in
+ * 1.1) is taken: browsers always send one.
+ */
+static int host_allowed(const struct serve *s, const struct conn *c, const struct http_req *req)
+{
+	const char *h;
+	size_t n;
+	char lit[64];
+	struct sockaddr_storage ss = { 0 };
+	struct addr a;
+
+	if (!req->host)
+		return 1;
+	n = http_host_name(req->host, req->host_len, &h);
+	for (unsigned int k = 0; k < s->o->nallow_host; k++)
+		if (strlen(s->o->allow_host[k]) == n && !strncasecmp(h, s->o->allow_host[k], n))
+			return 1;
+	if (n == 9 && !strncasecmp(h, "localhost", 9))
+		return addr_loopback(&c->local);
+	if (n < 3 || n >= sizeof(lit))
+		return 0;
+	if (h[0] == '[' && h[n - 1] == ']') {
+		memcpy(lit, h + 1, n - 2);
+		lit[n - 2] = '\0';
+		ss.ss_family = AF_INET6;
+		if (inet_pton(AF_INET6, lit, &((struct sockaddr_in6 *)&ss)->sin6_addr) != 1)
+			return 0;
+	} else {
+		memcpy(lit, h, n);
+		lit[n] = '\0';
+		ss.ss_family = AF_INET;
+		if (inet_pton(AF_INET, lit, &((struct sockaddr_in *)&ss)->sin_addr) != 1)
+			return 0;
+	}
+	addr_of(&ss, &a);
+	return addr_eq(&a, &c->local);
+}
+
 /* A whole request head of connection i: answer, or open its window. */
 static void conn_request(struct serve *s, size_t i, const struct http_req *req, int64_t now)
 {
 	struct conn *c = &s->conn[i];
-	unsigned int secs;
+	unsigned int secs, busy = 0;
 
-	if (req->method_len != 3 || memcmp(req->method, "GET", 3)) {
+	if (!host_allowed(s, c, req)) {
+		conn_text(c, 421, "the Host header names another server: see --allow-host in "
+			  "pyrospy(1)", now);
+	} else if (req->method_len != 3 || memcmp(req->method, "GET", 3)) {
 		conn_text(c, 405, "only GET is served", now);
 	} else if (path_is(req, "/debug/pprof/profile")) {
 		secs = parse_seconds(req);
@@ -221,6 +318,13 @@ static void conn_request(struct serve *s, size_t i, const struct http_req *req, 
 				  now);
 			return;
 		}
+		for (size_t k = 0; k < SLOTS; k++)
+			busy += s->conn[k].counted;
+		if (busy >= SERVE_MAX_REQUESTS) {
+			conn_text(c, 503, "too many requests at once (16): try again later", now);
+			return;
+		}
+		c->counted = 1;
 		window_open(s, i);
 		c->state = CONN_WAIT;
 		c->from = now;
@@ -294,38 +398,94 @@ static void conn_write(struct serve *s, size_t i, int64_t now)
 	shutdown(c->fd, SHUT_WR);
 	FREE_AND_NULL(c->out);
 	c->state = CONN_LINGER;
+	c->since = now;
 	c->deadline = now + LINGER_TIME;
 	c->counted = 0;
+}
+
+static int conn_idle(const struct conn *c)
+{
+	return c->state == CONN_READ || c->state == CONN_LINGER;
+}
+
+/*
+ * A slot for a new connection: a free one (unless peer is given), else
+ * the slot of the connection idle the longest, closed (of those from
+ * peer, when given).  A connection still in READ is read once more
+ * first, so one whose request has come is never closed to make room: a
+ * scraper sends its request at once, and once accepted keeps its slot
+ * however fast others connect.  SLOTS when no slot can be had: every
+ * one (of peer's) carries a request.
+ */
+static size_t serve_evict(struct serve *s, const struct addr *peer, int64_t now)
+{
+	for (;;) {
+		size_t v = SLOTS;
+
+		for (size_t i = 0; i < SLOTS; i++) {
+			const struct conn *c = &s->conn[i];
+
+			if (c->state == CONN_FREE && !peer)
+				return i;
+			if (!conn_idle(c) || (peer && !addr_eq(&c->peer, peer)))
+				continue;
+			if (v == SLOTS || c->since < s->conn[v].since)
+				v = i;
+		}
+		if (v == SLOTS)
+			return SLOTS;
+		if (s->conn[v].state == CONN_READ)
+			conn_read(s, v, now);
+		if (s->conn[v].state == CONN_FREE)
+			return v;	/* it hung up */
+		if (conn_idle(&s->conn[v])) {
+			conn_close(s, v);
+			return v;
+		}
+	}
 }
 
 static void serve_accept(struct serve *s, int64_t now)
 {
 	for (;;) {
-		int fd = accept4(s->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-		unsigned int busy = 0;
-		size_t i, free_slot = SLOTS;
+		struct sockaddr_storage ss;
+		socklen_t sl = sizeof(ss);
+		int fd = accept4(s->lfd, (struct sockaddr *)&ss, &sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		struct addr peer;
+		unsigned int held = 0;
+		size_t i = SLOTS;
 
 		if (fd < 0)
 			return;	/* EAGAIN, or a connection gone before accepted */
-		for (i = 0; i < SLOTS; i++) {
-			busy += s->conn[i].counted;
-			if (s->conn[i].state == CONN_FREE && free_slot == SLOTS)
-				free_slot = i;
+		addr_of(&ss, &peer);
+		/* local users all come from loopback: there a share cannot tell them apart */
+		if (!addr_loopback(&peer)) {
+			for (size_t k = 0; k < SLOTS; k++)
+				held += s->conn[k].state != CONN_FREE &&
+					addr_eq(&s->conn[k].peer, &peer);
+			if (held >= SERVE_MAX_PER_PEER) {
+				i = serve_evict(s, &peer, now);
+				if (i == SLOTS) {
+					close(fd);	/* its share all carry requests */
+					continue;
+				}
+			}
 		}
-		if (free_slot == SLOTS) {
-			close(fd);	/* not even room to say so */
+		if (i == SLOTS)
+			i = serve_evict(s, NULL, now);
+		if (i == SLOTS) {
+			close(fd);	/* every slot carries a request: no room to say so */
 			continue;
 		}
-		memset(&s->conn[free_slot], 0, sizeof(s->conn[free_slot]));
-		s->conn[free_slot].fd = fd;
-		if (busy >= SERVE_MAX_REQUESTS) {
-			conn_text(&s->conn[free_slot], 503,
-				  "too many requests at once (16): try again later", now);
-			continue;
-		}
-		s->conn[free_slot].state = CONN_READ;
-		s->conn[free_slot].counted = 1;
-		s->conn[free_slot].deadline = now + READ_TIMEOUT;
+		memset(&s->conn[i], 0, sizeof(s->conn[i]));
+		s->conn[i].fd = fd;
+		s->conn[i].peer = peer;
+		sl = sizeof(ss);
+		if (!getsockname(fd, (struct sockaddr *)&ss, &sl))
+			addr_of(&ss, &s->conn[i].local);
+		s->conn[i].state = CONN_READ;
+		s->conn[i].since = now;
+		s->conn[i].deadline = now + READ_TIMEOUT;
 	}
 }
 
@@ -336,8 +496,14 @@ static void conn_expire(struct serve *s, size_t i, int64_t now)
 
 	switch (c->state) {
 	case CONN_READ:
-		conn_text(c, 408, "the request head did not come within 10 seconds", now);
+	{
+		char msg[64];
+
+		snprintf(msg, sizeof(msg), "the request head did not come within %d seconds",
+			 SERVE_READ_TIMEOUT);
+		conn_text(c, 408, msg, now);
 		break;
+	}
 	case CONN_WAIT:
 		conn_finish(s, i, now);
 		break;
@@ -426,6 +592,19 @@ static void *serve_thread(void *arg)
 		if (s->conn[i].state != CONN_FREE)
 			conn_close(s, i);
 	return NULL;
+}
+
+int serve_host_name_ok(const char *name)
+{
+	size_t n = strlen(name);
+
+	if (!n || n > SERVE_MAX_HOST_NAME)
+		return 0;
+	if (name[0] == '[')
+		return n > 2 && name[n - 1] == ']' &&
+		       strspn(name + 1, "0123456789abcdefABCDEF:.") == n - 2;
+	return strspn(name, "abcdefghijklmnopqrstuvwxyz"
+			    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-") == n;
 }
 
 /* An address must be given: an empty one would listen on every interface unasked. */

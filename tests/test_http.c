@@ -67,6 +67,11 @@ Test(http, bad_heads)
 		"GET / HTTP/1.1\r\nContent-Length: 3\r\n\r\nabc",
 		"GET / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n",
 		"VERYVERYVERYLONGMETHOD / HTTP/1.1\r\n\r\n",
+		/* HTTP/1.1 must name its host, once (RFC 9112 3.2) */
+		"GET / HTTP/1.1\r\n\r\n",
+		"GET / HTTP/1.1\r\nX-Host: a\r\n\r\n",
+		"GET / HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n",
+		"GET / HTTP/1.0\r\nHost: a\r\nhost: a\r\n\r\n",
 	};
 	struct http_req req;
 	const char *why;
@@ -104,5 +109,52 @@ Test(http, response)
 	cr_assert(!strncmp(r, "HTTP/1.1 404 Not Found\r\n", 24));
 	cr_assert(strstr(r, "Content-Length: 3\r\n"));
 	cr_assert(!memcmp(r + len - 7, "\r\n\r\nno\n", 7));
+	free(r);
+}
+
+/* The Host a request names, and its host without the port. */
+Test(http, host)
+{
+	struct http_req req;
+	const char *why, *h;
+	size_t n;
+
+	cr_assert_eq(parse("GET / HTTP/1.1\r\nhOST: \t127.0.0.1:6060 \r\n\r\n", &req, &why),
+		     HTTP_PARSE_OK);
+	cr_assert_eq(req.host_len, 14);
+	cr_assert(!memcmp(req.host, "127.0.0.1:6060", 14));
+	cr_assert(!req.http10);
+	n = http_host_name(req.host, req.host_len, &h);
+	cr_assert(n == 9 && !memcmp(h, "127.0.0.1", 9));
+	/* HTTP/1.0 may leave it out (what is done with that is serve.c's) */
+	cr_assert_eq(parse("GET / HTTP/1.0\r\n\r\n", &req, &why), HTTP_PARSE_OK);
+	cr_assert(req.http10 && !req.host);
+	static const struct {
+		const char *value, *host;
+	} names[] = {
+		{ "localhost", "localhost" },
+		{ "localhost:6060", "localhost" },
+		{ "evil.example:", "evil.example" },
+		{ "[::1]:6060", "[::1]" },
+		{ "[::1]", "[::1]" },
+		{ "[::1]x", "[::1]x" },
+		{ "::1:6060", "::1:6060" },
+		{ "a:b", "a:b" },
+		{ "a:6060:1", "a:6060:1" },
+		{ "", "" },
+	};
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		n = http_host_name(names[i].value, strlen(names[i].value), &h);
+		cr_assert(n == strlen(names[i].host) && !memcmp(h, names[i].host, n),
+			  "%s: %.*s", names[i].value, (int)n, h);
+	}
+}
+
+Test(http, misdirected)
+{
+	size_t len;
+	char *r = http_response(421, "text/plain", "", 0, &len);
+
+	cr_assert(!strncmp(r, "HTTP/1.1 421 Misdirected Request\r\n", 34), "%s", r);
 	free(r);
 }

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,18 +35,24 @@ struct server {
 	int port;
 };
 
-/* Start `pyrospy serve --pid PID --listen 127.0.0.1:0 ...' and find its address. */
-static void serve_start(const char *pid, struct server *sv)
+/* Start `pyrospy serve --pid PID --listen LISTEN -r 100 --idle EXTRA...' and find its address. */
+static void serve_start_with(const char *pid, const char *listen, const char *const *extra,
+			     struct server *sv)
 {
 	const char *bin = getenv("PYROSPY");
+	const char *argv[32] = { NULL, "serve", "--pid", pid, "--listen", listen, "-r", "100",
+				 "--idle" };
 	char path[1024], line[512];
 	size_t len = 0;
-	int fds[2];
+	int fds[2], na = 9;
 
 	if (!bin) {
 		snprintf(path, sizeof(path), "%s/pyrospy", BUILDDIR);
 		bin = path;
 	}
+	argv[0] = bin;
+	for (; extra && *extra && na < 31; extra++)
+		argv[na++] = *extra;
 	cr_assert(pipe(fds) == 0);
 	sv->pid = fork();
 	cr_assert(sv->pid >= 0);
@@ -53,8 +60,7 @@ static void serve_start(const char *pid, struct server *sv)
 		dup2(fds[1], 2);
 		close(fds[0]);
 		close(fds[1]);
-		execl(bin, bin, "serve", "--pid", pid, "--listen", "127.0.0.1:0", "-r", "100",
-		      "--idle", (char *)NULL);
+		execv(bin, (char *const *)argv);
 		_exit(127);
 	}
 	close(fds[1]);
@@ -76,9 +82,14 @@ static void serve_start(const char *pid, struct server *sv)
 		if (!end)
 			continue;
 		snprintf(sv->url, sizeof(sv->url), "%.*s", (int)(end - at), at);
-		cr_assert_eq(sscanf(sv->url, "http://127.0.0.1:%d", &sv->port), 1, "%s", line);
+		cr_assert_eq(sscanf(strrchr(sv->url, ':'), ":%d", &sv->port), 1, "%s", line);
 		break;
 	}
+}
+
+static void serve_start(const char *pid, struct server *sv)
+{
+	serve_start_with(pid, "127.0.0.1:0", NULL, sv);
 }
 
 /* SIGTERM: it must end at once, with status 0, having said nothing amiss. */
@@ -300,7 +311,7 @@ static int profile_request(const struct server *sv, const char *secs)
 	char req[128];
 	int fd = connect_to(sv->port);
 	int n = snprintf(req, sizeof(req), "GET /debug/pprof/profile?seconds=%s HTTP/1.1\r\n"
-			 "Host: x\r\n\r\n", secs);
+			 "Host: localhost\r\n\r\n", secs);
 
 	send_all(fd, req, (size_t)n);
 	return fd;
@@ -323,14 +334,14 @@ static void got_profile(int fd)
  * What no scraper sends, each answered with a status and a one-line
  * reason, while the server goes on serving: bad seconds, a 9 KiB head, an
  * unknown path, another method, garbage, a client that never finishes its
- * head, a 17th request at once.
+ * head, a 17th profile at once.
  */
 Test(serve, hostile_requests, .timeout = 90)
 {
 	const struct interp *in = &test_pythons[1];
 	const char *sargs[] = { test_target_for(in, "seed.py"), NULL };
 	char ready[64], pidbuf[32], *big, *resp;
-	int slow, fds[15];
+	int slow, fds[16];
 	struct server sv;
 	size_t len;
 	pid_t pid;
@@ -338,30 +349,33 @@ Test(serve, hostile_requests, .timeout = 90)
 	pid = test_start(in, sargs, ready, sizeof(ready));
 	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)pid);
 	serve_start(pidbuf, &sv);
-	/* half a head, and then nothing: 408 after 10 s */
+	/* half a head, and then nothing: 408 after 5 s */
 	slow = connect_to(sv.port);
 	send_all(slow, "GET /debug/pprof/ HTTP/1.1\r\n", 28);
 
 #define ASK(req, status, say) ask(&sv, req, sizeof(req) - 1, status, say)
-	ASK("GET /debug/pprof/profile?seconds=0 HTTP/1.1\r\nHost: x\r\n\r\n", "HTTP/1.1 400 ",
+#define LH "Host: localhost\r\n"
+	ASK("GET /debug/pprof/profile?seconds=0 HTTP/1.1\r\n" LH "\r\n", "HTTP/1.1 400 ",
 	    "seconds");
-	ASK("GET /debug/pprof/profile?seconds=abc HTTP/1.1\r\nHost: x\r\n\r\n", "HTTP/1.1 400 ",
+	ASK("GET /debug/pprof/profile?seconds=abc HTTP/1.1\r\n" LH "\r\n", "HTTP/1.1 400 ",
 	    "seconds");
-	ASK("GET /debug/pprof/profile?seconds=301 HTTP/1.1\r\n\r\n", "HTTP/1.1 400 ", "seconds");
-	ASK("GET /debug/pprof/profile?seconds=99999999999999999999 HTTP/1.1\r\n\r\n",
+	ASK("GET /debug/pprof/profile?seconds=301 HTTP/1.1\r\n" LH "\r\n", "HTTP/1.1 400 ",
+	    "seconds");
+	ASK("GET /debug/pprof/profile?seconds=99999999999999999999 HTTP/1.1\r\n" LH "\r\n",
 	    "HTTP/1.1 400 ", "seconds");
-	ASK("GET /debug/pprof/profile?seconds=-1 HTTP/1.1\r\n\r\n", "HTTP/1.1 400 ", "seconds");
-	ASK("GET /nope HTTP/1.1\r\nHost: x\r\n\r\n", "HTTP/1.1 404 ", "no such page");
-	ASK("GET /debug/pprof/heap HTTP/1.1\r\n\r\n", "HTTP/1.1 404 ", "no such page");
-	ASK("POST /debug/pprof/profile HTTP/1.1\r\nContent-Length: 0\r\n\r\n", "HTTP/1.1 405 ",
-	    "GET");
+	ASK("GET /debug/pprof/profile?seconds=-1 HTTP/1.1\r\n" LH "\r\n", "HTTP/1.1 400 ",
+	    "seconds");
+	ASK("GET /nope HTTP/1.1\r\n" LH "\r\n", "HTTP/1.1 404 ", "no such page");
+	ASK("GET /debug/pprof/heap HTTP/1.1\r\n" LH "\r\n", "HTTP/1.1 404 ", "no such page");
+	ASK("POST /debug/pprof/profile HTTP/1.1\r\n" LH "Content-Length: 0\r\n\r\n",
+	    "HTTP/1.1 405 ", "GET");
 	ASK("\x01\x02\x03 garbage\r\n\r\n", "HTTP/1.1 400 ", "request line");
 	ASK("GET /debug/pprof/ HTTP/9.9\r\n\r\n", "HTTP/1.1 400 ", "HTTP/1.1");
 	ASK("GET /debug/pprof/ HTTP/1.1\r\nBad Header\r\n\r\n", "HTTP/1.1 400 ", "header");
 	ASK("GET /debug/pprof/ HTTP/1.1\r\nX: a\x01z\r\n\r\n", "HTTP/1.1 400 ", "control");
 	ASK("GET /debug/pprof/ HTTP/1.1\r\nContent-Length: 5\r\n\r\nhello", "HTTP/1.1 400 ",
 	    "body");
-	ASK("GET /debug/pprof/ HTTP/1.1\r\nHost: x\r\n\r\n", "HTTP/1.1 200 ", "profile?seconds=");
+	ASK("GET /debug/pprof/ HTTP/1.1\r\n" LH "\r\n", "HTTP/1.1 200 ", "profile?seconds=");
 	/* a 9 KiB header */
 	big = malloc(10000);
 	len = (size_t)snprintf(big, 10000, "GET /debug/pprof/ HTTP/1.1\r\nX-Big: ");
@@ -370,11 +384,13 @@ Test(serve, hostile_requests, .timeout = 90)
 	len += (size_t)snprintf(big + len, 10000 - len, "\r\n\r\n");
 	ask(&sv, big, len, "HTTP/1.1 400 ", "8192");
 	free(big);
-	/* 16 at once are served (the slow one among them), the 17th is told to come back */
-	for (int i = 0; i < 15; i++)
+	/* 16 profiles at once are served, the 17th is told to come back; the index still is */
+	for (int i = 0; i < 16; i++)
 		fds[i] = profile_request(&sv, "2");
-	ASK("GET /debug/pprof/ HTTP/1.1\r\n\r\n", "HTTP/1.1 503 ", "too many");
-	for (int i = 0; i < 15; i++)
+	ASK("GET /debug/pprof/profile?seconds=1 HTTP/1.1\r\n" LH "\r\n", "HTTP/1.1 503 ",
+	    "too many");
+	ASK("GET /debug/pprof/ HTTP/1.1\r\n" LH "\r\n", "HTTP/1.1 200 ", "profile?seconds=");
+	for (int i = 0; i < 16; i++)
 		got_profile(fds[i]);
 	/* and it still serves */
 	got_profile(profile_request(&sv, "1"));
@@ -385,11 +401,252 @@ Test(serve, hostile_requests, .timeout = 90)
 	test_stop(pid);
 }
 
+/*
+ * One scrape as a scraper makes it, reporting rather than asserting what
+ * went wrong (the caller tries again): a whole gzipped profile is 1.
+ */
+static int try_profile(const struct server *sv, char *why, size_t cap)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)sv->port) };
+	struct timeval tv = { 15, 0 };
+	char req[160], *buf = malloc(1 << 20), *body;
+	size_t len = 0;
+	ssize_t n;
+	int fd = socket(AF_INET, SOCK_STREAM, 0), ok = 0;
+
+	cr_assert(fd >= 0);
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	n = snprintf(req, sizeof(req), "GET /debug/pprof/profile?seconds=1 HTTP/1.1\r\n"
+		     "Host: 127.0.0.1:%d\r\nUser-Agent: Go-http-client/1.1\r\n\r\n", sv->port);
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+		snprintf(why, cap, "connect: %s", strerror(errno));
+	} else if (send(fd, req, (size_t)n, MSG_NOSIGNAL) != n) {
+		snprintf(why, cap, "send: %s", strerror(errno));
+	} else {
+		while (len < (1 << 20) - 1 && (n = recv(fd, buf + len, (1 << 20) - 1 - len, 0)) > 0)
+			len += (size_t)n;
+		buf[len] = '\0';
+		body = strstr(buf, "\r\n\r\n");
+		ok = n == 0 && !strncmp(buf, "HTTP/1.1 200 ", 13) && body &&
+		     len > (size_t)(body + 4 - buf) + 20 && !memcmp(body + 4, "\x1f\x8b", 2);
+		if (!ok)
+			snprintf(why, cap, "%s after %zu bytes: %.60s", n ? strerror(errno) : "end",
+				 len, buf);
+	}
+	close(fd);
+	free(buf);
+	return ok;
+}
+
+/*
+ * A local user (nobody) holds 40 connections that send nothing, and opens
+ * a new one for each that closes, more than the server's 32 slots: the
+ * scraper's request must still be answered, within three tries.
+ */
+Test(serve, idle_flood, .timeout = 90)
+{
+	const struct interp *in = &test_pythons[1];
+	const char *sargs[] = { test_target_for(in, "seed.py"), NULL };
+	const struct interp as_nobody = { NULL, "setpriv", TARGET_PYTHON, 3, 11 };
+	char ready[64], pidbuf[32], port[16], why[3][160] = { "", "", "" };
+	const char *fargs[] = { "--reuid=nobody", "--regid=nogroup", "--clear-groups",
+				"/usr/bin/python3.11", test_target_path("connflood.py"), port, "40",
+				NULL };
+	struct server sv;
+	pid_t pid, flood;
+	int tries = 0, ok = 0, status;
+
+	pid = test_start(in, sargs, ready, sizeof(ready));
+	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)pid);
+	serve_start(pidbuf, &sv);
+	snprintf(port, sizeof(port), "%d", sv.port);
+	flood = test_start(&as_nobody, fargs, ready, sizeof(ready));
+	cr_assert_str_eq(ready, "ready");
+	usleep(500 * 1000);
+	while (tries < 3 && !ok)
+		ok = try_profile(&sv, why[tries++], sizeof(why[0]));
+	cr_assert_eq(waitpid(flood, &status, WNOHANG), 0, "the flood ended: status %d", status);
+	test_stop(flood);
+	cr_assert(ok, "no profile in 3 tries: %s; %s; %s", why[0], why[1], why[2]);
+	serve_stop(&sv);
+	test_stop(pid);
+}
+
+/* Ask for path with this Host header (none: NULL), in HTTP/1.version. */
+static void ask_host(const struct server *sv, char version, const char *host, const char *status,
+		     const char *say)
+{
+	char req[512];
+	int n;
+
+	if (host)
+		n = snprintf(req, sizeof(req), "GET /debug/pprof/ HTTP/1.%c\r\nHost: %s\r\n\r\n",
+			     version, host);
+	else
+		n = snprintf(req, sizeof(req), "GET /debug/pprof/ HTTP/1.%c\r\n\r\n", version);
+	ask(sv, req, (size_t)n, status, say);
+}
+
+/*
+ * DNS rebinding: a web page whose name is made to resolve to 127.0.0.1
+ * asks with its own name in Host, and is refused (421), its profile
+ * request too; the names of this server are answered.
+ */
+Test(serve, host_check, .timeout = 60)
+{
+	const struct interp *in = &test_pythons[1];
+	const char *sargs[] = { test_target_for(in, "seed.py"), NULL };
+	char ready[64], pidbuf[32], h[128];
+	struct server sv;
+	pid_t pid;
+
+	pid = test_start(in, sargs, ready, sizeof(ready));
+	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)pid);
+	serve_start(pidbuf, &sv);
+	/* another's name, with or without the port, or an address not reached */
+	snprintf(h, sizeof(h), "evil.example:%d", sv.port);
+	ask_host(&sv, '1', h, "HTTP/1.1 421 ", "Host");
+	ask_host(&sv, '1', "evil.example", "HTTP/1.1 421 ", "Host");
+	ask_host(&sv, '0', "evil.example", "HTTP/1.1 421 ", "Host");
+	ask_host(&sv, '1', "prof.internal.evil.example", "HTTP/1.1 421 ", "Host");
+	ask_host(&sv, '1', "127.0.0.2", "HTTP/1.1 421 ", "Host");
+	ask_host(&sv, '1', "[::1]", "HTTP/1.1 421 ", "Host");
+	ask_host(&sv, '1', "", "HTTP/1.1 421 ", "Host");
+	snprintf(h, sizeof(h), "GET /debug/pprof/profile?seconds=1 HTTP/1.1\r\n"
+		 "Host: evil.example:%d\r\n\r\n", sv.port);
+	ask(&sv, h, strlen(h), "HTTP/1.1 421 ", "Host");
+	/* HTTP/1.1 must say, once */
+	ask_host(&sv, '1', NULL, "HTTP/1.1 400 ", "Host");
+	snprintf(h, sizeof(h), "GET / HTTP/1.1\r\nHost: localhost\r\nHost: evil.example\r\n\r\n");
+	ask(&sv, h, strlen(h), "HTTP/1.1 400 ", "Host");
+	/* what this server is called */
+	snprintf(h, sizeof(h), "127.0.0.1:%d", sv.port);
+	ask_host(&sv, '1', h, "HTTP/1.1 200 ", "profile?seconds=");
+	ask_host(&sv, '1', "127.0.0.1", "HTTP/1.1 200 ", "profile?seconds=");
+	snprintf(h, sizeof(h), "localhost:%d", sv.port);
+	ask_host(&sv, '1', h, "HTTP/1.1 200 ", "profile?seconds=");
+	ask_host(&sv, '1', "LocalHost:7000", "HTTP/1.1 200 ", "profile?seconds=");
+	ask_host(&sv, '0', NULL, "HTTP/1.1 200 ", "profile?seconds=");
+	snprintf(h, sizeof(h), "GET /debug/pprof/profile?seconds=1 HTTP/1.1\r\n"
+		 "Host: 127.0.0.1:%d\r\n\r\n", sv.port);
+	{
+		int fd = connect_to(sv.port);
+
+		send_all(fd, h, strlen(h));
+		got_profile(fd);
+	}
+	serve_stop(&sv);
+	test_stop(pid);
+}
+
+/* The names --allow-host gives are answered too, with any port; the others still are not. */
+Test(serve, allow_host, .timeout = 60)
+{
+	const struct interp *in = &test_pythons[1];
+	const char *sargs[] = { test_target_for(in, "seed.py"), NULL };
+	const char *extra[] = { "--allow-host", "prof.internal", "--allow-host", "[fd00::7]",
+				NULL };
+	char ready[64], pidbuf[32];
+	struct server sv;
+	pid_t pid;
+
+	pid = test_start(in, sargs, ready, sizeof(ready));
+	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)pid);
+	serve_start_with(pidbuf, "127.0.0.1:0", extra, &sv);
+	ask_host(&sv, '1', "PROF.internal:80", "HTTP/1.1 200 ", "profile?seconds=");
+	ask_host(&sv, '1', "prof.internal", "HTTP/1.1 200 ", "profile?seconds=");
+	ask_host(&sv, '1', "[fd00::7]:6060", "HTTP/1.1 200 ", "profile?seconds=");
+	ask_host(&sv, '1', "localhost", "HTTP/1.1 200 ", "profile?seconds=");
+	ask_host(&sv, '1', "prof.internal.evil.example", "HTTP/1.1 421 ", "Host");
+	ask_host(&sv, '1', "evil.example", "HTTP/1.1 421 ", "Host");
+	serve_stop(&sv);
+	test_stop(pid);
+}
+
+/* A connection from src to dst:port. */
+static int connect_from(const char *src, const char *dst, int port)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET }, da = { .sin_family = AF_INET };
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	cr_assert(fd >= 0);
+	cr_assert_eq(inet_pton(AF_INET, src, &sa.sin_addr), 1);
+	cr_assert_eq(inet_pton(AF_INET, dst, &da.sin_addr), 1);
+	da.sin_port = htons((uint16_t)port);
+	cr_assert_eq(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0, "bind: %s", strerror(errno));
+	cr_assert_eq(connect(fd, (struct sockaddr *)&da, sizeof(da)), 0, "connect: %s",
+		     strerror(errno));
+	return fd;
+}
+
+/* Is fd still open, nothing received (the server neither answered nor hung up)? */
+static int still_open(int fd)
+{
+	char c;
+
+	return recv(fd, &c, 1, MSG_DONTWAIT) < 0 && errno == EAGAIN;
+}
+
+/*
+ * One address other than loopback holds at most 8 connections: a 9th
+ * closes that address's oldest idle one, long before its 5 s are up.
+ * Loopback, every local user's address, is not held to it.  In a network
+ * namespace of the test's own, where 10.77.0.1 is on lo.
+ */
+Test(serve, remote_share, .timeout = 60)
+{
+	const struct interp *in = &test_pythons[1];
+	const char *sargs[] = { test_target_for(in, "seed.py"), NULL };
+	char ready[64], pidbuf[32], req[160];
+	int far[9], near[20], fd, n;
+	struct pollfd p;
+	struct server sv;
+	pid_t pid;
+
+	cr_assert_eq(unshare(CLONE_NEWNET), 0, "unshare: %s", strerror(errno));
+	cr_assert_eq(system("ip link set lo up && ip addr add 10.77.0.1/32 dev lo"), 0);
+	pid = test_start(in, sargs, ready, sizeof(ready));
+	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)pid);
+	serve_start_with(pidbuf, "0.0.0.0:0", NULL, &sv);
+	for (int i = 0; i < 8; i++)
+		far[i] = connect_from("10.77.0.1", "10.77.0.1", sv.port);
+	for (int i = 0; i < 20; i++)
+		near[i] = connect_from("127.0.0.1", "127.0.0.1", sv.port);
+	usleep(300 * 1000);
+	for (int i = 0; i < 8; i++)
+		cr_assert(still_open(far[i]), "connection %d of 10.77.0.1 closed", i);
+	far[8] = connect_from("10.77.0.1", "10.77.0.1", sv.port);
+	p = (struct pollfd){ far[0], POLLIN, 0 };
+	cr_assert_eq(poll(&p, 1, 2000), 1, "the oldest of 10.77.0.1 still open after 2 s");
+	cr_assert_eq(recv(far[0], req, sizeof(req), 0), 0, "not closed at once");
+	usleep(300 * 1000);
+	for (int i = 1; i < 9; i++)
+		cr_assert(still_open(far[i]), "connection %d of 10.77.0.1 closed", i);
+	for (int i = 0; i < 20; i++)
+		cr_assert(still_open(near[i]), "connection %d of 127.0.0.1 closed", i);
+	/* a scraper there is answered: the address's oldest idle one makes room */
+	fd = connect_from("10.77.0.1", "10.77.0.1", sv.port);
+	n = snprintf(req, sizeof(req), "GET /debug/pprof/profile?seconds=1 HTTP/1.1\r\n"
+		     "Host: 10.77.0.1:%d\r\n\r\n", sv.port);
+	send_all(fd, req, (size_t)n);
+	got_profile(fd);
+	for (int i = 0; i < 9; i++)
+		close(far[i]);
+	for (int i = 0; i < 20; i++)
+		close(near[i]);
+	serve_stop(&sv);
+	test_stop(pid);
+}
+
 /* Asked for an address it cannot have: said, and a status. */
 Test(serve, bad_listen)
 {
 	const char *bad[] = { "serve", "--pid", "1", "--listen", ":6060", NULL };
 	const char *ext[] = { "serve", "--pid", "1", "--listen", "[::1", NULL };
+	/* a port, a path, spaces, nothing */
+	const char *hosts[] = { "evil.example:80", "a/b", "a b", "", "[::1]:80" };
 	char *out, *err;
 
 	cr_assert_eq(test_pyrospy(bad, &out, &err), 2, "%s", err);
@@ -399,4 +656,12 @@ Test(serve, bad_listen)
 	cr_assert_eq(test_pyrospy(ext, &out, &err), 2, "%s", err);
 	free(out);
 	free(err);
+	for (size_t i = 0; i < sizeof(hosts) / sizeof(hosts[0]); i++) {
+		const char *args[] = { "serve", "--pid", "1", "--allow-host", hosts[i], NULL };
+
+		cr_assert_eq(test_pyrospy(args, &out, &err), 2, "%s: %s", hosts[i], err);
+		cr_assert(strstr(err, "invalid --allow-host"), "%s", err);
+		free(out);
+		free(err);
+	}
 }
