@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -70,6 +71,8 @@ struct cli_opts {
 	char **argv;		/* exec: the command */
 	const char *user;	/* exec --user NAME */
 	int as_root;		/* exec --as-root */
+	const char *auth_token_file, *basic_auth_file;
+	char *file_secret[2];	/* what they hold (auth_token, basic_auth), malloc'd */
 };
 
 static volatile sig_atomic_t stop_flag;
@@ -197,8 +200,8 @@ static const char usage_options[] =
 	"                         last_profiled_frame; every sample reads whole stacks)\n"
 	"      --function         aggregate by function, dropping line numbers\n"
 	"      --subprocesses     also profile the Ruby and Python processes it starts\n"
-	"      --user NAME        exec as root: run the command as user NAME (default:\n"
-	"                         $SUDO_UID's user under sudo, else root)\n"
+	"      --user NAME        exec as root: run the command as user NAME\n"
+	"                         (by default: the user who ran sudo, else root)\n"
 	"      --as-root          exec as root: run the command as root, under sudo too\n"
 	"      --locals           dump: each Python or Ruby frame's local variables\n"
 	"      --tasks            dump: the asyncio tasks, as a tree\n"
@@ -214,8 +217,14 @@ static const char usage_options[] =
 	"      --protocol P       ingest (default: POST /ingest, any Pyroscope) or push\n"
 	"                         (Grafana Pyroscope's push API, gzipped pprof)\n"
 	"      --ingest-format F  folded (default), trie (smaller uploads) or pprof\n"
-	"      --auth-token TOKEN bearer token ($PYROSPY_AUTH_TOKEN)\n"
-	"      --basic-auth U:P   basic authentication ($PYROSPY_BASIC_AUTH)\n"
+	"      --auth-token TOKEN bearer token, shown by ps: rather $PYROSPY_AUTH_TOKEN\n"
+	"                         or --auth-token-file\n"
+	"      --auth-token-file FILE\n"
+	"                         the bearer token: the first line of FILE\n"
+	"      --basic-auth U:P   basic authentication, shown by ps: rather\n"
+	"                         $PYROSPY_BASIC_AUTH or --basic-auth-file\n"
+	"      --basic-auth-file FILE\n"
+	"                         basic authentication: USER:PASSWORD, FILE's first line\n"
 	"      --tenant-id ID     X-Scope-OrgID ($PYROSPY_TENANT_ID)\n"
 	"      --header 'K: V'    an extra HTTP header (repeatable; $PYROSPY_HEADERS)\n"
 	"      --cacert FILE      CA certificates to verify the server with\n"
@@ -322,7 +331,7 @@ enum {
 	OPT_APP_NAME, OPT_TAG, OPT_AUTH_TOKEN, OPT_BASIC_AUTH, OPT_TENANT_ID, OPT_HEADER,
 	OPT_INSECURE, OPT_CACERT, OPT_INGEST_FORMAT, OPT_PID_OF, OPT_PROTOCOL, OPT_RAW, OPT_LOCALS,
 	OPT_TASKS, OPT_LISTEN, OPT_NO_GC, OPT_GVL_WAIT, OPT_ASYNC, OPT_READ_ONLY,
-	OPT_USER, OPT_AS_ROOT,
+	OPT_USER, OPT_AS_ROOT, OPT_AUTH_TOKEN_FILE, OPT_BASIC_AUTH_FILE,
 };
 
 static const struct option long_opts[] = {
@@ -351,6 +360,8 @@ static const struct option long_opts[] = {
 	{ "tag", required_argument, NULL, OPT_TAG },
 	{ "auth-token", required_argument, NULL, OPT_AUTH_TOKEN },
 	{ "basic-auth", required_argument, NULL, OPT_BASIC_AUTH },
+	{ "auth-token-file", required_argument, NULL, OPT_AUTH_TOKEN_FILE },
+	{ "basic-auth-file", required_argument, NULL, OPT_BASIC_AUTH_FILE },
 	{ "tenant-id", required_argument, NULL, OPT_TENANT_ID },
 	{ "header", required_argument, NULL, OPT_HEADER },
 	{ "insecure", no_argument, NULL, OPT_INSECURE },
@@ -423,11 +434,87 @@ static const char *opt_name(int c, char *buf, size_t cap)
 	return buf;
 }
 
+/*
+ * --auth-token-file, --basic-auth-file (opt without "-file"): the secret
+ * into *dst, unless the option itself gave one.  -1 to go on, or a status.
+ */
+static int read_secret_file(struct cli_opts *o, const char *opt, const char *path, int i,
+			    const char **dst)
+{
+	char err[256];
+	int others;
+
+	if (!path)
+		return -1;
+	if (*dst)
+		return cli_usage_error(o->cmd, "give --%s or --%s-file, not both", opt, opt);
+	o->file_secret[i] = ingest_read_secret(path, &others, err, sizeof(err));
+	if (!o->file_secret[i]) {
+		cli_error("--%s-file: %s", opt, err);
+		cli_hint("give a regular file of at most %d bytes, the secret on its first line",
+			 INGEST_SECRET_FILE_MAX);
+		return EXIT_USAGE;
+	}
+	/* a warning, not a refusal: secrets mounted by Kubernetes are 0644 by default */
+	if (others)
+		fprintf(stderr, "pyrospy: warning: every user may read '%s' (--%s-file): "
+			"chmod o-r it\n", path, opt);
+	*dst = o->file_secret[i];
+	return -1;
+}
+
+/* A header whose value is likely a key: "Authorization", "X-Api-Key", "Cookie", ... */
+static int header_is_secret(const char *h)
+{
+	static const char *const words[] = { "auth", "key", "token", "secret", "cookie",
+					     "passw", "session", "credential" };
+	size_t n = strcspn(h, ":");
+
+	for (size_t i = 0; i < ARRAY_SIZE(words); i++) {
+		size_t w = strlen(words[i]);
+
+		for (size_t j = 0; j + w <= n; j++)
+			if (!strncasecmp(h + j, words[i], w))
+				return 1;
+	}
+	return 0;
+}
+
+/*
+ * Secrets given as arguments are in /proc/PID/cmdline for every local user
+ * to read (ps): one line each, even with --quiet, naming the way out.
+ */
+static void warn_argv_secrets(int token, int basic, const char *const *headers)
+{
+	static const char what[] = "pyrospy: warning: %s on the command line is shown to every "
+				   "user by ps: give it in %s%s%s\n";
+
+	if (token)
+		fprintf(stderr, what, "--auth-token", "$PYROSPY_AUTH_TOKEN", " or ",
+			"--auth-token-file FILE");
+	if (basic)
+		fprintf(stderr, what, "--basic-auth", "$PYROSPY_BASIC_AUTH", " or ",
+			"--basic-auth-file FILE");
+	for (const char *const *h = headers; *h; h++) {
+		char name[80];
+
+		if (!header_is_secret(*h))
+			continue;
+		/* the name only, which ingest_check() found to be a token of letters */
+		snprintf(name, sizeof(name), "--header '%.*s'", (int)strcspn(*h, ":"), *h);
+		fprintf(stderr, what, name, "$PYROSPY_HEADERS", "", "");
+	}
+}
+
 /* --server and friends: complete from the environment and check. */
 static int check_upload(struct cli_opts *o)
 {
 	char err[256];
+	int argv_token = o->up.auth_token != NULL, argv_basic = o->up.basic_auth != NULL, ret;
 
+	if ((ret = read_secret_file(o, "auth-token", o->auth_token_file, 0, &o->up.auth_token)) >= 0 ||
+	    (ret = read_secret_file(o, "basic-auth", o->basic_auth_file, 1, &o->up.basic_auth)) >= 0)
+		return ret;
 	o->tags[o->ntags] = NULL;
 	o->headers[o->nheaders] = NULL;
 	o->up.tags = o->tags;
@@ -458,6 +545,7 @@ static int check_upload(struct cli_opts *o)
 	ingest_env(&o->up);
 	if (ingest_check(&o->up, err, sizeof(err)))
 		return cli_usage_error(o->cmd, "%s", err);
+	warn_argv_secrets(argv_token, argv_basic, o->headers);
 	return -1;
 }
 
@@ -558,6 +646,12 @@ static int parse_opts(struct cli_opts *o, int argc, char **argv)
 			break;
 		case OPT_BASIC_AUTH:
 			o->up.basic_auth = optarg;
+			break;
+		case OPT_AUTH_TOKEN_FILE:
+			o->auth_token_file = optarg;
+			break;
+		case OPT_BASIC_AUTH_FILE:
+			o->basic_auth_file = optarg;
 			break;
 		case OPT_USER:
 			if (!*optarg)
@@ -1956,6 +2050,11 @@ static const char *opt_help(const char *name, char *buf, size_t cap)
 		/* "  -p, --pid PID          process to profile": the text is at column 25 */
 		if (strncmp(line, "  -", 3) && strncmp(line, "      --", 8))
 			continue;
+		/* "      --auth-token-file FILE": a name too long has its text on the next line */
+		if (end && end - line > 24 && line[24] != ' ') {
+			line = end + 1;
+			end = strchr(line, '\n');
+		}
 		if (end && end - line > 25)
 			snprintf(buf, cap, "%.*s", (int)(end - line - 25), line + 25);
 		break;
@@ -1989,7 +2088,8 @@ static int cmd_completion(int argc, char **argv)
 		co->arg = lo->has_arg == no_argument ? COMPLETION_NONE : COMPLETION_TEXT;
 		if (lo->val == 'p') {
 			co->arg = COMPLETION_PID;
-		} else if (lo->val == 'o' || lo->val == OPT_CACERT || lo->val == OPT_RAW) {
+		} else if (lo->val == 'o' || lo->val == OPT_CACERT || lo->val == OPT_RAW ||
+			   lo->val == OPT_AUTH_TOKEN_FILE || lo->val == OPT_BASIC_AUTH_FILE) {
 			co->arg = COMPLETION_FILE;
 		} else if (lo->val == 'f') {
 			co->arg = COMPLETION_WORDS;
@@ -2083,5 +2183,10 @@ int cli_main(int argc, char **argv)
 			ret = !strcmp(o.cmd, "exec") ? cmd_exec(&o) : cmd_record(&o);
 	}
 	free(o.tagset);
+	for (size_t i = 0; i < ARRAY_SIZE(o.file_secret); i++)
+		if (o.file_secret[i]) {
+			explicit_bzero(o.file_secret[i], strlen(o.file_secret[i]));
+			free(o.file_secret[i]);
+		}
 	return ret;
 }
