@@ -512,8 +512,10 @@ static int check_upload(struct cli_opts *o)
 	char err[256];
 	int argv_token = o->up.auth_token != NULL, argv_basic = o->up.basic_auth != NULL, ret;
 
-	if ((ret = read_secret_file(o, "auth-token", o->auth_token_file, 0, &o->up.auth_token)) >= 0 ||
-	    (ret = read_secret_file(o, "basic-auth", o->basic_auth_file, 1, &o->up.basic_auth)) >= 0)
+	ret = read_secret_file(o, "auth-token", o->auth_token_file, 0, &o->up.auth_token);
+	if (ret < 0)
+		ret = read_secret_file(o, "basic-auth", o->basic_auth_file, 1, &o->up.basic_auth);
+	if (ret >= 0)
 		return ret;
 	o->tags[o->ntags] = NULL;
 	o->headers[o->nheaders] = NULL;
