@@ -722,12 +722,13 @@ Test(upload, secret_on_command_line_warned)
 
 /*
  * Secret files that are none: a FIFO (read without waiting for a writer),
- * a directory, a device, more than 4 KiB, a missing file, and a file with
- * the option too.  One error and its hint each, status 2, at once.
+ * a directory, a device, more than 4 KiB (or 64 GiB, sparse), a missing
+ * file, and a file with the option too.  One error and its hint each,
+ * status 2, at once.
  */
 Test(upload, secret_file_refused, .timeout = 20)
 {
-	char fifo[64], big[64], missing[64], *out, *err, *text;
+	char fifo[64], big[64], sparse[64], missing[64], *out, *err, *text;
 	struct {
 		const char *path, *opt2, *error;
 	} cases[] = {
@@ -735,13 +736,18 @@ Test(upload, secret_file_refused, .timeout = 20)
 		{ "/tmp", NULL, "is not a regular file" },
 		{ "/dev/zero", NULL, "is not a regular file" },
 		{ big, NULL, "holds more than 4096 bytes" },
+		/* 64 GiB of nothing: its size is refused, nothing read */
+		{ sparse, NULL, "holds more than 4096 bytes" },
 		{ missing, NULL, "No such file or directory" },
 		{ big, "--auth-token", "give --auth-token or --auth-token-file, not both" },
 	};
 
 	snprintf(fifo, sizeof(fifo), "/tmp/pyrospy-upload-fifo-%d", (int)getpid());
 	snprintf(big, sizeof(big), "/tmp/pyrospy-upload-big-%d", (int)getpid());
+	snprintf(sparse, sizeof(sparse), "/tmp/pyrospy-upload-sparse-%d", (int)getpid());
 	snprintf(missing, sizeof(missing), "/tmp/pyrospy-upload-missing-%d", (int)getpid());
+	secret_file(sparse, "", 0600);
+	cr_assert_eq(truncate(sparse, 64LL << 30), 0);
 	unlink(fifo);
 	cr_assert_eq(mkfifo(fifo, 0600), 0);
 	text = malloc(5000);
@@ -767,4 +773,5 @@ Test(upload, secret_file_refused, .timeout = 20)
 	}
 	unlink(fifo);
 	unlink(big);
+	unlink(sparse);
 }
