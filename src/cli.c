@@ -4,14 +4,18 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <grp.h>
 #include <limits.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <termios.h>
 #include <time.h>
@@ -67,6 +71,10 @@ struct cli_opts {
 	unsigned int ntags, nheaders;
 	int quiet, verbose;
 	char **argv;		/* exec: the command */
+	const char *user;	/* exec --user NAME */
+	int as_root;		/* exec --as-root */
+	const char *auth_token_file, *basic_auth_file;
+	char *file_secret[2];	/* what they hold (auth_token, basic_auth), malloc'd */
 };
 
 static volatile sig_atomic_t stop_flag;
@@ -197,6 +205,9 @@ static const char usage_options[] =
 	"                         last_profiled_frame; every sample reads whole stacks)\n"
 	"      --function         aggregate by function, dropping line numbers\n"
 	"      --subprocesses     also profile the Ruby and Python processes it starts\n"
+	"      --user NAME        exec as root: run the command as user NAME\n"
+	"                         (by default: the user who ran sudo, else root)\n"
+	"      --as-root          exec as root: run the command as root, under sudo too\n"
 	"      --locals           dump: each Python or Ruby frame's local variables\n"
 	"      --tasks            dump: the asyncio tasks, as a tree\n"
 
@@ -211,8 +222,14 @@ static const char usage_options[] =
 	"      --protocol P       ingest (default: POST /ingest, any Pyroscope) or push\n"
 	"                         (Grafana Pyroscope's push API, gzipped pprof)\n"
 	"      --ingest-format F  folded (default), trie (smaller uploads) or pprof\n"
-	"      --auth-token TOKEN bearer token ($PYROSPY_AUTH_TOKEN)\n"
-	"      --basic-auth U:P   basic authentication ($PYROSPY_BASIC_AUTH)\n"
+	"      --auth-token TOKEN bearer token, shown by ps: rather $PYROSPY_AUTH_TOKEN\n"
+	"                         or --auth-token-file\n"
+	"      --auth-token-file FILE\n"
+	"                         the bearer token: the first line of FILE\n"
+	"      --basic-auth U:P   basic authentication, shown by ps: rather\n"
+	"                         $PYROSPY_BASIC_AUTH or --basic-auth-file\n"
+	"      --basic-auth-file FILE\n"
+	"                         basic authentication: USER:PASSWORD, FILE's first line\n"
 	"      --tenant-id ID     X-Scope-OrgID ($PYROSPY_TENANT_ID)\n"
 	"      --header 'K: V'    an extra HTTP header (repeatable; $PYROSPY_HEADERS)\n"
 	"      --cacert FILE      CA certificates to verify the server with\n"
@@ -320,6 +337,7 @@ enum {
 	OPT_INSECURE, OPT_CACERT, OPT_INGEST_FORMAT, OPT_PID_OF, OPT_PROTOCOL, OPT_RAW, OPT_LOCALS,
 	OPT_TASKS, OPT_LISTEN, OPT_NO_GC, OPT_GVL_WAIT, OPT_ASYNC, OPT_READ_ONLY,
 	OPT_ALLOW_HOST,
+	OPT_USER, OPT_AS_ROOT, OPT_AUTH_TOKEN_FILE, OPT_BASIC_AUTH_FILE,
 };
 
 static const struct option long_opts[] = {
@@ -349,12 +367,16 @@ static const struct option long_opts[] = {
 	{ "tag", required_argument, NULL, OPT_TAG },
 	{ "auth-token", required_argument, NULL, OPT_AUTH_TOKEN },
 	{ "basic-auth", required_argument, NULL, OPT_BASIC_AUTH },
+	{ "auth-token-file", required_argument, NULL, OPT_AUTH_TOKEN_FILE },
+	{ "basic-auth-file", required_argument, NULL, OPT_BASIC_AUTH_FILE },
 	{ "tenant-id", required_argument, NULL, OPT_TENANT_ID },
 	{ "header", required_argument, NULL, OPT_HEADER },
 	{ "insecure", no_argument, NULL, OPT_INSECURE },
 	{ "cacert", required_argument, NULL, OPT_CACERT },
 	{ "ingest-format", required_argument, NULL, OPT_INGEST_FORMAT },
 	{ "protocol", required_argument, NULL, OPT_PROTOCOL },
+	{ "user", required_argument, NULL, OPT_USER },
+	{ "as-root", no_argument, NULL, OPT_AS_ROOT },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
@@ -394,6 +416,8 @@ static unsigned int opt_cmds(int c)
 		return CMD_DUMP;
 	case OPT_LISTEN: case OPT_ALLOW_HOST:
 		return CMD_SERVE;
+	case OPT_USER: case OPT_AS_ROOT:
+		return CMD_EXEC;
 	case 'q': case 'v': case 'h': case 'V': case OPT_NO_GC:
 		return CMD_ALL;
 	default:	/* what shapes a profile file or an upload */
@@ -417,11 +441,89 @@ static const char *opt_name(int c, char *buf, size_t cap)
 	return buf;
 }
 
+/*
+ * --auth-token-file, --basic-auth-file (opt without "-file"): the secret
+ * into *dst, unless the option itself gave one.  -1 to go on, or a status.
+ */
+static int read_secret_file(struct cli_opts *o, const char *opt, const char *path, int i,
+			    const char **dst)
+{
+	char err[256];
+	int others;
+
+	if (!path)
+		return -1;
+	if (*dst)
+		return cli_usage_error(o->cmd, "give --%s or --%s-file, not both", opt, opt);
+	o->file_secret[i] = ingest_read_secret(path, &others, err, sizeof(err));
+	if (!o->file_secret[i]) {
+		cli_error("--%s-file: %s", opt, err);
+		cli_hint("give a regular file of at most %d bytes, the secret on its first line",
+			 INGEST_SECRET_FILE_MAX);
+		return EXIT_USAGE;
+	}
+	/* a warning, not a refusal: secrets mounted by Kubernetes are 0644 by default */
+	if (others)
+		fprintf(stderr, "pyrospy: warning: every user may read '%s' (--%s-file): "
+			"chmod o-r it\n", path, opt);
+	*dst = o->file_secret[i];
+	return -1;
+}
+
+/* A header whose value is likely a key: "Authorization", "X-Api-Key", "Cookie", ... */
+static int header_is_secret(const char *h)
+{
+	static const char *const words[] = { "auth", "key", "token", "secret", "cookie",
+					     "passw", "session", "credential" };
+	size_t n = strcspn(h, ":");
+
+	for (size_t i = 0; i < ARRAY_SIZE(words); i++) {
+		size_t w = strlen(words[i]);
+
+		for (size_t j = 0; j + w <= n; j++)
+			if (!strncasecmp(h + j, words[i], w))
+				return 1;
+	}
+	return 0;
+}
+
+/*
+ * Secrets given as arguments are in /proc/PID/cmdline for every local user
+ * to read (ps): one line each, even with --quiet, naming the way out.
+ */
+static void warn_argv_secrets(int token, int basic, const char *const *headers)
+{
+	static const char what[] = "pyrospy: warning: %s on the command line is shown to every "
+				   "user by ps: give it in %s%s%s\n";
+
+	if (token)
+		fprintf(stderr, what, "--auth-token", "$PYROSPY_AUTH_TOKEN", " or ",
+			"--auth-token-file FILE");
+	if (basic)
+		fprintf(stderr, what, "--basic-auth", "$PYROSPY_BASIC_AUTH", " or ",
+			"--basic-auth-file FILE");
+	for (const char *const *h = headers; *h; h++) {
+		char name[80];
+
+		if (!header_is_secret(*h))
+			continue;
+		/* the name only, which ingest_check() found to be a token of letters */
+		snprintf(name, sizeof(name), "--header '%.*s'", (int)strcspn(*h, ":"), *h);
+		fprintf(stderr, what, name, "$PYROSPY_HEADERS", "", "");
+	}
+}
+
 /* --server and friends: complete from the environment and check. */
 static int check_upload(struct cli_opts *o)
 {
 	char err[256];
+	int argv_token = o->up.auth_token != NULL, argv_basic = o->up.basic_auth != NULL, ret;
 
+	ret = read_secret_file(o, "auth-token", o->auth_token_file, 0, &o->up.auth_token);
+	if (ret < 0)
+		ret = read_secret_file(o, "basic-auth", o->basic_auth_file, 1, &o->up.basic_auth);
+	if (ret >= 0)
+		return ret;
 	o->tags[o->ntags] = NULL;
 	o->headers[o->nheaders] = NULL;
 	o->up.tags = o->tags;
@@ -452,6 +554,7 @@ static int check_upload(struct cli_opts *o)
 	ingest_env(&o->up);
 	if (ingest_check(&o->up, err, sizeof(err)))
 		return cli_usage_error(o->cmd, "%s", err);
+	warn_argv_secrets(argv_token, argv_basic, o->headers);
 	return -1;
 }
 
@@ -553,6 +656,20 @@ static int parse_opts(struct cli_opts *o, int argc, char **argv)
 		case OPT_BASIC_AUTH:
 			o->up.basic_auth = optarg;
 			break;
+		case OPT_AUTH_TOKEN_FILE:
+			o->auth_token_file = optarg;
+			break;
+		case OPT_BASIC_AUTH_FILE:
+			o->basic_auth_file = optarg;
+			break;
+		case OPT_USER:
+			if (!*optarg)
+				return cli_usage_error(o->cmd, "empty user name for --user");
+			o->user = optarg;
+			break;
+		case OPT_AS_ROOT:
+			o->as_root = 1;
+			break;
 		case OPT_TENANT_ID:
 			o->up.tenant_id = optarg;
 			break;
@@ -650,6 +767,8 @@ static int parse_opts(struct cli_opts *o, int argc, char **argv)
 		if (o->pid || o->pid_of)
 			return cli_usage_error(o->cmd, "--pid and --pid-of cannot be used with exec");
 		o->argv = argv + optind;
+		if (o->user && o->as_root)
+			return cli_usage_error(o->cmd, "give --user or --as-root, not both");
 	} else {
 		if (optind < argc)
 			return cli_usage_error(o->cmd, "unexpected argument '%s'", argv[optind]);
@@ -1257,16 +1376,180 @@ static void stop_child(const struct cli_opts *o, pid_t pid, int *status)
 }
 
 /*
- * exec: start the command, with the tag helpers of dir on its paths, and
- * wait until it has become an interpreter (it may still be a shell or the
- * dynamic loader for a while).
+ * Whom exec runs the command as.  pyrospy itself keeps its rights (it
+ * reads the command as root); the command gets those of the user chosen:
+ *
+ *   --as-root            root, as pyrospy
+ *   --user NAME          NAME's uid, gid and groups; HOME, USER, LOGNAME
+ *   root through sudo    $SUDO_UID's likewise ($SUDO_GID as its group)
+ *   otherwise            pyrospy's own (a root shell's command stays root)
  */
-static int exec_command(struct cli_opts *o, const char *dir)
+struct exec_user {
+	int drop;		/* change to uid, gid and groups before exec */
+	uid_t uid;
+	gid_t gid;
+	gid_t *groups;		/* the supplementary groups, malloc'd */
+	int ngroups;
+	char *name, *home;	/* NULL: the environment is left as it is */
+};
+
+static void exec_user_release(struct exec_user *u)
+{
+	free(u->groups);
+	free(u->name);
+	free(u->home);
+	memset(u, 0, sizeof(*u));
+}
+
+/* uid, and the rest from its passwd entry pw (NULL: none, gid alone). */
+static void exec_user_set(struct exec_user *u, uid_t uid, gid_t gid, const struct passwd *pw)
+{
+	int n = 0;
+
+	u->drop = 1;
+	u->uid = uid;
+	u->gid = gid;
+	if (pw) {
+		u->name = xstrfmt("%s", pw->pw_name);
+		u->home = xstrfmt("%s", pw->pw_dir);
+		/* asked for the count first; gid is always in the list */
+		getgrouplist(pw->pw_name, gid, NULL, &n);
+		if (n > 0) {
+			u->groups = xreallocarray(NULL, (size_t)n, sizeof(*u->groups));
+			if (getgrouplist(pw->pw_name, gid, u->groups, &n) < 0)
+				n = 0;
+		}
+	}
+	if (n <= 0) {
+		free(u->groups);
+		u->groups = xreallocarray(NULL, 1, sizeof(*u->groups));
+		u->groups[0] = gid;
+		n = 1;
+	}
+	u->ngroups = n;
+}
+
+/* A uid or gid of $SUDO_UID, $SUDO_GID: 0 if absent or not one. */
+static int sudo_id(const char *var, unsigned long *id)
+{
+	const char *v = getenv(var);
+
+	return v && parse_uint(v, (unsigned int)-2, id);
+}
+
+/* Whom exec runs its command as, before anything runs: -1, or a status. */
+static int exec_user_resolve(const struct cli_opts *o, struct exec_user *u)
+{
+	unsigned long uid, gid = 0;
+	struct passwd *pw;
+
+	memset(u, 0, sizeof(*u));
+	if (o->as_root)
+		return -1;
+	if (o->user) {
+		errno = 0;
+		pw = getpwnam(o->user);
+		if (!pw) {
+			cli_error("no user '%s'%s%s", o->user, errno ? ": " : "",
+				  errno ? strerror(errno) : "");
+			cli_hint("check the name with 'getent passwd %s', or leave out --user", o->user);
+			return EXIT_USAGE;
+		}
+		if (pw->pw_uid == geteuid() && pw->pw_uid == getuid())
+			return -1;	/* already */
+		if (geteuid() != 0) {
+			cli_error("--user '%s': pyrospy runs as uid %d, and only root may run a "
+				  "command as another user", o->user, (int)geteuid());
+			cli_hint("run pyrospy as root (sudo), or leave out --user");
+			return EXIT_PERM;
+		}
+		exec_user_set(u, pw->pw_uid, pw->pw_gid, pw);
+		return -1;
+	}
+	if (geteuid() != 0 || getuid() != 0 || !getenv("SUDO_UID"))
+		return -1;
+	/* run as root through sudo: back to the one who ran sudo */
+	if (!sudo_id("SUDO_UID", &uid) || (getenv("SUDO_GID") && !sudo_id("SUDO_GID", &gid))) {
+		cli_error("invalid $SUDO_UID or $SUDO_GID ('%.20s', '%.20s'): want a uid and a gid",
+			  getenv("SUDO_UID"), getenv("SUDO_GID") ? getenv("SUDO_GID") : "");
+		cli_hint("give --user NAME or --as-root, or unset SUDO_UID");
+		return EXIT_USAGE;
+	}
+	if (uid == 0)
+		return -1;
+	pw = getpwuid((uid_t)uid);
+	if (!getenv("SUDO_GID")) {
+		if (!pw) {
+			cli_error("$SUDO_UID %lu is no user's and $SUDO_GID is not set", uid);
+			cli_hint("give --user NAME or --as-root, or set SUDO_GID");
+			return EXIT_USAGE;
+		}
+		gid = pw->pw_gid;
+	}
+	exec_user_set(u, (uid_t)uid, (gid_t)gid, pw);
+	note(o, "running '%s' as uid %lu%s%s%s, who ran sudo (--as-root keeps root)", o->argv[0],
+	     uid, pw ? " ('" : "", pw ? pw->pw_name : "", pw ? "')" : "");
+	return -1;
+}
+
+/* Close every descriptor from lo up to hi. */
+static void close_fds(unsigned int lo, unsigned int hi)
+{
+	long max = sysconf(_SC_OPEN_MAX);
+
+#ifdef SYS_close_range
+	if (!syscall(SYS_close_range, lo, hi, 0))
+		return;
+#endif
+	if (max < 0 || max > 65536)
+		max = 65536;
+	for (unsigned long fd = lo; fd <= hi && fd < (unsigned long)max; fd++)
+		close((int)fd);
+}
+
+/*
+ * In the child, before exec: become u, keeping no descriptor but 0, 1, 2
+ * and keep (those of root's that pyrospy inherited are no business of
+ * u's, as sudo closes them).  0, or -1 with errno (the child must not run
+ * the command then).
+ */
+static int exec_user_become(const struct exec_user *u, int keep)
+{
+	if (!u->drop)
+		return 0;
+	if (keep > 3)
+		close_fds(3, (unsigned int)keep - 1);
+	close_fds((unsigned int)keep + 1, ~0u);
+	/* groups first, while root may still change them; uid last */
+	if (setgroups((size_t)u->ngroups, u->groups) < 0 || setgid(u->gid) < 0 ||
+	    setuid(u->uid) < 0)
+		return -1;
+	/* no way back: a setuid() that left a saved root uid would fail here */
+	if (setuid(0) == 0 || getegid() != u->gid || geteuid() != u->uid) {
+		errno = EPERM;
+		return -1;
+	}
+	if (u->name) {
+		setenv("HOME", u->home, 1);
+		setenv("USER", u->name, 1);
+		setenv("LOGNAME", u->name, 1);
+	}
+	return 0;
+}
+
+/*
+ * exec: start the command as u, with the tag helpers of dir on its paths,
+ * and wait until it has become an interpreter (it may still be a shell or
+ * the dynamic loader for a while).
+ */
+static int exec_command(struct cli_opts *o, const struct exec_user *u, const char *dir)
 {
 	struct target t;
 	enum perr err = PERR_NOTINTERP;
 	enum ended why = ENDED_EARLY;
-	int status, ret, stopped = 0, execfail[2], errnum = 0;
+	int status, ret, stopped = 0, execfail[2];
+	/* why the child did not run the command: { 0 exec() or 1 becoming u, errno } */
+	int why_not[2] = { 0, 0 };
 	ssize_t n;
 	pid_t pid;
 
@@ -1300,21 +1583,33 @@ static int exec_command(struct cli_opts *o, const char *dir)
 			_exit(126);
 		/* the profiled program gets no key of pyrospy's server */
 		ingest_env_unset_secrets();
-		execvp(o->argv[0], o->argv);
-		errnum = errno;
-		if (write(execfail[1], &errnum, sizeof(errnum)) < 0)
+		if (exec_user_become(u, execfail[1]) < 0) {
+			why_not[0] = 1;
+		} else {
+			execvp(o->argv[0], o->argv);
+		}
+		why_not[1] = errno;
+		if (write(execfail[1], why_not, sizeof(why_not)) < 0)
 			_exit(126);
-		_exit(127);
+		_exit(why_not[0] ? 126 : 127);
 	}
 	child_pid = pid;
 	close(execfail[1]);
-	while ((n = read(execfail[0], &errnum, sizeof(errnum))) < 0 && errno == EINTR)
+	while ((n = read(execfail[0], why_not, sizeof(why_not))) < 0 && errno == EINTR)
 		;
 	close(execfail[0]);
-	if (n == (ssize_t)sizeof(errnum)) {
+	if (n == (ssize_t)sizeof(why_not)) {
+		int errnum = why_not[1];
+
 		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 			;
 		child_pid = 0;
+		if (why_not[0]) {
+			cli_error("cannot run '%s' as uid %d: %s", o->argv[0], (int)u->uid,
+				  strerror(errnum));
+			cli_hint("give --as-root to keep root, or --user another user");
+			return 126;
+		}
 		cli_error("cannot run '%s': %s", o->argv[0], strerror(errnum));
 		cli_hint(errnum == ENOENT ? "check the command's name, or give its full path" :
 		     "check the command may be run by this user");
@@ -1375,16 +1670,26 @@ static int exec_command(struct cli_opts *o, const char *dir)
 /* exec, with the tag helpers in a private directory for as long as it runs */
 static int cmd_exec(struct cli_opts *o)
 {
+	struct exec_user u;
 	struct taglibs h;
 	int ret;
 
+	ret = exec_user_resolve(o, &u);
+	if (ret >= 0)
+		return ret;
 	/* not fatal: a command that does not use tags profiles as well without them */
 	if (taglibs_init(&h) != PERR_OK)
 		note(o, "warning: cannot write the tag helpers to a temporary directory (%s): "
 		     "'import pyrospy' and 'require \"pyrospy\"' will fail in '%s'; set TMPDIR "
 		     "to a writable directory", strerror(errno), o->argv[0]);
-	ret = exec_command(o, h.dir[0] ? h.dir : NULL);
+	/* root's private copy: the command's user reads it, and only root writes it */
+	else if (u.drop && taglibs_share(&h) != PERR_OK)
+		note(o, "warning: cannot let uid %d read the tag helpers (%s): 'import pyrospy' "
+		     "and 'require \"pyrospy\"' will fail in '%s'", (int)u.uid, strerror(errno),
+		     o->argv[0]);
+	ret = exec_command(o, &u, h.dir[0] ? h.dir : NULL);
 	taglibs_release(&h);
+	exec_user_release(&u);
 	return ret;
 }
 
@@ -1768,6 +2073,11 @@ static const char *opt_help(const char *name, char *buf, size_t cap)
 		/* "  -p, --pid PID          process to profile": the text is at column 25 */
 		if (strncmp(line, "  -", 3) && strncmp(line, "      --", 8))
 			continue;
+		/* "      --auth-token-file FILE": a name too long has its text on the next line */
+		if (end && end - line > 24 && line[24] != ' ') {
+			line = end + 1;
+			end = strchr(line, '\n');
+		}
 		if (end && end - line > 25)
 			snprintf(buf, cap, "%.*s", (int)(end - line - 25), line + 25);
 		break;
@@ -1801,7 +2111,8 @@ static int cmd_completion(int argc, char **argv)
 		co->arg = lo->has_arg == no_argument ? COMPLETION_NONE : COMPLETION_TEXT;
 		if (lo->val == 'p') {
 			co->arg = COMPLETION_PID;
-		} else if (lo->val == 'o' || lo->val == OPT_CACERT || lo->val == OPT_RAW) {
+		} else if (lo->val == 'o' || lo->val == OPT_CACERT || lo->val == OPT_RAW ||
+			   lo->val == OPT_AUTH_TOKEN_FILE || lo->val == OPT_BASIC_AUTH_FILE) {
 			co->arg = COMPLETION_FILE;
 		} else if (lo->val == 'f') {
 			co->arg = COMPLETION_WORDS;
@@ -1895,5 +2206,10 @@ int cli_main(int argc, char **argv)
 			ret = !strcmp(o.cmd, "exec") ? cmd_exec(&o) : cmd_record(&o);
 	}
 	free(o.tagset);
+	for (size_t i = 0; i < ARRAY_SIZE(o.file_secret); i++)
+		if (o.file_secret[i]) {
+			explicit_bzero(o.file_secret[i], strlen(o.file_secret[i]));
+			free(o.file_secret[i]);
+		}
 	return ret;
 }

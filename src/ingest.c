@@ -2,10 +2,12 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "ingest.h"
@@ -704,6 +706,83 @@ void ingest_env(struct ingest_opts *o)
 		o->tenant_id = getenv("PYROSPY_TENANT_ID");
 	if (!o->header_lines)
 		o->header_lines = getenv("PYROSPY_HEADERS");
+}
+
+char *ingest_read_secret(const char *path, int *others_read, char *err, size_t errlen)
+{
+	char *buf = NULL, *nl;
+	struct stat st;
+	size_t len = 0;
+	int fd, saved;
+
+	*others_read = 0;
+	/* O_NONBLOCK: a FIFO put where the file should be is not waited on */
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0) {
+		saved = errno;
+		fail(err, errlen, "cannot open '%s': %s", path, strerror(saved));
+		errno = saved;
+		return NULL;
+	}
+	if (fstat(fd, &st) < 0) {
+		saved = errno;
+		fail(err, errlen, "cannot read '%s': %s", path, strerror(saved));
+		goto out;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		saved = EINVAL;
+		fail(err, errlen, "'%s' is not a regular file", path);
+		goto out;
+	}
+	if (st.st_size > INGEST_SECRET_FILE_MAX) {
+		saved = EFBIG;
+		fail(err, errlen, "'%s' holds more than %d bytes", path, INGEST_SECRET_FILE_MAX);
+		goto out;
+	}
+	*others_read = (st.st_mode & S_IROTH) != 0;
+	/* one byte more than allowed: a file that grew since fstat() is seen */
+	buf = xmalloc(INGEST_SECRET_FILE_MAX + 2);
+	while (len <= INGEST_SECRET_FILE_MAX) {
+		ssize_t n = read(fd, buf + len, INGEST_SECRET_FILE_MAX + 1 - len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			saved = errno;
+			fail(err, errlen, "cannot read '%s': %s", path, strerror(saved));
+			goto out;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	if (len > INGEST_SECRET_FILE_MAX) {
+		saved = EFBIG;
+		fail(err, errlen, "'%s' holds more than %d bytes", path, INGEST_SECRET_FILE_MAX);
+		goto out;
+	}
+	buf[len] = '\0';
+	if (memchr(buf, '\0', len)) {
+		saved = EINVAL;
+		fail(err, errlen, "'%s' holds a NUL byte", path);
+		goto out;
+	}
+	nl = strchr(buf, '\n');
+	if (nl) {
+		if (nl > buf && nl[-1] == '\r')
+			nl--;
+		/* the lines after the first are no one's business */
+		explicit_bzero(nl, len - (size_t)(nl - buf));
+	}
+	close(fd);
+	return buf;
+out:
+	close(fd);
+	if (buf)
+		explicit_bzero(buf, INGEST_SECRET_FILE_MAX + 2);
+	free(buf);
+	errno = saved;
+	return NULL;
 }
 
 void ingest_env_unset_secrets(void)

@@ -110,6 +110,21 @@ void ingest_env(struct ingest_opts *o);
  */
 void ingest_env_unset_secrets(void);
 
+/* The most bytes a secret file of ingest_read_secret() may hold. */
+#define INGEST_SECRET_FILE_MAX 4096
+
+/*
+ * --auth-token-file, --basic-auth-file: the first line of the regular file
+ * at path (its newline, and a carriage return before it, left out), in a
+ * malloc'd string the caller frees (after explicit_bzero()).  The file is
+ * opened without blocking (a FIFO or a device is refused, never waited
+ * for) and may hold at most INGEST_SECRET_FILE_MAX bytes, checked before
+ * reading.  *others_read is set when users other than its owner and group
+ * may read it.  Returns NULL with a one-line message in err (and errno)
+ * on failure.
+ */
+char *ingest_read_secret(const char *path, int *others_read, char *err, size_t errlen);
+
 /*
  * Check o before anything starts: the URL (http or https, no credentials,
  * no query), the app name, the spy name and the --tag keys and values

@@ -134,6 +134,54 @@ fail:
 	return PERR_IO;
 }
 
+/* Make the directory open as fd (which this closes), and all in it, readable by all. */
+static int share_dir(int fd, int depth)
+{
+	DIR *d;
+	struct dirent *e;
+	int ret = 0;
+
+	if (fchmod(fd, 0755) < 0 || !(d = fdopendir(fd))) {
+		close(fd);
+		return -1;
+	}
+	while ((e = readdir(d)) && !ret) {
+		struct stat st;
+		int sub;
+
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		/* no link is followed: a link in the copy is no helper of ours */
+		sub = openat(dirfd(d), e->d_name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+		if (sub < 0 && errno == ELOOP)
+			continue;
+		if (sub < 0 || fstat(sub, &st) < 0) {
+			ret = -1;
+		} else if (S_ISDIR(st.st_mode) && depth < MAX_DEPTH) {
+			ret = share_dir(sub, depth + 1);
+			sub = -1;
+		} else if (S_ISREG(st.st_mode)) {
+			ret = fchmod(sub, 0644);
+		}
+		if (sub >= 0)
+			close(sub);
+	}
+	closedir(d);
+	return ret;
+}
+
+enum perr taglibs_share(const struct taglibs *h)
+{
+	int fd;
+
+	if (!h->owned || !h->dir[0])
+		return PERR_OK;
+	fd = open(h->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 || share_dir(fd, 0) < 0)
+		return PERR_IO;
+	return PERR_OK;
+}
+
 /* Empty the directory open as fd (which this closes); links are removed, not followed. */
 static void empty_dir(int fd, int depth)
 {

@@ -55,6 +55,14 @@ enum perr taglibs_init(struct taglibs *h);
 enum perr taglibs_extract(struct taglibs *h);
 
 /*
+ * Let every user read the private copy, for a command run as another user
+ * than pyrospy (exec --user): directories 0755, files 0644, still owned by
+ * pyrospy's user, so that no one else can replace or add a file.  Nothing
+ * for a directory found on disk.  PERR_IO with errno on failure.
+ */
+enum perr taglibs_share(const struct taglibs *h);
+
+/*
  * Remove the private copy and everything in it (the interpreter may have
  * added __pycache__), never following a link out of it.  Nothing for a
  * directory found on disk.  h is empty afterwards.

@@ -133,3 +133,39 @@ Test(taglibs, unwritable_tmpdir, .init = make_tmp, .fini = remove_tmp)
 	taglibs_release(&h);
 	cr_assert_eq(entries(tmp), 0);
 }
+
+/*
+ * exec --user (or under sudo): the private copy is shared for reading
+ * with the user the command runs as, who still cannot write into it; a
+ * link planted in it is not followed.
+ */
+Test(taglibs, share_lets_others_read_not_write, .init = make_tmp, .fini = remove_tmp)
+{
+	struct taglibs h;
+	struct stat st;
+	char victim[128], cmd[PATH_MAX * 3 + 256], *out;
+	int status;
+
+	cr_assert_eq(chmod(tmp, 0755), 0);
+	snprintf(victim, sizeof(victim), "%s/victim", tmp);
+	fclose(fopen(victim, "w"));
+	cr_assert_eq(chmod(victim, 0600), 0);
+	cr_assert_eq(taglibs_extract(&h), PERR_OK);
+	snprintf(cmd, sizeof(cmd), "ln -s '%s' '%s/ruby/filelink'", victim, h.dir);
+	cr_assert_eq(system(cmd), 0);
+	cr_assert_eq(taglibs_share(&h), PERR_OK, "%s", strerror(errno));
+	snprintf(cmd, sizeof(cmd),
+		 "setpriv --reuid=65534 --regid=65534 --clear-groups sh -c "
+		 "\"cat '%s/python/pyrospy.py' '%s/ruby/pyrospy.rb' >/dev/null && echo read; "
+		 "touch '%s/python/planted' 2>/dev/null || echo unwritable\"",
+		 h.dir, h.dir, h.dir);
+	out = test_run(cmd, &status);
+	cr_assert_str_eq(out, "read\nunwritable\n");
+	free(out);
+	cr_assert_eq(stat(h.dir, &st), 0);
+	cr_assert_eq(st.st_mode & 07777, 0755);
+	cr_assert_eq(st.st_uid, geteuid());
+	cr_assert_eq(stat(victim, &st), 0);
+	cr_assert_eq(st.st_mode & 07777, 0600, "the link was followed");
+	taglibs_release(&h);
+}

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -559,4 +560,218 @@ Test(upload, exec_child_gets_no_secret, .timeout = 60)
 	free(tok);
 	unlink(log);
 	unlink(file);
+}
+
+/* A secret file at path holding text, with mode. */
+static void secret_file(const char *path, const char *text, mode_t mode)
+{
+	FILE *f;
+
+	unlink(path);
+	f = fopen(path, "w");
+	cr_assert_not_null(f);
+	cr_assert_eq(fputs(text, f) >= 0 && fclose(f) == 0, 1);
+	cr_assert_eq(chmod(path, mode), 0);
+}
+
+/*
+ * --auth-token-file and --basic-auth-file: the secret reaches the server
+ * (the receiver takes only requests with the token), from the first line
+ * of the file without its line end, and the command line holds only the
+ * file's name; a file only root reads draws no warning.
+ */
+Test(upload, secret_files_reach_the_server, .timeout = 60)
+{
+	static const struct interp rx_py = { NULL, "/usr/bin/python3.11", 0, 3, 11 };
+	char log[64], file[64], port[32], url[64], secret[64], line[128], *out, *err;
+	char *tok = odd_token(40);
+	const char *rx_args[] = { SRCDIR "/tests/receiver.py", "--port", "0", "--log", log,
+				  "--require-token", tok, NULL };
+	const char *rx_basic[] = { SRCDIR "/tests/receiver.py", "--port", "0", "--log", log, NULL };
+	const char *token_args[] = { "exec", "-d", "2", "--server", url, "--app-name", "seed",
+				     "--auth-token-file", secret, "--", "/usr/bin/python3.11", "-c",
+				     exec_probe, NULL };
+	const char *basic_args[] = { "exec", "-d", "2", "--server", url, "--app-name", "seed",
+				     "--basic-auth-file", secret, "--", "/usr/bin/python3.11", "-c",
+				     exec_probe, NULL };
+	struct upload up;
+	pid_t rx;
+	int st;
+
+	paths(log, file, sizeof(log));
+	snprintf(secret, sizeof(secret), "/tmp/pyrospy-upload-secret-%d", (int)getpid());
+	snprintf(line, sizeof(line), "%s\nnot the token\n", tok);
+	secret_file(secret, line, 0600);
+	rx = test_start(&rx_py, rx_args, port, sizeof(port));
+	snprintf(url, sizeof(url), "http://127.0.0.1:%s", port);
+	st = test_pyrospy(token_args, &out, &err);
+	test_stop(rx);
+	cr_assert_eq(st, 0, "exit %d: %s", st, err);
+	cr_assert_null(strstr(err, "warning"), "%s", err);
+	read_log(log, &up);
+	cr_assert_geq(up.n, 1, "nothing accepted with the token of the file: %s", err);
+	cr_assert_gt(up.total, 50, "%lu samples uploaded: %s", up.total, err);
+	free(out);
+	free(err);
+	unlink(log);
+
+	/* CRLF, as an editor elsewhere may write it; group-readable is no one's business */
+	secret_file(secret, "ci-user:pw-Qx7Qx7Qx7\r\n", 0640);
+	rx = test_start(&rx_py, rx_basic, port, sizeof(port));
+	snprintf(url, sizeof(url), "http://127.0.0.1:%s", port);
+	st = test_pyrospy(basic_args, &out, &err);
+	test_stop(rx);
+	cr_assert_eq(st, 0, "exit %d: %s", st, err);
+	cr_assert_null(strstr(err, "warning"), "%s", err);
+	free(out);
+	free(err);
+	out = test_slurp(log);
+	cr_assert(strstr(out, "\"password\": \"pw-Qx7Qx7Qx7\""), "%s", out);
+	cr_assert(strstr(out, "\"user\": \"ci-user\""), "%s", out);
+	free(out);
+	free(tok);
+	unlink(log);
+	unlink(secret);
+}
+
+/*
+ * A secret given as an argument is in /proc/PID/cmdline for every user:
+ * one warning line each (even with -q) naming the variable and the file
+ * option, never the secret; none for the environment or a file; a file
+ * every user may read is said.  (The target is this test, no interpreter:
+ * pyrospy stops right after the checks, status 5.)
+ */
+Test(upload, secret_on_command_line_warned)
+{
+	char pid[32], secret[64], *out, *err;
+	char *tok = odd_token(24);
+	char hdr[64], basic[64];
+	const char *warn_token = "pyrospy: warning: --auth-token on the command line is shown to "
+				 "every user by ps: give it in $PYROSPY_AUTH_TOKEN or "
+				 "--auth-token-file FILE\n";
+	const char *warn_basic = "pyrospy: warning: --basic-auth on the command line is shown to "
+				 "every user by ps: give it in $PYROSPY_BASIC_AUTH or "
+				 "--basic-auth-file FILE\n";
+	const char *warn_hdr = "pyrospy: warning: --header 'Authorization' on the command line is "
+			       "shown to every user by ps: give it in $PYROSPY_HEADERS\n";
+	const char *base[] = { "record", "-q", "--pid", pid, "--server", "http://127.0.0.1:9",
+			       "--app-name", "shop" };
+	struct {
+		const char *opts[6];
+		const char *env;	/* NAME=VALUE, or NULL */
+		const char *warned;	/* the whole of the warnings */
+	} cases[] = {
+		{ { "--auth-token", tok }, NULL, NULL },
+		{ { "--basic-auth", basic }, NULL, NULL },
+		{ { "--header", hdr, "--header", "X-Team: a" }, NULL, NULL },
+		{ { NULL }, "PYROSPY_AUTH_TOKEN", "" },
+		{ { "--auth-token-file", secret }, NULL, "" },
+	};
+
+	cases[0].warned = warn_token;
+	cases[1].warned = warn_basic;
+	cases[2].warned = warn_hdr;
+	snprintf(pid, sizeof(pid), "%d", (int)getpid());
+	snprintf(hdr, sizeof(hdr), "Authorization: Bearer %s", tok);
+	snprintf(basic, sizeof(basic), "u:%s", tok);
+	snprintf(secret, sizeof(secret), "/tmp/pyrospy-upload-secret-%d", (int)getpid());
+	secret_file(secret, tok, 0600);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *args[16];
+		size_t n = 0;
+		int st;
+		char *warnings;
+
+		for (; n < sizeof(base) / sizeof(base[0]); n++)
+			args[n] = base[n];
+		for (size_t j = 0; cases[i].opts[j]; j++)
+			args[n++] = cases[i].opts[j];
+		args[n] = NULL;
+		if (cases[i].env)
+			cr_assert_eq(setenv(cases[i].env, tok, 1), 0);
+		st = test_pyrospy(args, &out, &err);
+		if (cases[i].env)
+			unsetenv(cases[i].env);
+		cr_assert_eq(st, 5, "case %zu: exit %d: %s", i, st, err);
+		assert_no_token("stderr", err);
+		/* the warnings come before the error about the target */
+		warnings = strndup(err, (size_t)(strstr(err, "pyrospy: error: ") - err));
+		cr_assert_str_eq(warnings, cases[i].warned, "case %zu", i);
+		free(warnings);
+		free(out);
+		free(err);
+	}
+
+	/* a file every user may read */
+	{
+		const char *args[] = { "record", "-q", "--pid", pid, "--server", "http://127.0.0.1:9",
+				       "--app-name", "shop", "--auth-token-file", secret, NULL };
+		char want[256];
+
+		cr_assert_eq(chmod(secret, 0644), 0);
+		snprintf(want, sizeof(want), "pyrospy: warning: every user may read '%s' "
+			 "(--auth-token-file): chmod o-r it\npyrospy: error: ", secret);
+		cr_assert_eq(test_pyrospy(args, &out, &err), 5, "%s", err);
+		cr_assert(!strncmp(err, want, strlen(want)), "%s", err);
+		free(out);
+		free(err);
+	}
+	unlink(secret);
+	free(tok);
+}
+
+/*
+ * Secret files that are none: a FIFO (read without waiting for a writer),
+ * a directory, a device, more than 4 KiB (or 64 GiB, sparse), a missing
+ * file, and a file with the option too.  One error and its hint each,
+ * status 2, at once.
+ */
+Test(upload, secret_file_refused, .timeout = 20)
+{
+	char fifo[64], big[64], sparse[64], missing[64], *out, *err, *text;
+	struct {
+		const char *path, *opt2, *error;
+	} cases[] = {
+		{ fifo, NULL, "is not a regular file" },
+		{ "/tmp", NULL, "is not a regular file" },
+		{ "/dev/zero", NULL, "is not a regular file" },
+		{ big, NULL, "holds more than 4096 bytes" },
+		/* 64 GiB of nothing: its size is refused, nothing read */
+		{ sparse, NULL, "holds more than 4096 bytes" },
+		{ missing, NULL, "No such file or directory" },
+		{ big, "--auth-token", "give --auth-token or --auth-token-file, not both" },
+	};
+
+	snprintf(fifo, sizeof(fifo), "/tmp/pyrospy-upload-fifo-%d", (int)getpid());
+	snprintf(big, sizeof(big), "/tmp/pyrospy-upload-big-%d", (int)getpid());
+	snprintf(sparse, sizeof(sparse), "/tmp/pyrospy-upload-sparse-%d", (int)getpid());
+	snprintf(missing, sizeof(missing), "/tmp/pyrospy-upload-missing-%d", (int)getpid());
+	secret_file(sparse, "", 0600);
+	cr_assert_eq(truncate(sparse, 64LL << 30), 0);
+	unlink(fifo);
+	cr_assert_eq(mkfifo(fifo, 0600), 0);
+	text = malloc(5000);
+	memset(text, 'k', 4999);
+	text[4999] = '\0';
+	secret_file(big, text, 0600);
+	free(text);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *args[] = { "record", "--pid", "1", "--server", "http://127.0.0.1:9",
+				       "--app-name", "shop", "--auth-token-file", cases[i].path,
+				       cases[i].opt2, "x", NULL };
+		const char *nl;
+		int st = test_pyrospy(args, &out, &err);
+
+		cr_assert_eq(st, 2, "case %zu: exit %d: %s", i, st, err);
+		cr_assert(!strncmp(err, "pyrospy: error: ", 16), "case %zu: %s", i, err);
+		cr_assert(strstr(err, cases[i].error), "case %zu: %s", i, err);
+		nl = strchr(err, '\n');
+		cr_assert(nl && !strncmp(nl + 1, "hint: ", 6) && !strchr(nl + 1, '\n')[1],
+			  "case %zu: not one error and one hint: %s", i, err);
+		free(out);
+		free(err);
+	}
+	unlink(fifo);
+	unlink(big);
+	unlink(sparse);
 }
