@@ -89,6 +89,7 @@ const struct pyvm_layout pyvm_python_3_10 = {
 		.firstlineno = 40,
 		.linetable = 120,
 		.code = 48,
+		.firsttraceable = PYVM_NONE,
 	},
 	.unicode = {
 		.ascii_size = 48,

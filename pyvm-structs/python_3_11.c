@@ -16,6 +16,8 @@
  * chain and code names decode; ceval.gil locked/last_holder and
  * gilstate.tstate_current read right.
  *
+ * .code.firsttraceable (offsetof _co_firsttraceable) was added later from
+ * the same program run against the same headers.
  * .frames, .lines, .lasti_units and .stackref_tagged are not offsets: they
  * say how this version is walked (see src/pyvm.h) and were set from the
  * version's documented behaviour (research notes, sections 3-4).
@@ -74,6 +76,7 @@ const struct pyvm_layout pyvm_python_3_11 = {
 		.firstlineno = 72,
 		.linetable = 136,
 		.code = 184,
+		.firsttraceable = 168,
 	},
 	.unicode = {
 		.ascii_size = 48,

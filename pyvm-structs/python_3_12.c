@@ -24,6 +24,8 @@
  * (interpreters.head -> threads.head -> tstate->interp back-pointer, frame
  * chain and code names decoded, GIL locked/last_holder read).
  *
+ * .code.firsttraceable (offsetof _co_firsttraceable) was added later from
+ * the same program run against the same headers.
  * .frames, .lines, .lasti_units and .stackref_tagged are not offsets: they
  * say how this version is walked (see src/pyvm.h) and were set from the
  * version's documented behaviour (research notes, sections 3-4).
@@ -82,6 +84,7 @@ const struct pyvm_layout pyvm_python_3_12 = {
 		.firstlineno = 68,
 		.linetable = 136,
 		.code = 192,
+		.firsttraceable = 176,
 	},
 	.unicode = {
 		.ascii_size = 40,

@@ -24,6 +24,8 @@
  * threads.head -> tstate->interp points back for both threads; frame chain
  * and code names decode; interp->ceval.gil == &interp->_gil.
  *
+ * .code.firsttraceable (offsetof _co_firsttraceable) was added later from
+ * the same program run against the same headers.
  * .frames, .lines, .lasti_units and .stackref_tagged are not offsets: they
  * say how this version is walked (see src/pyvm.h) and were set from the
  * version's documented behaviour (research notes, sections 3-4).
@@ -82,6 +84,7 @@ const struct pyvm_layout pyvm_python_3_13 = {
 		.firstlineno = 68,
 		.linetable = 136,
 		.code = 200,
+		.firsttraceable = 184,
 	},
 	.unicode = {
 		.ascii_size = 40,

@@ -39,6 +39,8 @@
  * (f_executable & ~3) and code names decode, shims have owner 3;
  * interp->ceval.gil == &interp->_gil, locked/last_holder right.
  *
+ * .code.firsttraceable (offsetof _co_firsttraceable) was added later from
+ * the same program run against the same headers.
  * .frames, .lines, .lasti_units and .stackref_tagged are not offsets: they
  * say how this version is walked (see src/pyvm.h) and were set from the
  * version's documented behaviour (research notes, sections 3-4).
@@ -97,6 +99,7 @@ const struct pyvm_layout pyvm_python_3_14 = {
 		.firstlineno = 68,
 		.linetable = 136,
 		.code = 208,
+		.firsttraceable = 192,
 	},
 	.unicode = {
 		.ascii_size = 40,

@@ -36,6 +36,8 @@
  * now ends in two owner-3 frames: the entry frame and the thread's
  * base_frame); interp->ceval.gil == &interp->_gil.
  *
+ * .code.firsttraceable (offsetof _co_firsttraceable) was added later from
+ * the same program run against the same headers.
  * .frames, .lines, .lasti_units and .stackref_tagged are not offsets: they
  * say how this version is walked (see src/pyvm.h) and were set from the
  * version's documented behaviour (research notes, sections 3-4).
@@ -95,6 +97,7 @@ const struct pyvm_layout pyvm_python_3_15 = {
 		.firstlineno = 68,
 		.linetable = 136,
 		.code = 208,
+		.firsttraceable = 192,
 	},
 	.unicode = {
 		.ascii_size = 40,

@@ -82,6 +82,7 @@ const struct pyvm_layout pyvm_python_3_9 = {
 		.firstlineno = 40,
 		.linetable = 120,
 		.code = 48,
+		.firsttraceable = PYVM_NONE,
 	},
 	.unicode = {
 		.ascii_size = 48,

@@ -227,8 +227,10 @@ static void layout(void)
 #endif
 #if MINOR <= 10
 	OFF("code", PyCodeObject, co_code);
+	none("firsttraceable");
 #else
 	OFF("code", PyCodeObject, co_code_adaptive);
+	OFF("firsttraceable", PyCodeObject, _co_firsttraceable);
 #endif
 	end();
 

@@ -831,8 +831,9 @@ static int gil_refused(const struct cli_opts *o, const struct target *t)
 	const char *why;
 
 	if (o->async_tasks && t && pyasync_supported(t, &why)) {
-		cli_error("--async: process %d is %s %s%s: %s", (int)t->pid,
-			  target_lang_name(t->lang), t->version, t->free_threaded ? "t" : "", why);
+		/* the version says "t" itself when free-threaded */
+		cli_error("--async: process %d is %s %s: %s", (int)t->pid,
+			  target_lang_name(t->lang), t->version, why);
 		cli_hint("leave out --async");
 		return EXIT_UNSUPPORTED;
 	}
@@ -868,6 +869,11 @@ static int report_target(const struct target *t, enum perr err)
 			break;
 		case TARGET_PERM_YAMA:
 			cli_hint("kernel.yama.ptrace_scope forbids it: run as root, or 'sysctl kernel.yama.ptrace_scope=0'");
+			break;
+		case TARGET_PERM_ROOT:
+			cli_hint("root with CAP_SYS_PTRACE was refused: the process holds capabilities "
+				 "this one lacks, or a security module (SELinux, AppArmor, Landlock) "
+				 "forbids reading it");
 			break;
 		case TARGET_PERM_NOCAP:
 			cli_hint("CAP_SYS_PTRACE is missing (a container default): add it, e.g. 'docker run --cap-add SYS_PTRACE' or securityContext.capabilities.add: [SYS_PTRACE]");

@@ -79,6 +79,7 @@ struct pycode {
 	size_t table_len;
 	uint64_t code_start;	/* first byte of the bytecode */
 	uint64_t code_bytes;
+	int64_t firsttraceable;	/* 3.11+: _co_firsttraceable, in code units; -1: none */
 	uint64_t print[4];	/* what it was made from: see code_print() */
 	unsigned char nameobj[NAMEOBJ];	/* its name's str object, as it was */
 	size_t namelen;			/* how much of it: never past its end */
@@ -94,6 +95,7 @@ struct pyvisit {
 	struct pycode *c;	/* its code object as cached, NULL: a shim */
 	int line;		/* the line shown for it (0: a shim, or not shown) */
 	int owned;		/* 3.11+: owned by its thread (FRAME_OWNED_BY_THREAD) */
+	int hidden;		/* incomplete (frame_incomplete()): walked, not shown */
 };
 
 /*
@@ -413,6 +415,18 @@ static struct pycode *code_get(struct pyreader *pr, uint64_t addr)
 	}
 	if (c.code_bytes > (64u << 20))
 		goto bad;
+	c.firsttraceable = -1;
+	if (L->code.firsttraceable != PYVM_NONE) {
+		int32_t ft = get_i32(hdr, L->code.firsttraceable);
+
+		/*
+		 * RESUME's index; past the end in a shim (3.13+'s
+		 * _Py_InitCleanup says 4 of its 3 code units): never complete
+		 */
+		if (ft < 0)
+			goto bad;
+		c.firsttraceable = ft;
+	}
 	slot = &pr->cache[i];
 	*slot = c;
 	pr->cache_nr++;
@@ -420,6 +434,24 @@ static struct pycode *code_get(struct pyreader *pr, uint64_t addr)
 bad:
 	code_release(&c);
 	return NULL;
+}
+
+/*
+ * 3.11+: has the frame not reached its code's first traceable instruction
+ * (its RESUME)?  CPython shows such a frame nowhere (_PyFrame_IsIncomplete():
+ * tracebacks, sys._getframe(), its own profiler): a function's frame in
+ * the instant before its RESUME runs, and the shim frame 3.13+ runs
+ * __init__ under once `A(...)' is specialised (_Py_InitCleanup, named and
+ * filed `__init__', whose code has no RESUME at all).  A generator's frame
+ * is never incomplete.  at is the instruction in the code object's own
+ * copy (prev_instr on 3.11 and 3.12, instr_ptr on 3.13+).
+ */
+static int frame_incomplete(const struct pyvm_layout *L, const struct pycode *c,
+			    const unsigned char *fr, uint64_t at)
+{
+	if (c->firsttraceable < 0 || L->frame.owner == PYVM_NONE || fr[L->frame.owner] == 1)
+		return 0;	/* 1: FRAME_OWNED_BY_GENERATOR, 3.11 to 3.15 */
+	return at < c->code_start + 2 * (uint64_t)c->firsttraceable;
 }
 
 static int code_line(const struct pyreader *pr, struct pycode *c, int64_t lasti, uint64_t instr)
@@ -572,7 +604,7 @@ static void visit_add(struct pyreader *pr, uint64_t addr, const unsigned char *f
 	pr->visit[pr->nvisit++] = (struct pyvisit){ addr, get_u64(fr, L->frame.back),
 						    get_u64(fr, L->frame.code), frame_at(L, fr),
 						    NULL, 0,
-						    L->frame.owner != PYVM_NONE && !fr[L->frame.owner] };
+						    L->frame.owner != PYVM_NONE && !fr[L->frame.owner], 0 };
 }
 
 /*
@@ -907,8 +939,8 @@ static int anchor_splice(struct pyreader *pr, struct pyanchor *an, size_t from, 
 	for (size_t j = from; j < an->n; j++) {
 		const struct pyvisit *v = &an->below[j];
 
-		if (!v->c)
-			continue;	/* a shim: no frame of st */
+		if (!v->c || v->hidden)
+			continue;	/* a shim or an incomplete frame: no frame of st */
 		if (st->depth == STACK_MAX_DEPTH) {
 			st->truncated = 1;
 			break;
@@ -1079,15 +1111,20 @@ static enum perr walk(struct pyreader *pr, uint64_t tstate, const unsigned char 
 			st->truncated = 1;	/* keep the innermost frames, find the root */
 			continue;
 		}
-		st->frame[st->depth].name = c->name;
-		st->frame[st->depth].file = c->file;
 		if (tlbc_base(pr, c, fr, instr, &base)) {
 			pr->stats.bad_frames++;
 			return PERR_CORRUPT;
 		}
 		/* the same instruction in the code object's own copy */
-		st->frame[st->depth].line = code_line(pr, c, lasti,
-						      instr - base + c->code_start);
+		instr = instr - base + c->code_start;
+		if (L->frames != PYVM_FRAMEOBJ && frame_incomplete(L, c, fr, instr)) {
+			if (pr->nvisit && pr->visit[pr->nvisit - 1].addr == frame_addr)
+				pr->visit[pr->nvisit - 1].hidden = 1;
+			continue;
+		}
+		st->frame[st->depth].name = c->name;
+		st->frame[st->depth].file = c->file;
+		st->frame[st->depth].line = code_line(pr, c, lasti, instr);
 		if (pr->nvisit && pr->visit[pr->nvisit - 1].addr == frame_addr)
 			pr->visit[pr->nvisit - 1].line = st->frame[st->depth].line;
 		st->depth++;
@@ -1210,7 +1247,7 @@ static void locals_fill(struct pyreader *pr, struct stack *st)
 	unsigned int d = 0;
 
 	for (size_t i = 0; i < pr->nvisit && d < st->depth; i++)
-		if (pr->visit[i].c)
+		if (pr->visit[i].c && !pr->visit[i].hidden)
 			pr->flocals[d++] = pylocals_frame(&pr->locals, pr->visit[i].addr,
 							  pr->visit[i].c->addr);
 	while (d < st->depth)
@@ -1288,7 +1325,7 @@ static int task_frames(struct pyreader *pr, uint64_t tstate, uint64_t task, unsi
 	for (i = 0; i < pr->nvisit; i++) {
 		if (pr->visit[i].addr == coro_frame)
 			break;
-		if (pr->visit[i].c)
+		if (pr->visit[i].c && !pr->visit[i].hidden)
 			d++;
 	}
 	if (i == pr->nvisit || !pr->visit[i].c || d >= st->depth ||

@@ -207,7 +207,18 @@ int pyvm_from_debug(struct pyvm_layout *out, const struct pyvm_layout *base,
 		out->unicode.state_shift = base->minor >= 14 ? 6 : 0;
 		take(&im, &out->frame.tlbc_index, dl->frame_size, dl->frame_tlbc_index, 4);
 		take(&im, &out->code.tlbc, dl->code_size, dl->code_tlbc, 8);
+		/*
+		 * _co_firsttraceable, which the debug offsets do not give,
+		 * is behind the header's extra words only: 200 in 3.13t, 208
+		 * in 3.14t and 3.15t (offsetof() against Debian's headers
+		 * compiled with Py_GIL_DISABLED; co_tlbc comes after it).
+		 */
+		if (out->code.firsttraceable != PYVM_NONE)
+			out->code.firsttraceable += out->head_extra;
 	}
+	if (out->code.firsttraceable != PYVM_NONE &&
+	    (uint64_t)out->code.firsttraceable + 4 > out->code.size)
+		im.bad = 1;
 	take(&im, &out->bytes.ob_size, dl->bytes_size, dl->bytes_ob_size, 8);
 	take(&im, &out->bytes.ob_sval, dl->bytes_size, dl->bytes_ob_sval, 0);
 	if (mismatch)

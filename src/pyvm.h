@@ -119,6 +119,13 @@ struct pyvm_layout {
 		uint32_t code;			/* co_code bytes (<= 3.10) or co_code_adaptive */
 		uint32_t tlbc;			/* 3.14+ free-threaded: _PyCodeArray *co_tlbc
 						   {size; entries[]}; 0: none */
+		/*
+		 * 3.11+: int _co_firsttraceable, the index of the first code
+		 * unit a traceback shows the frame at (its RESUME); a frame
+		 * not past it is incomplete (_PyFrame_IsIncomplete()) and
+		 * CPython shows it nowhere.  PYVM_NONE: none (<= 3.10).
+		 */
+		uint32_t firsttraceable;
 	} code;
 	struct {
 		uint32_t ascii_size;		/* sizeof(PyASCIIObject) */

@@ -682,7 +682,7 @@ enum target_perm_cause target_perm_cause(pid_t pid)
 		return TARGET_PERM_YAMA;
 	if (geteuid() != 0)
 		return TARGET_PERM_OTHER_USER;
-	return TARGET_PERM_UNKNOWN;
+	return TARGET_PERM_ROOT;
 }
 
 int target_tasks(pid_t pid, pid_t **tids)

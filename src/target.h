@@ -144,6 +144,7 @@ enum target_perm_cause {
 	TARGET_PERM_OTHER_USER,	/* the target runs as another user and we are not root */
 	TARGET_PERM_YAMA,	/* kernel.yama.ptrace_scope forbids it */
 	TARGET_PERM_NOCAP,	/* root without CAP_SYS_PTRACE: a container default */
+	TARGET_PERM_ROOT,	/* root with CAP_SYS_PTRACE, refused all the same */
 };
 enum target_perm_cause target_perm_cause(pid_t pid);
 

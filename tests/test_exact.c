@@ -631,6 +631,55 @@ ParameterizedTest(size_t *i, exact, long_name_ruby, .timeout = 60)
 }
 
 /*
+ * CPython 3.13+ runs a specialised `Point(3)`'s __init__ under a shim
+ * frame (_Py_InitCleanup: named and filed "__init__", no RESUME) that no
+ * traceback shows, and 3.11+ shows no frame before its first traceable
+ * instruction: every sample in __init__ has main's frame, on its call
+ * line, as __init__'s caller, and nothing else between.
+ */
+static void init_shim(const struct interp *in)
+{
+	const char *extra[] = { "-r", "200", "-d", "2", NULL };
+	const char *path;
+	char *out = test_profile(in, "initshim.py", extra, &path), *line, *save = NULL;
+	char want[512];
+	unsigned long init = 0, bad = 0;
+
+	/* co_qualname from 3.11 on */
+	snprintf(want, sizeof(want), "main (%s:19);%s (%s:", path,
+		 in->minor >= 11 ? "Point.__init__" : "__init__", path);
+	for (line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		unsigned long n;
+		char *sp = strrchr(line, ' ');
+
+		if (!sp || !strstr(line, "__init__"))
+			continue;
+		n = strtoul(sp + 1, NULL, 10);
+		init += n;
+		if (!strstr(line, want) || strstr(line, "__init__ (__init__")) {
+			if (bad < 3)
+				cr_log_warn("%s: %s", in->bin, line);
+			bad += n;
+		}
+	}
+	cr_expect_gt(init, 150, "%s: %lu samples in __init__", in->bin, init);
+	cr_expect_eq(bad, 0, "%s: %lu of %lu samples in __init__ not right under main's call",
+		     in->bin, bad, init);
+	free(out);
+}
+
+ParameterizedTestParameters(exact, init_shim_python)
+{
+	return cr_make_param_array(size_t, (void *)test_indexes(test_npythons_any),
+				   test_npythons_any);
+}
+
+ParameterizedTest(size_t *i, exact, init_shim_python, .timeout = 60)
+{
+	init_shim(test_python_any(*i));
+}
+
+/*
  * Every Python frame has a line.  A module waiting for the GIL at its first
  * instruction (CPython numbers a module's RESUME line 0) is on its first
  * line, as a function's RESUME is on its def line.
