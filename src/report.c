@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "cli.h"
@@ -579,14 +580,29 @@ static int bad_input(const char *path, const struct rawread *r, enum perr err, i
 }
 
 /* Open path and tell a folded profile (*folded set) from a recording; the exit status. */
-static int report_open(const char *path, FILE **in, int *folded)
+static int report_open(const char *path, struct outfile *inf, FILE **in, int *folded)
 {
-	*in = fopen(path, "rb");
-	if (!*in) {
+	enum perr err = outfile_open_input(inf, path);
+
+	if (err == PERR_UNSAFE && S_ISLNK(inf->bad_mode)) {
+		cli_error("refused to follow symlink '%s': it belongs to uid %u, in a directory "
+			  "others can write", inf->bad, (unsigned)inf->bad_uid);
+		cli_hint("another user's link there may lead anywhere: give the real path");
+		return EXIT_FAIL;
+	}
+	if (err == PERR_UNSAFE) {
+		cli_error("refused to read '%s': it is %s, not a regular file", inf->bad,
+			  S_ISFIFO(inf->bad_mode) ? "a FIFO" : S_ISSOCK(inf->bad_mode) ? "a socket" :
+			  "a device");
+		cli_hint("give the path of a file: a FIFO or device may never end");
+		return EXIT_FAIL;
+	}
+	if (err) {
 		cli_error("cannot open '%s': %s", path, strerror(errno));
 		cli_hint("give the path of a recording written by pyrospy record -f raw");
 		return EXIT_FAIL;
 	}
+	*in = inf->f;
 	*folded = is_folded(*in);
 	if (*folded < 0) {
 		cli_error("cannot read '%s': %s", path, strerror(errno));
@@ -641,6 +657,7 @@ int report_load(const char *path, const struct report_filter *f, int function,
 {
 	struct report rp = { .flt = f, .function = function, .ops = &out_folded, .p = p };
 	struct rawread r;
+	struct outfile inf;
 	FILE *in = NULL;
 	int ret, folded = 0;
 
@@ -648,7 +665,7 @@ int report_load(const char *path, const struct report_filter *f, int function,
 	memset(info, 0, sizeof(*info));
 	rp.r = &r;
 	p->no_lines = function;
-	ret = report_open(path, &in, &folded);
+	ret = report_open(path, &inf, &in, &folded);
 	if (ret == EXIT_OK && folded)
 		ret = folded_cannot(f, path, cmd);
 	if (ret == EXIT_OK)
@@ -659,8 +676,7 @@ int report_load(const char *path, const struct report_filter *f, int function,
 		info->rate = r.rate;
 		info->duration = r.duration;
 	}
-	if (in)
-		fclose(in);
+	outfile_close(&inf);
 	rawread_release(&r);
 	free(rp.ids);
 	return ret;
@@ -673,12 +689,14 @@ int report_main(int argc, char **argv)
 	struct profile prof;
 	struct rawread r;
 	struct out_meta meta;
-	struct outfile of;
+	struct outfile of, inf;
 	FILE *in = NULL;
 	int ret, folded;
 
 	memset(&of, 0, sizeof(of));
 	of.dirfd = -1;
+	memset(&inf, 0, sizeof(inf));
+	inf.dirfd = -1;
 	memset(&r, 0, sizeof(r));
 	report_filter_init(&o.flt);
 	profile_init(&prof);
@@ -692,7 +710,7 @@ int report_main(int argc, char **argv)
 	rp.r = &r;
 	rp.function = o.function;
 	prof.no_lines = o.function;
-	ret = report_open(o.in, &in, &folded);
+	ret = report_open(o.in, &inf, &in, &folded);
 	if (ret != EXIT_OK)
 		goto out;
 	if (folded) {
@@ -744,8 +762,7 @@ int report_main(int argc, char **argv)
 out:
 	if (rp.stream)
 		rp.ops->close(rp.stream);
-	if (in)
-		fclose(in);
+	outfile_close(&inf);
 	rawread_release(&r);
 	profile_release(&prof);
 	free(rp.ids);
