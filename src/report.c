@@ -74,6 +74,7 @@ struct report {
 	int bounded;			/* from and until are set */
 	int64_t first_ns, last_ns;	/* of the samples kept */
 	uint32_t *ids;			/* a folded line's path */
+	int overflow;			/* a profile's counts add up to over INT64_MAX */
 };
 
 /* The value of key in the tag set tags ("k=v,k=v"), and its length; NULL if none. */
@@ -210,6 +211,11 @@ static int report_folded(void *arg, const struct folded_line *l)
 
 	if (!keep_where(rp->flt, l->pid, l->tid, l->thread_name, l->tags))
 		return 0;
+	/* a sum that wraps is a total that lies: the profile is refused */
+	if (l->count > INT64_MAX - rp->total) {
+		rp->overflow = 1;
+		return 1;
+	}
 	ids[n++] = profile_frame(rp->p, PROFILE_TAGS, l->tags ? l->tags : "", "", 0);
 	ids[n++] = profile_frame(rp->p, PROFILE_THREAD, l->thread ? l->thread : "all threads",
 				 "", 0);
@@ -626,6 +632,10 @@ static int report_run(struct report *rp, FILE *in, int folded, const char *path,
 			err = pprofread_run(in, report_folded, rp, why, sizeof(why));
 		else
 			err = foldedread_run(in, report_folded, rp, why, sizeof(why));
+		if (!err && rp->overflow) {
+			snprintf(why, sizeof(why), "its counts add up to over 2^63 - 1");
+			err = PERR_TOOBIG;
+		}
 		if (err) {
 			snprintf(r->why, sizeof(r->why), "%s", why);
 			return bad_input(path, r, err, folded);
