@@ -24,8 +24,8 @@
  *   Location  1 id   3 address   4 line (Line: 1 function_id, 2 line)
  *   Function  1 id   2 name   3 system_name   4 filename
  *
- * A first pass notes where each location, function and string is; a
- * second reads the samples one by one, their ids looked up in the
+ * A first pass notes where each sample, location, function and string
+ * is; the samples are then read one by one, their ids looked up in the
  * functions and locations sorted by id.  Repeated scalars may come
  * packed or not: both are read.
  *
@@ -33,7 +33,8 @@
  * (PPROFREAD_MAX_BYTES), the entries kept of the first pass
  * (PPROFREAD_MAX_ENTRIES, at most 32 bytes each; a string is made in
  * place in the inflated bytes, over its own key and length, so it costs
- * only its pointer), and the frames the samples expand to, since a
+ * only its pointer), the samples (PPROFREAD_MAX_SAMPLES, 4 bytes each:
+ * where they start), and the frames the samples expand to, since a
  * location of many lines may be named by many samples of a few bytes
  * (PPROFREAD_FRAMES_PER_BYTE of the inflated bytes, and 2^20 more).
  */
@@ -67,7 +68,8 @@ struct pr {
 	size_t nfn, afn;
 	struct ploc *loc;
 	size_t nloc, aloc;
-	size_t nsample;
+	uint32_t *sample;	/* where each sample's field starts in buf */
+	size_t nsample, asample;
 	size_t frames;		/* frames the samples may still expand to */
 	uint64_t *stype;
 	size_t nstype, astype;
@@ -261,9 +263,10 @@ static enum perr pr_index(struct pr *r, struct pbr top)
 	enum perr err;
 	size_t n;
 	char *s;
+	const unsigned char *start = top.p;
 	int got, ok = 1;
 
-	while ((got = pbr_field(&top, &f)) > 0) {
+	for (; (got = pbr_field(&top, &f)) > 0; start = top.p) {
 		switch (f.num) {
 		case 1:	/* sample_type: its type's string */
 		{
@@ -288,6 +291,10 @@ static enum perr pr_index(struct pr *r, struct pbr top)
 		case 2:
 			if (f.wire != 2)
 				return pr_fail(r, PERR_CORRUPT, "a sample is malformed");
+			if (r->nsample == PPROFREAD_MAX_SAMPLES)
+				return pr_fail(r, PERR_TOOBIG, "over %u samples", PPROFREAD_MAX_SAMPLES);
+			r->sample = grow(r->sample, &r->asample, r->nsample, sizeof(*r->sample));
+			r->sample[r->nsample++] = (uint32_t)(start - r->buf);
 			break;
 		case 4:
 			if (f.wire != 2)
@@ -671,16 +678,17 @@ enum perr pprofread_run(FILE *f, foldedread_fn fn, void *arg, char *why, size_t 
 	r.ids = xmalloc(FOLDEDREAD_MAX_DEPTH * sizeof(*r.ids));
 	r.frame = xmalloc(FOLDEDREAD_MAX_DEPTH * sizeof(*r.frame));
 	r.addr = xmalloc(FOLDEDREAD_MAX_DEPTH * sizeof(*r.addr));
-	/* the second pass: the samples, in the file's order */
-	top = (struct pbr){ buf, buf + len };
-	while (!stop && !err && pbr_field(&top, &fld) > 0)
-		if (fld.num == 2)
-			err = pr_sample(&r, fld.body, r.nsample++, vi, fn, arg, &stop);
+	for (size_t i = 0; i < r.nsample && !stop && !err; i++) {
+		top = (struct pbr){ buf + r.sample[i], buf + len };
+		pbr_field(&top, &fld);
+		err = pr_sample(&r, fld.body, i, vi, fn, arg, &stop);
+	}
 out:
 	free(r.scratch);
 	free(r.str);
 	free(r.fn);
 	free(r.loc);
+	free(r.sample);
 	free(r.stype);
 	free(r.ids);
 	free(r.frame);
