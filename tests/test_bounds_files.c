@@ -591,3 +591,38 @@ Test(files, folded_count_wrap)
 	assert_one_error(&r, "its counts add up to over 2^63 - 1");
 	run_free(&r);
 }
+
+/*
+ * --cacert is a file named for reading too: a FIFO of nobody's (curl
+ * would block on it at the first upload) and nobody's link are refused
+ * before anything starts, with the usage error of a CA file that cannot
+ * be read.
+ */
+Test(files, cacert_fifo_and_link)
+{
+	char fifo[128], link[128];
+	const char *const cmd[] = { "exec", "--server", "https://127.0.0.1:9", "--app-name", "a",
+				    "--cacert", NULL, "-d", "1", "-o", "/dev/null", "--",
+				    "/usr/bin/python3.11", "-c", "pass", NULL };
+	const char *args[16];
+	struct run r;
+
+	memcpy(args, cmd, sizeof(cmd));
+	snprintf(fifo, sizeof(fifo), "%s/ca.pem", dir);
+	sh("setpriv --reuid=nobody --regid=nogroup --clear-groups mkfifo '%s'", fifo);
+	args[6] = fifo;
+	r = run(args);
+	cr_assert_eq(r.status, 2, "exit %d: %s", r.status, r.err);
+	cr_assert(strstr(r.err, "refused to read CA file") && strstr(r.err, "no regular file"),
+		  "%s", r.err);
+	run_free(&r);
+	snprintf(link, sizeof(link), "%s/ca-link.pem", dir);
+	sh("setpriv --reuid=nobody --regid=nogroup --clear-groups ln -s /etc/ssl/certs/ca-certificates.crt '%s'",
+	   link);
+	args[6] = link;
+	r = run(args);
+	cr_assert_eq(r.status, 2, "exit %d: %s", r.status, r.err);
+	cr_assert(strstr(r.err, "refused to read CA file") && strstr(r.err, "another user's"),
+		  "%s", r.err);
+	run_free(&r);
+}
