@@ -13,6 +13,7 @@
 #include "ingest.h"
 #include "ingest_format.h"
 #include "out.h"
+#include "outfile.h"
 #include "profile.h"
 #include "stack.h"
 #include "tags.h"
@@ -443,8 +444,21 @@ int ingest_check(const struct ingest_opts *o, char *err, size_t errlen)
 		return fail(err, errlen, "empty spy name");
 	if (tags_check(o->tags, err, errlen) || check_auth(o, err, errlen))
 		return -1;
-	if (o->cacert && access(o->cacert, R_OK))
-		return fail(err, errlen, "cannot read CA file '%s': %s", o->cacert, strerror(errno));
+	if (o->cacert) {
+		struct outfile ca;
+		enum perr e = outfile_open_input(&ca, o->cacert);
+		int en = errno;
+
+		if (e == PERR_UNSAFE)
+			fail(err, errlen, "refused to read CA file '%s': %s", ca.bad,
+			     S_ISLNK(ca.bad_mode) ? "a link of another user's, in a directory others "
+			     "can write" : "it is no regular file");
+		else if (e)
+			fail(err, errlen, "cannot read CA file '%s': %s", o->cacert, strerror(en));
+		outfile_close(&ca);
+		if (e)
+			return -1;
+	}
 	if (!o->rate)
 		return fail(err, errlen, "the sampling rate must be positive");
 	if (o->protocol == INGEST_PROTOCOL_PUSH && o->format != INGEST_FORMAT_FOLDED)

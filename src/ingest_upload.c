@@ -16,6 +16,7 @@
 
 #include "ingest.h"
 #include "ingest_format.h"
+#include "outfile.h"
 #include "utf8.h"
 #include "xalloc.h"
 
@@ -123,6 +124,13 @@ struct ingest {
 
 	CURL *curl;
 	struct curl_slist *headers;
+	/*
+	 * --cacert, opened once as report's input is (outfile_open_input()):
+	 * curl reads it by /proc/self/fd/N, the file checked, never a file
+	 * swapped in for it later
+	 */
+	struct outfile ca;
+	char ca_path[32];
 	char errbuf[CURL_ERROR_SIZE];
 	struct ingest_buf resp;
 	_Atomic long long abort_ms;	/* monotonic ms after which a transfer stops; 0 none */
@@ -359,8 +367,8 @@ static CURL *make_curl(struct ingest *in, const struct ingest_opts *o)
 		lc.easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 0L);
 		lc.easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 0L);
 	}
-	if (o->cacert)
-		lc.easy_setopt(c, CURLOPT_CAINFO, o->cacert);
+	if (in->ca.f)
+		lc.easy_setopt(c, CURLOPT_CAINFO, in->ca_path);
 	return c;
 }
 
@@ -639,6 +647,7 @@ static void ingest_free(struct ingest *in)
 	free(in->url);
 	free(in->server);
 	free(in->resp.s);
+	outfile_close(&in->ca);
 	pthread_mutex_destroy(&in->lock);
 	pthread_cond_destroy(&in->cond);
 	free(in);
@@ -666,6 +675,7 @@ struct ingest *ingest_start(const struct ingest_opts *o)
 		return NULL;
 	}
 	in = xcalloc(1, sizeof(*in));
+	in->ca.dirfd = -1;
 	in->log = o->log ? o->log : stderr;
 	in->o.verbose = o->verbose;
 	in->o.protocol = o->protocol;
@@ -696,6 +706,15 @@ struct ingest *ingest_start(const struct ingest_opts *o)
 	pthread_condattr_destroy(&ca);
 
 	build_headers(in, o);
+	if (o->cacert && outfile_open_input(&in->ca, o->cacert)) {
+		say(in, "error: cannot read CA file '%s': %s", o->cacert,
+		    in->ca.bad ? "refused: another user's link, or no regular file" : strerror(errno));
+		fprintf(in->log, "hint: give the path of a PEM file of your own\n");
+		ingest_free(in);
+		return NULL;
+	}
+	if (in->ca.f)
+		snprintf(in->ca_path, sizeof(in->ca_path), "/proc/self/fd/%d", fileno(in->ca.f));
 	in->curl = make_curl(in, o);
 	if (!in->curl) {
 		say(in, "error: cannot initialise libcurl");

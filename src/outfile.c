@@ -387,6 +387,70 @@ out:
 	return ret;
 }
 
+enum perr outfile_open_input(struct outfile *of, const char *path)
+{
+	struct walk *w;
+	struct stat st;
+	enum perr ret;
+	int fd = -1, e;
+
+	memset(of, 0, sizeof(*of));
+	of->dirfd = -1;
+	of->path = xstrdup(path);
+	w = xmalloc(sizeof(*w));
+	ret = walk_path(of, path, w);
+	if (ret)
+		goto out;
+	of->dirfd = w->dirfd;
+	of->name = xstrdup(w->name);
+	ret = PERR_IO;
+	if (!w->magic && !w->st.st_mode) {
+		errno = ENOENT;
+		goto out;
+	}
+	if (!w->magic && S_ISDIR(w->st.st_mode)) {
+		errno = EISDIR;
+		goto out;
+	}
+	/* a FIFO nobody writes would hang the read; a device is no profile */
+	if (!w->magic && !S_ISREG(w->st.st_mode)) {
+		st = w->st;
+		goto irregular;
+	}
+	/* O_NONBLOCK: a FIFO swapped in (or behind /proc) does not block the open */
+	fd = openat(w->dirfd, w->name,
+		    O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | (w->magic ? 0 : O_NOFOLLOW));
+	if (fd < 0 || fstat(fd, &st))
+		goto out;
+	if (!S_ISREG(st.st_mode))
+		goto irregular;
+	/* swapped for something else since it was looked at */
+	if (!w->magic && (st.st_dev != w->st.st_dev || st.st_ino != w->st.st_ino)) {
+		errno = EAGAIN;
+		goto out;
+	}
+	if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK))
+		goto out;
+	of->f = fdopen(fd, "rb");
+	if (of->f) {
+		fd = -1;
+		ret = PERR_OK;
+	}
+	goto out;
+irregular:
+	of->bad = xstrdup(path);
+	of->bad_uid = st.st_uid;
+	of->bad_mode = st.st_mode;
+	ret = PERR_UNSAFE;
+out:
+	e = errno;
+	if (fd >= 0)
+		close(fd);
+	free(w);
+	errno = e;
+	return ret;
+}
+
 enum perr outfile_open_new(struct outfile *of, const char *stem, const char *ext)
 {
 	memset(of, 0, sizeof(*of));

@@ -56,6 +56,19 @@ struct outfile {
 enum perr outfile_open(struct outfile *of, const char *path);
 
 /*
+ * Open path for reading (report's and diff's inputs, --cacert), found as
+ * outfile_open() finds a file: a link in a directory another user can
+ * write is followed only if trusted.  Only a regular file is opened, and
+ * with O_NONBLOCK, so that a FIFO or device (planted, or swapped in) can
+ * neither block nor be read.  Returns PERR_OK with of->f set; PERR_UNSAFE
+ * when a link may not be followed or path is no regular file (of->bad,
+ * bad_uid and bad_mode say which: S_ISLNK for a link, else the file's
+ * type); PERR_IO with errno set otherwise.  Call outfile_close() in every
+ * case.
+ */
+enum perr outfile_open_input(struct outfile *of, const char *path);
+
+/*
  * Open a file in the current directory whose name pyrospy chose,
  * STEM.EXT or the first free of STEM-1.EXT ... (see OUTFILE_MAX_NAMES).
  * Returns PERR_OK or PERR_IO with errno set.  of->path is STEM.EXT until

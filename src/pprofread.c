@@ -28,6 +28,15 @@
  * is; the samples are then read one by one, their ids looked up in the
  * functions and locations sorted by id.  Repeated scalars may come
  * packed or not: both are read.
+ *
+ * What the file may cost is capped before it is spent: the inflated bytes
+ * (PPROFREAD_MAX_BYTES), the entries kept of the first pass
+ * (PPROFREAD_MAX_ENTRIES, at most 32 bytes each; a string is made in
+ * place in the inflated bytes, over its own key and length, so it costs
+ * only its pointer), the samples (PPROFREAD_MAX_SAMPLES, 4 bytes each:
+ * where they start), and the frames the samples expand to, since a
+ * location of many lines may be named by many samples of a few bytes
+ * (PPROFREAD_FRAMES_PER_BYTE of the inflated bytes, and 2^20 more).
  */
 
 struct pbr {
@@ -51,14 +60,17 @@ struct ploc {
 };
 
 struct pr {
+	unsigned char *buf;	/* the inflated profile; strings are made in it */
+	char *scratch;		/* a string being made */
 	char **str;
 	size_t nstr, astr;
 	struct pfn *fn;
 	size_t nfn, afn;
 	struct ploc *loc;
 	size_t nloc, aloc;
-	struct pbr *sample;
+	uint32_t *sample;	/* where each sample's field starts in buf */
 	size_t nsample, asample;
+	size_t frames;		/* frames the samples may still expand to */
 	uint64_t *stype;
 	size_t nstype, astype;
 	uint64_t deftype;
@@ -83,6 +95,15 @@ static enum perr pr_fail(struct pr *r, enum perr err, const char *fmt, ...)
 	vsnprintf(r->why, r->cap, fmt, ap);
 	va_end(ap);
 	return err;
+}
+
+/* One more entry of the first pass, or PERR_TOOBIG. */
+static enum perr pr_entry(struct pr *r)
+{
+	if (r->nstr + r->nfn + r->nloc + r->nstype < PPROFREAD_MAX_ENTRIES)
+		return PERR_OK;
+	return pr_fail(r, PERR_TOOBIG, "over %u strings, functions, locations and sample types",
+		       PPROFREAD_MAX_ENTRIES);
 }
 
 static void *grow(void *a, size_t *cap, size_t n, size_t size)
@@ -194,6 +215,8 @@ static enum perr read_function(struct pr *r, struct pbr b)
 	struct pbf f;
 	int got, ok = 1;
 
+	if (pr_entry(r))
+		return PERR_TOOBIG;
 	r->fn = grow(r->fn, &r->afn, r->nfn, sizeof(*r->fn));
 	fn = &r->fn[r->nfn++];
 	memset(fn, 0, sizeof(*fn));
@@ -216,6 +239,8 @@ static enum perr read_location(struct pr *r, struct pbr b)
 	struct pbf f;
 	int got, ok = 1;
 
+	if (pr_entry(r))
+		return PERR_TOOBIG;
 	r->loc = grow(r->loc, &r->aloc, r->nloc, sizeof(*r->loc));
 	l = &r->loc[r->nloc++];
 	memset(l, 0, sizeof(*l));
@@ -236,9 +261,12 @@ static enum perr pr_index(struct pr *r, struct pbr top)
 {
 	struct pbf f;
 	enum perr err;
+	size_t n;
+	char *s;
+	const unsigned char *start = top.p;
 	int got, ok = 1;
 
-	while ((got = pbr_field(&top, &f)) > 0) {
+	for (; (got = pbr_field(&top, &f)) > 0; start = top.p) {
 		switch (f.num) {
 		case 1:	/* sample_type: its type's string */
 		{
@@ -254,6 +282,8 @@ static enum perr pr_index(struct pr *r, struct pbr top)
 					type = pbf_u(&g, &ok);
 			if (in < 0)
 				return pr_fail(r, PERR_CORRUPT, "a sample type is malformed");
+			if (pr_entry(r))
+				return PERR_TOOBIG;
 			r->stype = grow(r->stype, &r->astype, r->nstype, sizeof(*r->stype));
 			r->stype[r->nstype++] = type;
 			break;
@@ -261,8 +291,10 @@ static enum perr pr_index(struct pr *r, struct pbr top)
 		case 2:
 			if (f.wire != 2)
 				return pr_fail(r, PERR_CORRUPT, "a sample is malformed");
+			if (r->nsample == PPROFREAD_MAX_SAMPLES)
+				return pr_fail(r, PERR_TOOBIG, "over %u samples", PPROFREAD_MAX_SAMPLES);
 			r->sample = grow(r->sample, &r->asample, r->nsample, sizeof(*r->sample));
-			r->sample[r->nsample++] = f.body;
+			r->sample[r->nsample++] = (uint32_t)(start - r->buf);
 			break;
 		case 4:
 			if (f.wire != 2)
@@ -282,9 +314,18 @@ static enum perr pr_index(struct pr *r, struct pbr top)
 			if (f.wire != 2 || f.v > 65536)
 				return pr_fail(r, PERR_CORRUPT, "string %zu is malformed or over 64 KiB",
 					       r->nstr);
+			if (pr_entry(r))
+				return PERR_TOOBIG;
 			r->str = grow(r->str, &r->astr, r->nstr, sizeof(*r->str));
-			r->str[r->nstr] = xmalloc(f.v + 1);
-			utf8_sanitize(r->str[r->nstr++], f.v + 1, f.body.p, f.v);
+			/*
+			 * Made one byte before its bytes, over its length (read, and at
+			 * least one byte), its NUL where its last byte was: it is never
+			 * longer than them.
+			 */
+			s = (char *)r->buf + (f.body.p - r->buf) - 1;
+			n = utf8_sanitize(r->scratch, f.v + 1, f.body.p, f.v);
+			memcpy(s, r->scratch, n + 1);
+			r->str[r->nstr++] = s;
 			break;
 		case 14:
 			r->deftype = pbf_u(&f, &ok);
@@ -419,6 +460,8 @@ static enum perr loc_frames(struct pr *r, const struct ploc *l, size_t *n)
 		if (*n == FOLDEDREAD_MAX_DEPTH)
 			return pr_fail(r, PERR_TOOBIG, "a stack deeper than %u frames",
 				       FOLDEDREAD_MAX_DEPTH);
+		if (!r->frames--)
+			goto spent;
 		r->frame[*n].name = *r->str[fn->name] ? r->str[fn->name] :
 				    *r->str[fn->sysname] ? r->str[fn->sysname] : "(unknown)";
 		r->frame[*n].file = r->str[fn->file];
@@ -432,6 +475,8 @@ static enum perr loc_frames(struct pr *r, const struct ploc *l, size_t *n)
 		if (*n == FOLDEDREAD_MAX_DEPTH)
 			return pr_fail(r, PERR_TOOBIG, "a stack deeper than %u frames",
 				       FOLDEDREAD_MAX_DEPTH);
+		if (!r->frames--)
+			goto spent;
 		snprintf(r->addr[*n], sizeof(r->addr[*n]), "0x%" PRIx64, l->addr);
 		r->frame[*n].name = r->addr[*n];
 		r->frame[*n].file = "";
@@ -439,12 +484,15 @@ static enum perr loc_frames(struct pr *r, const struct ploc *l, size_t *n)
 		(*n)++;
 	}
 	return PERR_OK;
+spent:
+	r->frames = 0;
+	return pr_fail(r, PERR_TOOBIG, "its samples expand to over %u frames a byte of it",
+		       PPROFREAD_FRAMES_PER_BYTE);
 }
 
-static enum perr pr_sample(struct pr *r, size_t i, long vi, foldedread_fn fn, void *arg,
-			   int *stop)
+static enum perr pr_sample(struct pr *r, struct pbr b, size_t i, long vi, foldedread_fn fn,
+			   void *arg, int *stop)
 {
-	struct pbr b = r->sample[i];
 	struct pbf f;
 	struct collect ids = { r->ids, 0, FOLDEDREAD_MAX_DEPTH, 0, 0 };
 	struct collect val = { NULL, 0, 0, vi, 0 };
@@ -602,6 +650,8 @@ enum perr pprofread_run(FILE *f, foldedread_fn fn, void *arg, char *why, size_t 
 {
 	struct pr r;
 	unsigned char *buf = NULL;
+	struct pbr top;
+	struct pbf fld;
 	size_t len = 0;
 	long vi;
 	enum perr err;
@@ -611,8 +661,12 @@ enum perr pprofread_run(FILE *f, foldedread_fn fn, void *arg, char *why, size_t 
 	r.why = why;
 	r.cap = cap;
 	err = pr_inflate(&r, f, &buf, &len);
-	if (!err)
-		err = pr_index(&r, (struct pbr){ buf, buf + len });
+	if (err)
+		goto out;
+	r.buf = buf;
+	r.scratch = xmalloc(65536 + 1);
+	r.frames = len * PPROFREAD_FRAMES_PER_BYTE + (1u << 20);
+	err = pr_index(&r, (struct pbr){ buf, buf + len });
 	if (err)
 		goto out;
 	vi = pr_value(&r);
@@ -624,11 +678,13 @@ enum perr pprofread_run(FILE *f, foldedread_fn fn, void *arg, char *why, size_t 
 	r.ids = xmalloc(FOLDEDREAD_MAX_DEPTH * sizeof(*r.ids));
 	r.frame = xmalloc(FOLDEDREAD_MAX_DEPTH * sizeof(*r.frame));
 	r.addr = xmalloc(FOLDEDREAD_MAX_DEPTH * sizeof(*r.addr));
-	for (size_t i = 0; i < r.nsample && !stop && !err; i++)
-		err = pr_sample(&r, i, vi, fn, arg, &stop);
+	for (size_t i = 0; i < r.nsample && !stop && !err; i++) {
+		top = (struct pbr){ buf + r.sample[i], buf + len };
+		pbr_field(&top, &fld);
+		err = pr_sample(&r, fld.body, i, vi, fn, arg, &stop);
+	}
 out:
-	for (size_t i = 0; i < r.nstr; i++)
-		free(r.str[i]);
+	free(r.scratch);
 	free(r.str);
 	free(r.fn);
 	free(r.loc);

@@ -275,7 +275,12 @@ uint32_t profile_add_path(struct profile *p, const uint32_t *frames, uint32_t n,
 	return node;
 }
 
-void profile_add(struct profile *p, const char *tags, const struct stack *st, uint64_t weight)
+uint32_t profile_child(struct profile *p, uint32_t parent, uint32_t frame)
+{
+	return child(p, parent, frame);
+}
+
+uint32_t profile_add(struct profile *p, const char *tags, const struct stack *st, uint64_t weight)
 {
 	uint32_t ids[STACK_MAX_DEPTH + 3];
 	uint32_t n = 0;
@@ -305,7 +310,7 @@ void profile_add(struct profile *p, const char *tags, const struct stack *st, ui
 		ids[n++] = profile_frame(p, *f->file ? PROFILE_CODE : PROFILE_MARK, f->name, f->file,
 					 p->no_lines ? 0 : f->line);
 	}
-	profile_add_path(p, ids, n, weight);
+	return profile_add_path(p, ids, n, weight);
 }
 
 int profile_stacks(const struct profile *p, profile_stack_fn fn, void *arg)

@@ -78,9 +78,10 @@ void profile_release(struct profile *p);
 
 /*
  * Add one sample of st (leaf-first frames) with the given weight, under
- * tag set tags ("k=v,k=v" sorted, NULL or "" for none).
+ * tag set tags ("k=v,k=v" sorted, NULL or "" for none).  Returns the
+ * leaf's node id.
  */
-void profile_add(struct profile *p, const char *tags, const struct stack *st, uint64_t weight);
+uint32_t profile_add(struct profile *p, const char *tags, const struct stack *st, uint64_t weight);
 
 /*
  * Add weight along a path of frame ids, outermost first: the first must
@@ -88,6 +89,13 @@ void profile_add(struct profile *p, const char *tags, const struct stack *st, ui
  * the profile was projected without them.  Returns the leaf's node id.
  */
 uint32_t profile_add_path(struct profile *p, const uint32_t *frames, uint32_t n, uint64_t weight);
+
+/*
+ * The child of node parent for frame, made (last of its siblings, with no
+ * samples) if new: its node id.  A caller that adds samples to it keeps
+ * the totals of the nodes above it right itself.
+ */
+uint32_t profile_child(struct profile *p, uint32_t parent, uint32_t frame);
 
 /* Intern a frame (for hand-built profiles and projections). */
 uint32_t profile_frame(struct profile *p, enum profile_kind kind, const char *name,

@@ -42,6 +42,8 @@ struct rawread_priv {
 	uint32_t nthread, athread;
 	unsigned char *zbuf, *buf;
 	struct stack *st;
+	uint32_t expanded;	/* the node st's frames are of, UINT32_MAX none */
+	int lazy;		/* rawread_run_nodes(): frames only when asked */
 	int64_t last_us, start_us;
 	int meta, end;
 };
@@ -227,20 +229,57 @@ static enum perr rec_sample(struct rawread *r, struct cur *c, rawread_fn fn, voi
 	st->holds_gil = state_value(RAW_STATE_GIL(state));
 	st->idle = state_value(RAW_STATE_IDLE(state));
 	st->truncated = !!(state & RAW_STATE_TRUNCATED);
-	st->depth = 0;
-	/* leaf first: from the node up to the root */
-	for (uint32_t n = node; n; n = q->node[n].parent) {
-		const struct rr_frame *f = &q->frame[q->node[n].frame];
-
-		st->frame[st->depth].name = q->str[f->name];
-		st->frame[st->depth].file = q->str[f->file];
-		st->frame[st->depth].line = f->line;
-		st->depth++;
-	}
+	r->node = node;
+	r->thread = thread;
+	r->tags = tags;
+	if (q->lazy)
+		st->depth = 0;
+	else
+		rawread_frames(r);
 	r->samples++;
 	if (fn(arg, q->last_us * 1000, tags ? q->str[tags - 1] : NULL, st))
 		*stop = 1;
 	return PERR_OK;
+}
+
+/*
+ * A node's stack is as deep as it is, and samples of one node may come by
+ * the hundred thousand: the frames are walked only for a node other than
+ * the last one walked, and by rawread_run_nodes()'s callers only when they
+ * need them.
+ */
+const struct stack *rawread_frames(const struct rawread *r)
+{
+	struct rawread_priv *q = r->priv;
+	struct stack *st = q->st;
+
+	if (q->expanded != r->node) {
+		unsigned int depth = 0;
+
+		/* leaf first: from the node up to the root */
+		for (uint32_t n = r->node; n; n = q->node[n].parent) {
+			const struct rr_frame *f = &q->frame[q->node[n].frame];
+
+			st->frame[depth].name = q->str[f->name];
+			st->frame[depth].file = q->str[f->file];
+			st->frame[depth].line = f->line;
+			depth++;
+		}
+		q->expanded = r->node;
+	}
+	st->depth = q->node[r->node].depth;
+	return st;
+}
+
+uint32_t rawread_node(const struct rawread *r, uint32_t node, struct stack_frame *frame)
+{
+	const struct rawread_priv *q = r->priv;
+	const struct rr_frame *f = &q->frame[q->node[node].frame];
+
+	frame->name = q->str[f->name];
+	frame->file = q->str[f->file];
+	frame->line = f->line;
+	return q->node[node].parent;
 }
 
 static enum perr rec_meta(struct rawread *r, struct cur *c)
@@ -342,7 +381,7 @@ static void torn(struct rawread *r, uint64_t block, const char *where)
 		 (unsigned long long)block, (unsigned long long)r->samples);
 }
 
-enum perr rawread_run(struct rawread *r, FILE *f, rawread_fn fn, void *arg)
+static enum perr run(struct rawread *r, FILE *f, rawread_fn fn, void *arg, int lazy)
 {
 	unsigned char magic[RAW_MAGIC_LEN + 1], head[RAW_BLOCK_HEADER];
 	struct rawread_priv *q;
@@ -351,6 +390,8 @@ enum perr rawread_run(struct rawread *r, FILE *f, rawread_fn fn, void *arg)
 
 	memset(r, 0, sizeof(*r));
 	q = r->priv = xcalloc(1, sizeof(*r->priv));
+	q->lazy = lazy;
+	q->expanded = UINT32_MAX;
 	q->st = xmalloc(sizeof(*q->st));
 	memset(q->st, 0, sizeof(*q->st));
 	/* node 0: the empty stack */
@@ -416,6 +457,16 @@ enum perr rawread_run(struct rawread *r, FILE *f, rawread_fn fn, void *arg)
 	if (!q->end || stop)
 		r->duration = (double)(q->last_us - q->start_us) / 1e6;
 	return PERR_OK;
+}
+
+enum perr rawread_run(struct rawread *r, FILE *f, rawread_fn fn, void *arg)
+{
+	return run(r, f, fn, arg, 0);
+}
+
+enum perr rawread_run_nodes(struct rawread *r, FILE *f, rawread_fn fn, void *arg)
+{
+	return run(r, f, fn, arg, 1);
 }
 
 void rawread_release(struct rawread *r)

@@ -8,6 +8,7 @@
 #include "perr.h"
 
 struct stack;
+struct stack_frame;
 
 /*
  * Reading a raw recording (raw.h, docs/raw-format.md), an untrusted file:
@@ -28,6 +29,12 @@ struct rawread {
 	double duration;	/* seconds from start to the end (or last sample) */
 	int torn;		/* the file ends before its end record */
 	char why[160];		/* what is wrong, or where a torn file ends */
+	/*
+	 * During the callback: the sample's stack node, thread and tag set,
+	 * as the file numbers them (tags: string + 1, 0 none).  Samples of
+	 * equal numbers have equal stacks, threads and tag sets.
+	 */
+	uint32_t node, thread, tags;
 	/* private */
 	struct rawread_priv *priv;
 };
@@ -48,6 +55,23 @@ typedef int (*rawread_fn)(void *arg, int64_t when_ns, const char *tags, const st
  * the damage have been delivered.
  */
 enum perr rawread_run(struct rawread *r, FILE *f, rawread_fn fn, void *arg);
+
+/*
+ * The same, but st comes without its frames (depth 0), which a stack 4096
+ * deep would cost each sample: fn asks for them with rawread_frames(), or
+ * walks r->node with rawread_node().
+ */
+enum perr rawread_run_nodes(struct rawread *r, FILE *f, rawread_fn fn, void *arg);
+
+/* During the callback: the sample's stack, with its frames. */
+const struct stack *rawread_frames(const struct rawread *r);
+
+/*
+ * Stack node node's frame (its strings live until rawread_release()) into
+ * *frame, and its parent node, 0 for the outermost frame.  node is one of
+ * r->node's or its parents', and never 0 (the empty stack).
+ */
+uint32_t rawread_node(const struct rawread *r, uint32_t node, struct stack_frame *frame);
 
 /* Free what rawread_run() kept.  Safe to call twice. */
 void rawread_release(struct rawread *r);
