@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -387,6 +388,19 @@ char *test_slurp(const char *path)
 	buf[len] = '\0';
 	fclose(f);
 	return buf;
+}
+
+void test_sh(const char *fmt, ...)
+{
+	char cmd[1024];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	cr_assert_lt(n, (int)sizeof(cmd), "command too long: %.80s...", cmd);
+	cr_assert_eq(system(cmd), 0, "%s", cmd);
 }
 
 char *test_run(const char *cmd, int *status)

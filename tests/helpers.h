@@ -118,6 +118,9 @@ unsigned long test_samples_written(const char *err);
 /* The whole of a file, NUL-terminated (caller frees); fails the test if unreadable. */
 char *test_slurp(const char *path);
 
+/* Run a shell command made as printf() makes it: fails the test unless it exits 0. */
+void test_sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 /* Run a shell command; its stdout (caller frees), its wait status in *status. */
 char *test_run(const char *cmd, int *status);
 

@@ -43,23 +43,12 @@
 static char dir[64];		/* the attacker's directory, nobody's */
 static char secret_dir[64];	/* root-only */
 
-static void __attribute__((format(printf, 1, 2))) sh(const char *fmt, ...)
-{
-	char cmd[1024];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	cr_assert_eq(system(cmd), 0, "%s", cmd);
-}
-
 static void files_setup(void)
 {
 	cr_assert_eq(geteuid(), 0, "these tests attack root's pyrospy: run them as root");
 	strcpy(dir, "/tmp/pyrospy-bounds-XXXXXX");
 	cr_assert_not_null(mkdtemp(dir));
-	sh("chmod 755 '%s' && chown nobody:nogroup '%s'", dir, dir);
+	test_sh("chmod 755 '%s' && chown nobody:nogroup '%s'", dir, dir);
 	strcpy(secret_dir, "/tmp/pyrospy-secret-XXXXXX");
 	cr_assert_not_null(mkdtemp(secret_dir));
 }
@@ -508,7 +497,7 @@ Test(files, fifo_input)
 	struct run r;
 
 	snprintf(path, sizeof(path), "%s/profile.folded", dir);
-	sh("setpriv --reuid=nobody --regid=nogroup --clear-groups mkfifo '%s'", path);
+	test_sh("setpriv --reuid=nobody --regid=nogroup --clear-groups mkfifo '%s'", path);
 	snprintf(out, sizeof(out), "%s/out.svg", secret_dir);
 	r = run((const char *const[]){ "report", path, "-o", out, NULL });
 	cr_assert_eq(r.status, 1, "exit %d: %s", r.status, r.err);
@@ -532,9 +521,9 @@ Test(files, symlink_input)
 	struct run r;
 
 	snprintf(secret, sizeof(secret), "%s/shadow.folded", secret_dir);
-	sh("printf 'root_password_hash;x 5\\n' > '%s' && chmod 600 '%s'", secret, secret);
+	test_sh("printf 'root_password_hash;x 5\\n' > '%s' && chmod 600 '%s'", secret, secret);
 	snprintf(link, sizeof(link), "%s/profile.folded", dir);
-	sh("setpriv --reuid=nobody --regid=nogroup --clear-groups ln -s '%s' '%s'", secret, link);
+	test_sh("setpriv --reuid=nobody --regid=nogroup --clear-groups ln -s '%s' '%s'", secret, link);
 	snprintf(out, sizeof(out), "%s/out.svg", secret_dir);
 	r = run((const char *const[]){ "report", link, "-o", out, NULL });
 	cr_assert_eq(r.status, 1, "exit %d: %s", r.status, r.err);
@@ -542,7 +531,7 @@ Test(files, symlink_input)
 	cr_assert(access(out, F_OK) != 0, "report wrote %s", out);
 	run_free(&r);
 	/* root's own link there is followed */
-	sh("rm '%s' && ln -s '%s' '%s'", link, secret, link);
+	test_sh("rm '%s' && ln -s '%s' '%s'", link, secret, link);
 	r = run((const char *const[]){ "report", link, "-o", out, NULL });
 	cr_assert_eq(r.status, 0, "exit %d: %s", r.status, r.err);
 	run_free(&r);
@@ -609,7 +598,7 @@ Test(files, cacert_fifo_and_link)
 
 	memcpy(args, cmd, sizeof(cmd));
 	snprintf(fifo, sizeof(fifo), "%s/ca.pem", dir);
-	sh("setpriv --reuid=nobody --regid=nogroup --clear-groups mkfifo '%s'", fifo);
+	test_sh("setpriv --reuid=nobody --regid=nogroup --clear-groups mkfifo '%s'", fifo);
 	args[6] = fifo;
 	r = run(args);
 	cr_assert_eq(r.status, 2, "exit %d: %s", r.status, r.err);
@@ -617,7 +606,7 @@ Test(files, cacert_fifo_and_link)
 		  "%s", r.err);
 	run_free(&r);
 	snprintf(link, sizeof(link), "%s/ca-link.pem", dir);
-	sh("setpriv --reuid=nobody --regid=nogroup --clear-groups ln -s /etc/ssl/certs/ca-certificates.crt '%s'",
+	test_sh("setpriv --reuid=nobody --regid=nogroup --clear-groups ln -s /etc/ssl/certs/ca-certificates.crt '%s'",
 	   link);
 	args[6] = link;
 	r = run(args);

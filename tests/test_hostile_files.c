@@ -43,31 +43,20 @@ static char dir[64];		/* the attacker's directory, nobody's */
 static char secret_dir[64];	/* root-only, on tmpfs (never overlayfs) */
 static char secret[128];	/* the host file a link points to */
 
-static void __attribute__((format(printf, 1, 2))) sh(const char *fmt, ...)
-{
-	char cmd[1024];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	cr_assert_eq(system(cmd), 0, "%s", cmd);
-}
-
 static void hostile_setup(void)
 {
 	cr_assert_eq(geteuid(), 0, "these tests attack root's pyrospy: run them as root");
 	strcpy(dir, "/tmp/pyrospy-hostile-XXXXXX");
 	cr_assert_not_null(mkdtemp(dir));
-	sh("cp '%s' '%s/'", LIBRUBY, dir);
-	sh("cp '%s' '%s/'", test_target_path("replace_lib.rb"), dir);
-	sh("cp '%s' '%s/'", test_target_path("seed.py"), dir);
-	sh("cp '%s' '%s/'", test_target_path("crafted_lib.py"), dir);
-	sh("chmod 755 '%s' && chown -R nobody:nogroup '%s'", dir, dir);
+	test_sh("cp '%s' '%s/'", LIBRUBY, dir);
+	test_sh("cp '%s' '%s/'", test_target_path("replace_lib.rb"), dir);
+	test_sh("cp '%s' '%s/'", test_target_path("seed.py"), dir);
+	test_sh("cp '%s' '%s/'", test_target_path("crafted_lib.py"), dir);
+	test_sh("chmod 755 '%s' && chown -R nobody:nogroup '%s'", dir, dir);
 	strcpy(secret_dir, "/dev/shm/pyrospy-secret-XXXXXX");
 	cr_assert_not_null(mkdtemp(secret_dir));
 	snprintf(secret, sizeof(secret), "%s/secret.so", secret_dir);
-	sh("cp /usr/bin/python3.11 '%s' && chmod 600 '%s'", secret, secret);
+	test_sh("cp /usr/bin/python3.11 '%s' && chmod 600 '%s'", secret, secret);
 }
 
 static void hostile_teardown(void)
