@@ -473,14 +473,7 @@ void target_close(struct target *t)
 
 enum perr target_refresh_maps(struct target *t)
 {
-	struct procmaps fresh;
-	enum perr err = procmaps_read(&fresh, t->pid);
-
-	if (err)
-		return err;
-	procmaps_release(&t->maps);
-	t->maps = fresh;
-	return PERR_OK;
+	return procmaps_refresh(&t->maps, t->pid);
 }
 
 enum perr target_symbol(struct target *t, const char *name, uint64_t *addr, int *tls)
