@@ -55,17 +55,18 @@ struct procmaps {
  * Caps on what a hostile or broken maps file may make us hold, checked
  * before each allocation.  The text is read 64 KiB at a time, never held
  * whole: its cost is CPU, O(bytes) to read and hash (mostly the kernel's,
- * to print it: about 10 ms a MB), capped by PROCMAPS_MAX_BYTES, 16 times
- * what 65530 maps (the kernel's default most) of 100-byte paths take.  What is kept is O(maps + distinct path bytes),
- * capped per process by PROCMAPS_MAX_HELD and, over every struct procmaps
- * alive in pyrospy at once (all the targets of --subprocesses, serve,
+ * to print it: about 10 ms a MB), capped by PROCMAPS_MAX_BYTES: 256
+ * bytes a line at the kernel's default most maps (65530).  What is kept
+ * is O(maps + distinct path bytes), capped per process by
+ * PROCMAPS_MAX_HELD and, over every struct procmaps alive in pyrospy at
+ * once (all the targets of --subprocesses, serve,
  * top), by PROCMAPS_MAX_TOTAL: a process that would pass either is not
  * read (PERR_TOOBIG) and the others are not disturbed.
  */
 #define PROCMAPS_MAX_MAPS	(1u << 20)	/* kernel default max is 65530 */
 #define PROCMAPS_MAX_LINE	8192		/* longer lines are truncated */
-#define PROCMAPS_MAX_BYTES	(64u << 20)	/* of text read */
-#define PROCMAPS_MAX_HELD	(32u << 20)	/* kept for one process */
+#define PROCMAPS_MAX_BYTES	(16u << 20)	/* of text read */
+#define PROCMAPS_MAX_HELD	(16u << 20)	/* kept for one process */
 #define PROCMAPS_MAX_TOTAL	(64u << 20)	/* kept for all of them */
 
 /*
