@@ -1,0 +1,302 @@
+/* SPDX-License-Identifier: MIT */
+#include "config.h"
+
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "helpers.h"
+#include "target.h"
+
+/*
+ * What a hostile target may make pyrospy hold or spend, measured as the
+ * attacker would have it: pyrospy runs as root, the target as nobody, and
+ * pyrospy's peak RSS and CPU come from wait4().  The bounds hold for the
+ * plain and the sanitizer build (which takes 2-3 times the memory) and
+ * are far below what the code before them took (in each test's comment:
+ * sanitizer build, plain build).
+ */
+
+static const struct interp nobody_python = { NULL, "setpriv", TARGET_PYTHON, 3, 11 };
+
+/* setpriv, and the target dies with the test (a change of user clears it) */
+#define AS_NOBODY "--reuid=nobody", "--regid=nogroup", "--clear-groups", "--pdeathsig=SIGKILL"
+
+struct cost {
+	int status;		/* exit status, or 128 + signal */
+	long kb;		/* peak RSS */
+	double cpu;		/* user + system seconds */
+	char *out, *err;	/* the caller frees */
+};
+
+static char *slurp_file(FILE *f)
+{
+	long len;
+	char *s;
+
+	fflush(f);
+	len = ftell(f);
+	cr_assert(len >= 0);
+	s = malloc((size_t)len + 1);
+	rewind(f);
+	cr_assert_eq(fread(s, 1, (size_t)len, f), (size_t)len);
+	s[len] = '\0';
+	fclose(f);
+	return s;
+}
+
+/* Run pyrospy with args: its status, output and cost. */
+static struct cost measure(const char *const *args)
+{
+	const char *bin = getenv("PYROSPY");
+	char path[1024];
+	const char *argv[40];
+	FILE *out = tmpfile(), *err = tmpfile();
+	struct rusage ru;
+	struct cost c;
+	int n = 0, status;
+	pid_t pid;
+
+	cr_assert(out && err);
+	if (!bin) {
+		snprintf(path, sizeof(path), "%s/pyrospy", BUILDDIR);
+		bin = path;
+	}
+	argv[n++] = bin;
+	for (int i = 0; args[i] && n < 39; i++)
+		argv[n++] = args[i];
+	argv[n] = NULL;
+	pid = fork();
+	cr_assert(pid >= 0);
+	if (pid == 0) {
+		dup2(fileno(out), 1);
+		dup2(fileno(err), 2);
+		execv(argv[0], (char *const *)argv);
+		_exit(127);
+	}
+	while (wait4(pid, &status, 0, &ru) < 0)
+		cr_assert_eq(errno, EINTR);
+	c.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	c.kb = ru.ru_maxrss;
+	c.cpu = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+		(double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+	c.out = slurp_file(out);
+	c.err = slurp_file(err);
+	return c;
+}
+
+static void cost_free(struct cost *c)
+{
+	free(c->out);
+	free(c->err);
+}
+
+/* A fresh directory nobody may write in, for a target's files. */
+static char *nobody_dir(void)
+{
+	char *dir = strdup("/tmp/pyrospy-bounds-XXXXXX");
+
+	cr_assert(mkdtemp(dir));
+	cr_assert_eq(chown(dir, 65534, 65534), 0, "chown nobody: %s", strerror(errno));
+	return dir;
+}
+
+static void remove_dir(char *dir)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	cr_assert_eq(system(cmd), 0);
+	free(dir);
+}
+
+/* Start tests/targets/script with args as nobody; its pid, also in pidbuf. */
+static pid_t start(const char *script, const char *a1, const char *a2, const char *a3,
+		   const char *a4, char *pidbuf, size_t cap)
+{
+	const char *args[] = { AS_NOBODY, "/usr/bin/python3.11", test_target_path(script), a1, a2,
+			       a3, a4, NULL };
+	char ready[64];
+	pid_t pid;
+
+	cr_assert_eq(geteuid(), 0, "run as root: the targets run as nobody");
+	pid = test_start(&nobody_python, args, ready, sizeof(ready));
+	cr_assert_str_eq(ready, "ready", "%s did not start: '%s'", script, ready);
+	snprintf(pidbuf, cap, "%d", (int)pid);
+	return pid;
+}
+
+static unsigned int count_lines(const char *s, const char *needle)
+{
+	unsigned int n = 0;
+
+	for (const char *p = s; (p = strstr(p, needle)); p += strlen(needle))
+		n++;
+	return n;
+}
+
+TestSuite(bounds, .timeout = 60);
+
+/*
+ * The issue's attack: 60000 maps of one 3984-character path, 243 MB of
+ * /proc/PID/maps.  dump read it whole and kept every copy of the path:
+ * 883 MB and 3.8 s (plain: 477 MB and 3.4 s).  Now the text is read up
+ * to its 16 MiB bound and the process is refused, in one line.
+ */
+Test(bounds, maps_one_long_path_60000_times)
+{
+	char *dir = nobody_dir(), sub[256], pidbuf[32];
+	pid_t pid;
+	struct cost c;
+
+	snprintf(sub, sizeof(sub), "%s/t", dir);
+	pid = start("longmaps.py", sub, "60000", "1", NULL, pidbuf, sizeof(pidbuf));
+	{
+		const char *args[] = { "dump", "--pid", pidbuf, NULL };
+
+		c = measure(args);
+	}
+	test_stop(pid);
+	remove_dir(dir);
+	cr_log_info("dump of 243 MB of maps: status %d, %ld KB, %.2f s CPU", c.status, c.kb,
+		    c.cpu);
+	cr_assert_eq(c.status, EXIT_FAIL, "status %d: %s", c.status, c.err);
+	cr_assert(strstr(c.err, "pyrospy: error: the memory maps of process ") &&
+		  strstr(c.err, "are past pyrospy's bounds\nhint: "), "%s", c.err);
+	cr_assert_eq(count_lines(c.err, "\n"), 2, "one error and its hint: %s", c.err);
+	cr_assert_lt(c.kb, 64 * 1024, "peak RSS %ld KB", c.kb);
+	cr_assert_lt(c.cpu, 2.0, "%.2f s CPU", c.cpu);
+	cost_free(&c);
+}
+
+/*
+ * 30000 maps of one 400-character path, 14 MB of maps, under the bound:
+ * dumped, the path kept once.  It took 244 MB (plain: XX MB) with the
+ * text held whole and 60000 copies of the path.
+ */
+Test(bounds, maps_one_path_kept_once)
+{
+	char *dir = nobody_dir(), sub[256], pidbuf[32];
+	pid_t pid;
+	struct cost c;
+
+	snprintf(sub, sizeof(sub), "%s/t", dir);
+	pid = start("longmaps.py", sub, "30000", "1", "400", pidbuf, sizeof(pidbuf));
+	{
+		const char *args[] = { "dump", "--pid", pidbuf, NULL };
+
+		c = measure(args);
+	}
+	test_stop(pid);
+	remove_dir(dir);
+	cr_log_info("dump of 14 MB of maps: status %d, %ld KB, %.2f s CPU", c.status, c.kb,
+		    c.cpu);
+	cr_assert_eq(c.status, 0, "status %d: %s", c.status, c.err);
+	cr_assert(strstr(c.out, "main (") && strstr(c.out, "longmaps.py:"), "%s", c.out);
+	cr_assert_lt(c.kb, 40 * 1024, "peak RSS %ld KB", c.kb);
+	cr_assert_lt(c.cpu, 1.5, "%.2f s CPU", c.cpu);
+	cost_free(&c);
+}
+
+/*
+ * record --subprocesses of a process with six children of 243 MB of
+ * maps each, five keeping 15.5 MB of distinct paths each, and one busy
+ * child.  The six are refused by the bound on the text, the fifth of the
+ * five by the bound on all processes' maps (64 MiB: four fit), each said
+ * once, and the busy child is sampled on.  Before: 6 samples in 25 s and
+ * 1.67 GB, the refused read again every second, every second of CPU.
+ * Reading the maps once costs about 1.5 s of CPU; the samples are asked
+ * for at least a tenth of the rate only, as a loaded machine (the test
+ * suite's own) may not give pyrospy more.
+ */
+Test(bounds, maps_subprocesses, .timeout = 120)
+{
+	char *dir = nobody_dir(), pidbuf[32];
+	pid_t pid = start("longmaps_family.py", dir, NULL, NULL, NULL, pidbuf, sizeof(pidbuf));
+	const char *args[] = { "record", "--pid", pidbuf, "--subprocesses", "-d", "12", "-r", "100",
+			       "--function", "-f", "folded", "-o", "-", NULL };
+	struct cost c = measure(args);
+	unsigned long busy;
+
+	test_stop(pid);
+	remove_dir(dir);
+	busy = test_folded_count(c.out, "normal_work");
+	cr_log_info("record --subprocesses, 12 s at 100 Hz: status %d, %ld KB, %.2f s CPU, "
+		    "%lu samples of the busy child", c.status, c.kb, c.cpu, busy);
+	cr_assert_eq(c.status, 0, "status %d: %s", c.status, c.err);
+	cr_assert_eq(count_lines(c.err, "its memory maps are past pyrospy's bounds\n"), 7, "%s",
+		     c.err);
+	cr_assert_geq(busy, 12 * 100 / 10, "%lu samples of the busy child: %s", busy, c.err);
+	cr_assert_lt(c.kb, 192 * 1024, "peak RSS %ld KB", c.kb);
+	cr_assert_lt(c.cpu, 6.0, "%.2f s CPU", c.cpu);
+	cost_free(&c);
+}
+
+/*
+ * A profile past --max-memory: a target making a new stack every sample
+ * for 10 s (script, sampled at rate Hz) ends with [other] frames and the
+ * warning, and pyrospy stays under kb and 5 s of CPU.
+ */
+static void churn(const char *script, const char *rate, const char *max, long kb,
+		  const char *before)
+{
+	char pidbuf[32];
+	pid_t pid = start(script, NULL, NULL, NULL, NULL, pidbuf, sizeof(pidbuf));
+	const char *args[] = { "record", "--pid", pidbuf, "-d", "10", "-r", rate, "--idle",
+			       "--threads", "--max-memory", max, "-f", "folded", "-o", "-", NULL };
+	struct cost c = measure(args);
+	unsigned long other;
+
+	test_stop(pid);
+	other = test_folded_count(c.out, "[other]");
+	cr_log_info("%s, --max-memory %s: status %d, %ld KB, %.2f s CPU, %lu samples in [other] "
+		    "(before: %s)", script, max, c.status, c.kb, c.cpu, other, before);
+	cr_assert_eq(c.status, 0, "status %d: %s", c.status, c.err);
+	cr_assert_gt(other, 0, "no [other] frame: %s", c.err);
+	cr_assert(strstr(c.err, "pyrospy: warning: the profile reached --max-memory "),
+		  "%s", c.err);
+	cr_assert_lt(c.kb, kb, "peak RSS %ld KB", c.kb);
+	cr_assert_lt(c.cpu, 5.0, "%.2f s CPU", c.cpu);
+	cost_free(&c);
+}
+
+/*
+ * Threads named afresh with 4000 random characters, eight at a time, each
+ * gone after a few ms: nearly every sample at 1000 Hz is of a thread (and
+ * so a stack) not seen before.
+ */
+Test(bounds, profile_thread_name_churn)
+{
+	churn("namechurn.py", "1000", "1M", 40 * 1024, "24 MB, plain XX MB, unbounded");
+}
+
+/* Random recursion up to 4000 deep: a new stack every sample. */
+Test(bounds, profile_deep_random_recursion)
+{
+	churn("deeprandom.py", "100", "2M", 64 * 1024, "217 MB, plain XX MB, unbounded");
+}
+
+/* --max-memory takes 1M to 64G, with K, M or G, and nothing else. */
+Test(bounds, max_memory_values)
+{
+	static const char *const bad[] = { "0", "1023K", "65G", "12X", "-1M", "", "M", "1.5M" };
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
+		const char *args[] = { "record", "--pid", "1", "--max-memory", bad[i], NULL };
+		char *out, *err;
+		int st = test_pyrospy(args, &out, &err);
+
+		cr_assert_eq(st, EXIT_USAGE, "--max-memory '%s': status %d", bad[i], st);
+		cr_assert(strstr(err, "invalid size") && strstr(err, "want 1M to 64G"), "%s", err);
+		free(out);
+		free(err);
+	}
+}
