@@ -14,6 +14,8 @@
 
 #include "cli.h"
 #include "helpers.h"
+#include "profile.h"
+#include "stack.h"
 #include "target.h"
 
 /*
@@ -299,4 +301,68 @@ Test(bounds, max_memory_values)
 		free(out);
 		free(err);
 	}
+}
+
+/*
+ * The bound itself, on the library: random stacks, names and threads
+ * into a profile of 256 KiB.  It never holds more (its own count and
+ * profile_footprint() agree), every sample is counted once, in its own
+ * stack or in [other], and a stack seen before it filled keeps counting
+ * in its own node.
+ */
+Test(bounds, profile_holds_at_most_max_bytes)
+{
+	static struct stack st;
+	static char names[64][32];
+	struct profile p;
+	uint64_t seed = 42, added = 0, first;
+	const size_t max = 256 << 10;
+
+	for (size_t i = 0; i < 64; i++)
+		snprintf(names[i], sizeof(names[i]), "func_%zu", i);
+	profile_init(&p);
+	p.max_bytes = max;
+	st.pid = st.tid = 7;
+	st.depth = 3;
+	for (unsigned int i = 0; i < 3; i++)
+		st.frame[i] = (struct stack_frame){ names[i], "app.py", (int)i + 1 };
+	profile_add(&p, NULL, &st, 5);
+	first = p.node[p.nnode - 1].self;
+	cr_assert_eq(first, 5);
+	for (int n = 0; n < 20000; n++) {
+		char thread[32];
+
+		seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+		st.depth = 1 + (unsigned int)(seed >> 33) % 200;
+		for (unsigned int i = 0; i < st.depth; i++) {
+			seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+			st.frame[i] = (struct stack_frame){ names[(seed >> 40) % 64], "app.py",
+							    (int)(seed >> 56) };
+		}
+		snprintf(thread, sizeof(thread), "t%d", n % 300);
+		st.thread_name = thread;
+		st.tid = 100 + n % 300;
+		profile_add(&p, NULL, &st, 1);
+		added++;
+		cr_assert_leq(p.bytes, max, "%zu bytes after %d stacks", p.bytes, n);
+	}
+	cr_assert_eq(p.bytes, profile_footprint(&p));
+	cr_assert_gt(p.other, 0);
+	cr_assert_eq(p.total, added + 5);
+	cr_assert_eq(p.node[0].total, p.total);
+	/* the first stack again, after the profile filled: its own node */
+	st.pid = st.tid = 7;
+	st.thread_name = NULL;
+	st.depth = 3;
+	for (unsigned int i = 0; i < 3; i++)
+		st.frame[i] = (struct stack_frame){ names[i], "app.py", (int)i + 1 };
+	{
+		uint64_t other = p.other;
+
+		profile_add(&p, NULL, &st, 1);
+		cr_assert_eq(p.other, other, "a stack seen before went to [other]");
+	}
+	cr_log_info("256 KiB profile: %u nodes, %llu of %llu samples in [other]", p.nnode,
+		    (unsigned long long)p.other, (unsigned long long)p.total);
+	profile_release(&p);
 }
