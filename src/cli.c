@@ -135,7 +135,7 @@ static const char usage_exec[] =
 	"usage: pyrospy exec [options] -- COMMAND [ARGS...]\n";
 static const char usage_top[] =
 	"usage: pyrospy top --pid PID|--pid-of PATTERN [-r HZ] [-d SECS] [--idle] [--gil]\n"
-	"                   [--gvl-wait] [--no-gc] [--async] [--read-only]\n"
+	"                   [--gvl-wait] [--no-gc] [--async] [--read-only] [--max-memory SIZE]\n"
 	"\n"
 	"A live table of the functions taking the most samples, by self and total,\n"
 	"refreshed every second; q or Ctrl-C quits.\n";

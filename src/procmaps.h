@@ -90,7 +90,8 @@ size_t procmaps_total_held(void);
 /*
  * Parse maps text from a buffer of `len' bytes (need not be NUL
  * terminated).  Malformed lines are skipped; PERR_CORRUPT is returned only
- * when no line at all could be parsed from non-empty input.
+ * when no line at all could be parsed from non-empty input, PERR_TOOBIG
+ * past the caps above.  On error *maps holds nothing.
  */
 enum perr procmaps_parse(struct procmaps *maps, const char *buf, size_t len);
 

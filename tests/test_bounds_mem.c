@@ -14,6 +14,7 @@
 
 #include "cli.h"
 #include "helpers.h"
+#include "procmaps.h"
 #include "profile.h"
 #include "stack.h"
 #include "target.h"
@@ -370,4 +371,50 @@ Test(bounds, profile_holds_at_most_max_bytes)
 	cr_log_info("256 KiB profile: %u nodes, %llu of %llu samples in [other]", p.nnode,
 		    (unsigned long long)p.other, (unsigned long long)p.total);
 	profile_release(&p);
+}
+
+/*
+ * The maps' bounds, on the library: one long path named by many maps is
+ * kept once, distinct paths past what one process may keep are refused,
+ * and what all keep comes back to what it was once released.
+ */
+Test(bounds, maps_paths_kept_once_and_counted)
+{
+	const size_t plen = 3900, lines = 4000, len = lines * (plen + 64);
+	char *text = malloc(len), *path = malloc(plen + 1);
+	size_t before = procmaps_total_held(), off = 0;
+	struct procmaps m;
+
+	memset(path, 'p', plen);
+	path[0] = '/';
+	path[plen] = '\0';
+	for (size_t i = 0; i < lines; i++)
+		off += (size_t)snprintf(text + off, len - off,
+					"%zx-%zx r--s 00000000 fe:00 42 %s\n", 0x10000 + i * 0x2000,
+					0x11000 + i * 0x2000, path);
+	cr_assert_eq(procmaps_parse(&m, text, off), PERR_OK);
+	cr_assert_eq(m.nr, lines);
+	cr_assert_eq(m.npath, 1);
+	cr_assert_eq(m.map[0].path, m.map[lines - 1].path, "two copies of one path");
+	cr_assert_lt(m.held, lines * 64 + 2 * plen + 4096, "%zu bytes kept", m.held);
+	cr_assert_eq(procmaps_total_held(), before + m.held);
+	procmaps_release(&m);
+	cr_assert_eq(procmaps_total_held(), before);
+
+	/* 4000 distinct paths of 3900 bytes: 15.6 MB, under 16 MiB; 4400 are not */
+	free(text);
+	text = malloc(4400 * (plen + 64));
+	off = 0;
+	for (size_t i = 0; i < 4400; i++) {
+		snprintf(path + 1, 9, "%08zu", i);
+		path[9] = 'p';
+		off += (size_t)snprintf(text + off, 4400 * (plen + 64) - off,
+					"%zx-%zx r--s 00000000 fe:00 42 %s\n", 0x10000 + i * 0x2000,
+					0x11000 + i * 0x2000, path);
+	}
+	cr_assert_eq(procmaps_parse(&m, text, off), PERR_TOOBIG);
+	cr_assert_eq(m.nr, 0);
+	cr_assert_eq(procmaps_total_held(), before);
+	free(text);
+	free(path);
 }
