@@ -60,6 +60,7 @@ struct cli_opts {
 	int tasks;		/* dump --tasks */
 	int async_tasks;	/* --async */
 	int read_only;		/* --read-only */
+	size_t max_memory;	/* --max-memory: a profile's bound (profile.h) */
 	const char *listen;	/* serve --listen ADDR:PORT */
 	const char *allow_host[SERVE_MAX_ALLOW_HOSTS];	/* serve --allow-host NAME */
 	unsigned int nallow_host;
@@ -144,7 +145,7 @@ static const char usage_exec[] =
 	"usage: pyrospy exec [options] -- COMMAND [ARGS...]\n";
 static const char usage_top[] =
 	"usage: pyrospy top --pid PID|--pid-of PATTERN [-r HZ] [-d SECS] [--idle] [--gil]\n"
-	"                   [--gvl-wait] [--no-gc] [--async] [--read-only]\n"
+	"                   [--gvl-wait] [--no-gc] [--async] [--read-only] [--max-memory SIZE]\n"
 	"\n"
 	"A live table of the functions taking the most samples, by self and total,\n"
 	"refreshed every second; q or Ctrl-C quits.\n";
@@ -204,6 +205,9 @@ static const char usage_options[] =
 	"      --read-only        never write into the target (CPython 3.15+: no\n"
 	"                         last_profiled_frame; every sample reads whole stacks)\n"
 	"      --function         aggregate by function, dropping line numbers\n"
+	"      --max-memory SIZE  the most a profile's names and stacks may hold, 1M to\n"
+	"                         64G (default: 256M); past it, new stacks are counted\n"
+	"                         in an [other] frame\n"
 	"      --subprocesses     also profile the Ruby and Python processes it starts\n"
 	"      --user NAME        exec as root: run the command as user NAME\n"
 	"                         (by default: the user who ran sudo, else root)\n"
@@ -318,6 +322,30 @@ static int parse_uint(const char *s, unsigned long max, unsigned long *out)
 	return 1;
 }
 
+/* "64M": a size in bytes, with K, M or G for KiB, MiB or GiB, within [min, max]. */
+static int parse_size(const char *s, size_t min, size_t max, size_t *out)
+{
+	static const char units[] = "KMG";
+	unsigned long v;
+	const char *u;
+	char num[32];
+	size_t len = strlen(s), shift = 0;
+
+	if (!len || len >= sizeof(num))
+		return 0;
+	u = strchr(units, s[len - 1] & ~0x20);
+	if (s[len - 1] && u) {
+		shift = 10 * (size_t)(u - units + 1);
+		len--;
+	}
+	memcpy(num, s, len);
+	num[len] = '\0';
+	if (!parse_uint(num, max >> shift, &v) || ((size_t)v << shift) < min)
+		return 0;
+	*out = (size_t)v << shift;
+	return 1;
+}
+
 static int parse_seconds(const char *s, double *out)
 {
 	char *end;
@@ -335,7 +363,7 @@ enum {
 	OPT_IDLE = 256, OPT_GIL, OPT_THREADS, OPT_NO_TAGS, OPT_FUNCTION, OPT_SUBPROCESSES, OPT_SERVER,
 	OPT_APP_NAME, OPT_TAG, OPT_AUTH_TOKEN, OPT_BASIC_AUTH, OPT_TENANT_ID, OPT_HEADER,
 	OPT_INSECURE, OPT_CACERT, OPT_INGEST_FORMAT, OPT_PID_OF, OPT_PROTOCOL, OPT_RAW, OPT_LOCALS,
-	OPT_TASKS, OPT_LISTEN, OPT_NO_GC, OPT_GVL_WAIT, OPT_ASYNC, OPT_READ_ONLY,
+	OPT_TASKS, OPT_LISTEN, OPT_NO_GC, OPT_GVL_WAIT, OPT_ASYNC, OPT_READ_ONLY, OPT_MAX_MEMORY,
 	OPT_ALLOW_HOST,
 	OPT_USER, OPT_AS_ROOT, OPT_AUTH_TOKEN_FILE, OPT_BASIC_AUTH_FILE,
 };
@@ -360,6 +388,7 @@ static const struct option long_opts[] = {
 	{ "tasks", no_argument, NULL, OPT_TASKS },
 	{ "async", no_argument, NULL, OPT_ASYNC },
 	{ "read-only", no_argument, NULL, OPT_READ_ONLY },
+	{ "max-memory", required_argument, NULL, OPT_MAX_MEMORY },
 	{ "listen", required_argument, NULL, OPT_LISTEN },
 	{ "allow-host", required_argument, NULL, OPT_ALLOW_HOST },
 	{ "server", required_argument, NULL, OPT_SERVER },
@@ -418,6 +447,8 @@ static unsigned int opt_cmds(int c)
 		return CMD_SERVE;
 	case OPT_USER: case OPT_AS_ROOT:
 		return CMD_EXEC;
+	case OPT_MAX_MEMORY:
+		return CMD_RECORD | CMD_EXEC | CMD_TOP;
 	case 'q': case 'v': case 'h': case 'V': case OPT_NO_GC:
 		return CMD_ALL;
 	default:	/* what shapes a profile file or an upload */
@@ -631,6 +662,12 @@ static int parse_opts(struct cli_opts *o, int argc, char **argv)
 			break;
 		case OPT_FUNCTION:
 			o->function = 1;
+			break;
+		case OPT_MAX_MEMORY:
+			if (!parse_size(optarg, (size_t)1 << 20, (size_t)64 << 30, &o->max_memory))
+				return cli_usage_error(
+						o->cmd, "invalid size '%s' for --max-memory: want 1M to 64G",
+						optarg);
 			break;
 		case OPT_SUBPROCESSES:
 			o->subprocesses = 1;
@@ -906,6 +943,14 @@ static int report_target(const struct target *t, enum perr err)
 		cli_hint(REFUSED_HINT);
 		return EXIT_FAIL;
 	default:
+		if (err == PERR_TOOBIG && !t->maps.nr) {
+			cli_error("the memory maps of process %d ('%s') are past pyrospy's bounds",
+				  (int)pid, t->comm);
+			cli_hint("at most %u MiB of /proc/PID/maps, %u MiB kept of them, %u MiB for "
+				 "all processes: see SECURITY in pyrospy(1)", PROCMAPS_MAX_BYTES >> 20,
+				 PROCMAPS_MAX_HELD >> 20, PROCMAPS_MAX_TOTAL >> 20);
+			return EXIT_FAIL;
+		}
 		cli_error("cannot read process %d: %s", (int)pid, perr_str(err));
 		cli_hint("run with -v for details");
 		return EXIT_FAIL;
@@ -1127,13 +1172,17 @@ struct recording {
 	struct profile window;
 	time_t from;
 	int no_lines, show_pid;
+	size_t max_bytes;
+	uint64_t other;		/* of the windows uploaded */
 };
 
 static void window_reset(struct recording *rec)
 {
+	rec->other += rec->window.other;
 	profile_release(&rec->window);
 	profile_init(&rec->window);
 	rec->window.no_lines = rec->no_lines;
+	rec->window.max_bytes = rec->max_bytes;
 	rec->window.show_pid = rec->show_pid;
 }
 
@@ -1199,6 +1248,7 @@ static int profile_target(struct cli_opts *o, struct target *t, pid_t pid, pid_t
 		.live = !o->quiet && isatty(STDERR_FILENO),
 		.no_lines = o->function,
 		.show_pid = o->subprocesses,
+		.max_bytes = o->max_memory,
 	};
 	/*
 	 * Every sample to a streaming writer: the output itself (-f raw or
@@ -1271,12 +1321,14 @@ static int profile_target(struct cli_opts *o, struct target *t, pid_t pid, pid_t
 	profile_init(&p);
 	p.no_lines = o->function;
 	p.show_pid = o->subprocesses;
+	p.max_bytes = o->max_memory;
 	err = sampler_run(t, &p, &so, &res, &stop_flag);
 	if (rec.live)
 		fputs("\r\033[K", stderr);
 	if (rec.in) {
 		/* the partial window too, then what is spooled, bounded in time */
 		ingest_window(rec.in, &rec.window, rec.from, rec.from + INGEST_WINDOW);
+		rec.other += rec.window.other;
 		profile_release(&rec.window);
 		if (ingest_stop(rec.in))
 			ret = EXIT_FAIL;
@@ -1291,6 +1343,11 @@ static int profile_target(struct cli_opts *o, struct target *t, pid_t pid, pid_t
 	}
 	if (o->verbose)
 		fprintf(stderr, "pyrospy: %s\n", res.describe);
+	/* even with -q: the profile is not what it would have been */
+	if (p.other || rec.other)
+		fprintf(stderr, "pyrospy: warning: the profile reached --max-memory %zu MiB: %llu "
+			"samples of new stacks are counted in [other] frames\n", o->max_memory >> 20,
+			(unsigned long long)(p.other > rec.other ? p.other : rec.other));
 	if (o->verbose || (!o->quiet && res.dropped * 100 > res.stacks + res.dropped))
 		fprintf(stderr,
 			"pyrospy: %llu samples in %.1f s (%.0f Hz), %llu stacks, %llu dropped, "
@@ -2005,6 +2062,7 @@ static int cmd_top(struct cli_opts *o)
 	}
 	profile_init(&p);
 	p.no_lines = 1;		/* functions, as the table's title says */
+	p.max_bytes = o->max_memory;
 	err = sampler_run(&t, &p, &so, &res, &stop_flag);
 	if (top.tty)
 		tcsetattr(STDIN_FILENO, TCSANOW, &saved);
@@ -2146,6 +2204,7 @@ int cli_main(int argc, char **argv)
 {
 	struct cli_opts o = {
 		.rate = DEFAULT_RATE,
+		.max_memory = PROFILE_MAX_MEMORY,
 		.format = NULL,		/* flamegraph, or folded for -o - */
 	};
 	int ret;

@@ -28,19 +28,46 @@ struct procmap {
 	unsigned int dev_major, dev_minor;
 	unsigned int perms;	/* enum procmap_perm */
 	int deleted;
-	char *path;		/* owned, NULL when anonymous */
+	const char *path;	/* NULL when anonymous; one of procmaps' paths */
 };
 
-/* All maps of one process, sorted by start address (the kernel's order). */
+/*
+ * All maps of one process, sorted by start address (the kernel's order).
+ * A path is kept once however many maps name it: a process mapping one
+ * 4000-byte path 60000 times costs 60000 struct procmap and one copy of
+ * the path, not 240 MB.
+ *
+ *   map[0] .path ---.
+ *   map[1] .path ---+--> path[0] "/usr/lib/libx.so"
+ *   map[2] .path = NULL (anonymous)
+ */
 struct procmaps {
 	struct procmap *map;
 	size_t nr, alloc;
+	char **path;		/* the distinct paths, owned */
+	uint32_t npath, apath;
+	uint32_t *path_hash;	/* open addressing: index + 1, 0 empty */
+	uint32_t path_hcap;
+	size_t held;		/* bytes of all the above (PROCMAPS_MAX_HELD) */
 };
 
-/* Caps on what a hostile or broken maps file may make us hold. */
+/*
+ * Caps on what a hostile or broken maps file may make us hold, checked
+ * before each allocation.  The text is read 64 KiB at a time, never held
+ * whole: its cost is CPU, O(bytes) to read and hash (mostly the kernel's,
+ * to print it: about 10 ms a MB), capped by PROCMAPS_MAX_BYTES: 256
+ * bytes a line at the kernel's default most maps (65530).  What is kept
+ * is O(maps + distinct path bytes), capped per process by
+ * PROCMAPS_MAX_HELD and, over every struct procmaps alive in pyrospy at
+ * once (all the targets of --subprocesses, serve,
+ * top), by PROCMAPS_MAX_TOTAL: a process that would pass either is not
+ * read (PERR_TOOBIG) and the others are not disturbed.
+ */
 #define PROCMAPS_MAX_MAPS	(1u << 20)	/* kernel default max is 65530 */
 #define PROCMAPS_MAX_LINE	8192		/* longer lines are truncated */
-#define PROCMAPS_MAX_BYTES	(256u << 20)
+#define PROCMAPS_MAX_BYTES	(16u << 20)	/* of text read */
+#define PROCMAPS_MAX_HELD	(16u << 20)	/* kept for one process */
+#define PROCMAPS_MAX_TOTAL	(64u << 20)	/* kept for all of them */
 
 /*
  * Read /proc/PID/maps into *maps (which is overwritten; call
@@ -51,9 +78,26 @@ struct procmaps {
 enum perr procmaps_read(struct procmaps *maps, pid_t pid);
 
 /*
+ * Read the maps of pid again into *maps, replacing what it held only on
+ * success: what the old ones hold is not counted against
+ * PROCMAPS_MAX_TOTAL for the new ones.
+ */
+enum perr procmaps_refresh(struct procmaps *maps, pid_t pid);
+
+/*
+ * The same, into fresh (the caller's to release), leaving was as it is:
+ * for a caller that must check something before it replaces was.
+ */
+enum perr procmaps_reread(struct procmaps *fresh, pid_t pid, const struct procmaps *was);
+
+/* Bytes held by all struct procmaps alive (PROCMAPS_MAX_TOTAL). */
+size_t procmaps_total_held(void);
+
+/*
  * Parse maps text from a buffer of `len' bytes (need not be NUL
  * terminated).  Malformed lines are skipped; PERR_CORRUPT is returned only
- * when no line at all could be parsed from non-empty input.
+ * when no line at all could be parsed from non-empty input, PERR_TOOBIG
+ * past the caps above.  On error *maps holds nothing.
  */
 enum perr procmaps_parse(struct procmaps *maps, const char *buf, size_t len);
 

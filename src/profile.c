@@ -29,6 +29,7 @@ void profile_init(struct profile *p)
 	p->anode = 64;
 	p->node = xcalloc(p->anode, sizeof(*p->node));
 	p->nnode = 1;		/* the root */
+	p->bytes = p->anode * sizeof(*p->node);
 }
 
 void profile_release(struct profile *p)
@@ -53,7 +54,7 @@ const char *profile_str(const struct profile *p, uint32_t id)
 /* Grow an open-addressing table of ids (stored + 1) to keep load <= 1/2. */
 typedef uint64_t (*rehash_fn)(const struct profile *p, uint32_t id);
 
-static void table_grow(const struct profile *p, uint32_t **tab, uint32_t *cap, uint32_t n,
+static void table_grow(struct profile *p, uint32_t **tab, uint32_t *cap, uint32_t n,
 		       rehash_fn fn)
 {
 	uint32_t ncap = *cap ? *cap * 2 : 256;
@@ -78,6 +79,7 @@ static void table_grow(const struct profile *p, uint32_t **tab, uint32_t *cap, u
 	}
 	free(*tab);
 	*tab = nt;
+	p->bytes += (size_t)(ncap - *cap) * sizeof(*nt);
 	*cap = ncap;
 }
 
@@ -102,10 +104,12 @@ static uint32_t intern_str(struct profile *p, const char *s)
 			return id - 1;
 	}
 	if (p->nstr == p->astr) {
+		p->bytes += (p->astr ? p->astr : 64) * sizeof(*p->str);
 		p->astr = p->astr ? p->astr * 2 : 64;
 		p->str = xreallocarray(p->str, p->astr, sizeof(*p->str));
 	}
 	p->str[p->nstr] = xstrdup(s);
+	p->bytes += strlen(s) + 1;
 	p->str_hash[j] = ++p->nstr;
 	return p->nstr - 1;
 }
@@ -161,6 +165,7 @@ static struct profile_seen *seen(struct profile *p, enum profile_kind kind, cons
 
 	/* sized to the frames known (a profile per tag set is often tiny) */
 	if (!p->seen || (p->nframe > p->seen_size && p->seen_size < SEEN_MAX)) {
+		p->bytes += (p->seen ? p->seen_size : SEEN_MIN) * sizeof(*p->seen);
 		p->seen_size = p->seen ? p->seen_size * 2 : SEEN_MIN;
 		free(p->seen);
 		p->seen = xcalloc(p->seen_size, sizeof(*p->seen));
@@ -209,6 +214,7 @@ static uint32_t frame_find(struct profile *p, enum profile_kind kind, const char
 			return id - 1;
 	}
 	if (p->nframe == p->aframe) {
+		p->bytes += (p->aframe ? p->aframe : 64) * sizeof(*p->frame);
 		p->aframe = p->aframe ? p->aframe * 2 : 64;
 		p->frame = xreallocarray(p->frame, p->aframe, sizeof(*p->frame));
 	}
@@ -244,6 +250,7 @@ static uint32_t child(struct profile *p, uint32_t parent, uint32_t frame)
 			return id - 1;
 	}
 	if (p->nnode == p->anode) {
+		p->bytes += p->anode * sizeof(*p->node);
 		p->anode *= 2;
 		p->node = xreallocarray(p->node, p->anode, sizeof(*p->node));
 	}
@@ -280,14 +287,165 @@ uint32_t profile_child(struct profile *p, uint32_t parent, uint32_t frame)
 	return child(p, parent, frame);
 }
 
-uint32_t profile_add(struct profile *p, const char *tags, const struct stack *st, uint64_t weight)
+#define NONE UINT32_MAX
+
+static uint32_t str_lookup(const struct profile *p, const char *s)
 {
-	uint32_t ids[STACK_MAX_DEPTH + 3];
+	uint64_t h = hash_bytes(s, strlen(s), HASH_SEED);
+
+	if (!p->str_hcap)
+		return NONE;
+	for (uint32_t j = (uint32_t)h & (p->str_hcap - 1);; j = (j + 1) & (p->str_hcap - 1)) {
+		uint32_t id = p->str_hash[j];
+
+		if (!id)
+			return NONE;
+		if (!strcmp(p->str[id - 1], s))
+			return id - 1;
+	}
+}
+
+static uint32_t frame_lookup(const struct profile *p, enum profile_kind kind, const char *name,
+			     const char *file, int line)
+{
+	struct profile_frame f;
+
+	memset(&f, 0, sizeof(f));
+	f.name = str_lookup(p, name);
+	f.file = str_lookup(p, file);
+	f.line = line;
+	f.kind = kind;
+	if (f.name == NONE || f.file == NONE || !p->frame_hcap)
+		return NONE;
+	for (uint32_t j = (uint32_t)frame_key(&f) & (p->frame_hcap - 1);;
+	     j = (j + 1) & (p->frame_hcap - 1)) {
+		uint32_t id = p->frame_hash[j];
+
+		if (!id)
+			return NONE;
+		if (!memcmp(&p->frame[id - 1], &f, sizeof(f)))
+			return id - 1;
+	}
+}
+
+/* The child of parent for frame, 0 when there is none (the root is no child). */
+static uint32_t node_lookup(const struct profile *p, uint32_t parent, uint32_t frame)
+{
+	if (!p->node_hcap)
+		return 0;
+	for (uint32_t j = (uint32_t)node_key(parent, frame) & (p->node_hcap - 1);;
+	     j = (j + 1) & (p->node_hcap - 1)) {
+		uint32_t id = p->node_hash[j];
+
+		if (!id)
+			return 0;
+		if (p->node[id - 1].parent == parent && p->node[id - 1].frame == frame)
+			return id - 1;
+	}
+}
+
+/* What a sample would add to a bounded profile (counted generously). */
+struct need {
+	uint32_t strs, frames, nodes;
+	size_t sbytes;
+};
+
+/* An array of a, doubled (from first) until it holds n. */
+static uint64_t grown(uint64_t a, uint64_t n, uint64_t first)
+{
+	if (n <= a)
+		return a;
+	for (a = a ? a : first; a < n; a *= 2)
+		;
+	return a;
+}
+
+/* A table_grow() table of cap once it holds n, and is asked for one more. */
+static uint64_t hgrown(uint64_t cap, uint64_t n)
+{
+	while (n + 1 > cap / 2)
+		cap = cap ? cap * 2 : 256;
+	return cap;
+}
+
+#define OTHER "[other]"
+
+/*
+ * Whether nd fits under max_bytes, every array and table grown as it
+ * would be, the seen table at its largest, and with spare, room left for
+ * one more node, and the [other] frame and its name if not made yet.
+ */
+static int room(const struct profile *p, struct need nd, int spare)
+{
+	uint64_t b = p->bytes + nd.sbytes;
+
+	if (spare) {
+		if (frame_lookup(p, PROFILE_MARK, OTHER, "", 0) == NONE) {
+			nd.strs += 2;
+			nd.sbytes += sizeof(OTHER) + 1;
+			b += sizeof(OTHER) + 1;
+			nd.frames++;
+		}
+		nd.nodes++;
+	}
+	b += (grown(p->astr, (uint64_t)p->nstr + nd.strs, 64) - p->astr) * sizeof(*p->str);
+	b += (hgrown(p->str_hcap, (uint64_t)p->nstr + nd.strs) - p->str_hcap) * sizeof(uint32_t);
+	b += (grown(p->aframe, (uint64_t)p->nframe + nd.frames, 64) - p->aframe) *
+	     sizeof(*p->frame);
+	b += (hgrown(p->frame_hcap, (uint64_t)p->nframe + nd.frames) - p->frame_hcap) *
+	     sizeof(uint32_t);
+	b += (grown(p->anode, (uint64_t)p->nnode + nd.nodes, 64) - p->anode) * sizeof(*p->node);
+	b += (hgrown(p->node_hcap, (uint64_t)p->nnode + nd.nodes) - p->node_hcap) *
+	     sizeof(uint32_t);
+	b += (SEEN_MAX - (p->seen_size < SEEN_MAX ? p->seen_size : SEEN_MAX)) * sizeof(*p->seen);
+	return b <= p->max_bytes;
+}
+
+/*
+ * A frame of a sample: interned (nd NULL), or only looked for (NONE when
+ * absent), what it would take counted in nd.
+ */
+static uint32_t stack_frame(struct profile *p, struct need *nd, enum profile_kind kind,
+			    const char *name, const char *file, int line)
+{
+	struct profile_seen *e;
+	uint32_t id;
+
+	if (!nd)
+		return profile_frame(p, kind, name, file, line);
+	e = seen(p, kind, name, file, line);
+	if (e->id && e->name == name && e->file == file && e->line == line && e->kind == kind) {
+		const struct profile_frame *f = &p->frame[e->id - 1];
+
+		if (!strcmp(p->str[f->name], name) && !strcmp(p->str[f->file], file))
+			return e->id - 1;
+	}
+	id = frame_lookup(p, kind, name, file, line);
+	if (id != NONE) {
+		*e = (struct profile_seen){ name, file, line, kind, id + 1 };
+		return id;
+	}
+	nd->frames++;
+	if (str_lookup(p, name) == NONE) {
+		nd->strs++;
+		nd->sbytes += strlen(name) + 1;
+	}
+	if (str_lookup(p, file) == NONE) {
+		nd->strs++;
+		nd->sbytes += strlen(file) + 1;
+	}
+	return NONE;
+}
+
+/* The frame ids of st's sample, outermost first: their number. */
+static uint32_t stack_ids(struct profile *p, const char *tags, const struct stack *st,
+			  uint32_t *ids, struct need *nd)
+{
 	uint32_t n = 0;
 	char buf[112];
 	size_t off;
 
-	ids[n++] = profile_frame(p, PROFILE_TAGS, tags ? tags : "", "", 0);
+	ids[n++] = stack_frame(p, nd, PROFILE_TAGS, tags ? tags : "", "", 0);
 	off = p->show_pid ? (size_t)snprintf(buf, sizeof(buf), "pid %d: ", (int)st->pid) : 0;
 	if (st->thread_name) {
 		/* at most 60 bytes of the name, never half a character */
@@ -301,15 +459,85 @@ uint32_t profile_add(struct profile *p, const char *tags, const struct stack *st
 			 st->thread_name);
 	} else
 		snprintf(buf + off, sizeof(buf) - off, "thread (%d)", (int)st->tid);
-	ids[n++] = profile_frame(p, PROFILE_THREAD, buf, "", 0);
+	ids[n++] = stack_frame(p, nd, PROFILE_THREAD, buf, "", 0);
 	if (st->truncated)
-		ids[n++] = profile_frame(p, PROFILE_MARK, "[truncated]", "", 0);
+		ids[n++] = stack_frame(p, nd, PROFILE_MARK, "[truncated]", "", 0);
 	for (uint32_t i = st->depth; i-- > 0;) {
 		const struct stack_frame *f = &st->frame[i];
 
-		ids[n++] = profile_frame(p, *f->file ? PROFILE_CODE : PROFILE_MARK, f->name, f->file,
-					 p->no_lines ? 0 : f->line);
+		ids[n++] = stack_frame(p, nd, *f->file ? PROFILE_CODE : PROFILE_MARK, f->name,
+				       f->file, p->no_lines ? 0 : f->line);
 	}
+	return n;
+}
+
+/* weight at node and along its path up to the root */
+static void add_up(struct profile *p, uint32_t node, uint64_t weight)
+{
+	p->node[node].self += weight;
+	for (;; node = p->node[node].parent) {
+		p->node[node].total += weight;
+		if (!node)
+			break;
+	}
+	p->total += weight;
+}
+
+/*
+ * A sample with no room: counted in the [other] frame under anchor (its
+ * thread's or tag set's node, or the root).  The first goes to the
+ * root's, made in the room kept for it; the others there too when their
+ * anchor has none and no room is left for it.
+ */
+static uint32_t add_other(struct profile *p, uint32_t anchor, uint64_t weight)
+{
+	uint32_t of = frame_lookup(p, PROFILE_MARK, OTHER, "", 0), node;
+	struct need one = { 0, 0, 1, 0 };
+
+	if (of == NONE || !node_lookup(p, 0, of))
+		anchor = 0;
+	else if (anchor && !node_lookup(p, anchor, of) && !room(p, one, 0))
+		anchor = 0;
+	if (of == NONE)
+		of = profile_frame(p, PROFILE_MARK, OTHER, "", 0);
+	/* child() may grow its table even to find a node: only to make one */
+	node = node_lookup(p, anchor, of);
+	if (!node)
+		node = child(p, anchor, of);
+	add_up(p, node, weight);
+	p->other += weight;
+	return node;
+}
+
+uint32_t profile_add(struct profile *p, const char *tags, const struct stack *st, uint64_t weight)
+{
+	uint32_t ids[STACK_MAX_DEPTH + 3];
+	uint32_t n, i, node = 0, anchor = 0;
+	struct need nd = { 0, 0, 0, 0 };
+
+	if (!p->max_bytes) {
+		n = stack_ids(p, tags, st, ids, NULL);
+		return profile_add_path(p, ids, n, weight);
+	}
+	/* bounded: what the sample needs is looked at before anything is made */
+	n = stack_ids(p, tags, st, ids, &nd);
+	for (i = 0; i < n && ids[i] != NONE; i++) {
+		uint32_t c = node_lookup(p, node, ids[i]);
+
+		if (!c)
+			break;
+		node = c;
+		if (i < 2)	/* the tag set, then the thread */
+			anchor = node;
+	}
+	if (i == n) {
+		add_up(p, node, weight);
+		return node;
+	}
+	nd.nodes = n - i;
+	if (!room(p, nd, 1))
+		return add_other(p, anchor, weight);
+	n = stack_ids(p, tags, st, ids, NULL);
 	return profile_add_path(p, ids, n, weight);
 }
 

@@ -68,10 +68,21 @@ struct profile {
 	struct profile_seen *seen;
 	uint32_t seen_size;
 	uint64_t total;		/* = node[0].total */
+	size_t bytes;		/* held: what profile_footprint() counts */
+	uint64_t other;		/* samples counted in [other] frames */
 	/* options */
 	int no_lines;		/* aggregate by function: line 0 */
 	int show_pid;		/* name threads "pid N: thread (TID)" */
+	size_t max_bytes;	/* profile_add()'s bound, 0 for none */
 };
+
+/*
+ * --max-memory: the default bound of a profile built from samples.  256
+ * MiB hold about 4 million trie nodes (40 bytes each and their hash slots)
+ * with their names: a week of a busy server, whose distinct stacks number
+ * in the tens or hundreds of thousands, fits many times over.
+ */
+#define PROFILE_MAX_MEMORY	(256u << 20)
 
 void profile_init(struct profile *p);
 void profile_release(struct profile *p);
@@ -79,7 +90,15 @@ void profile_release(struct profile *p);
 /*
  * Add one sample of st (leaf-first frames) with the given weight, under
  * tag set tags ("k=v,k=v" sorted, NULL or "" for none).  Returns the
- * leaf's node id.
+ * leaf's node id (an [other] node's, see below).
+ *
+ * With max_bytes set, a sample that needs new strings, frames or nodes
+ * that would take the profile past it is counted instead in an "[other]"
+ * frame (PROFILE_MARK) under its thread's node, or its tag set's, or the
+ * root, whichever exists and has room (the first such sample always goes
+ * to the root's), and in p->other.  Checked before anything is allocated,
+ * with room kept for the [other] frame: the profile never holds more than
+ * max_bytes.  The other functions below do not check it.
  */
 uint32_t profile_add(struct profile *p, const char *tags, const struct stack *st, uint64_t weight);
 

@@ -181,19 +181,27 @@ static void progress(struct run *run)
 	}
 }
 
+/* The target of /proc/PID/exe, "" when it cannot be read. */
+static void exe_of(pid_t pid, char *exe, size_t cap)
+{
+	char path[64];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
+	n = readlink(path, exe, cap - 1);
+	exe[n > 0 ? n : 0] = '\0';
+}
+
 static int known(struct run *run, pid_t pid)
 {
-	char path[64], exe[256];
-	ssize_t n;
+	char exe[256];
 
 	/* a slot's process ended: a new one on its pid is another process */
 	for (size_t i = 0; i < run->nslot; i++)
 		if (run->slot[i]->t->pid == pid &&
 		    (!run->slot[i]->done || procmem_alive(&run->slot[i]->t->mem)))
 			return 1;
-	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
-	n = readlink(path, exe, sizeof(exe) - 1);
-	exe[n > 0 ? n : 0] = '\0';
+	exe_of(pid, exe, sizeof(exe));
 	/* a shell that became python by exec() is worth another look */
 	for (size_t i = 0; i < run->ntried; i++)
 		if (run->tried[i].pid == pid)
@@ -288,6 +296,17 @@ static void discover(struct run *run)
 					(int)sl->own.pid, target_lang_name(sl->own.lang),
 					sl->own.version, sl->own.comm);
 			continue;
+		}
+		/* maps past their bounds (procmaps.h): said once, not read every tick */
+		if (err == PERR_TOOBIG && !sl->own.maps.nr) {
+			char exe[256];
+
+			if (run->opts->announce)
+				fprintf(stderr, "pyrospy: not profiling subprocess %d ('%s'): its "
+					"memory maps are past pyrospy's bounds\n", (int)pids[i],
+					sl->own.comm);
+			exe_of(pids[i], exe, sizeof(exe));
+			forget_tried(run, pids[i], exe);
 		}
 		if (err == PERR_NOTINTERP || err == PERR_UNSUPPORTED || err == PERR_PERM ||
 		    err == PERR_REFUSED)

@@ -560,7 +560,7 @@ void target_close(struct target *t)
 enum perr target_refresh_maps(struct target *t)
 {
 	struct procmaps fresh;
-	enum perr err = procmaps_read(&fresh, t->pid);
+	enum perr err = procmaps_reread(&fresh, t->pid, &t->maps);
 
 	if (err)
 		return err;

@@ -62,7 +62,7 @@ static void files_teardown(void)
 		cr_log_warn("cannot remove %s", dir);
 }
 
-TestSuite(bounds, .init = files_setup, .fini = files_teardown, .timeout = 120);
+/* suite bounds is test_bounds_mem.c's too: each test of it here says its own */
 TestSuite(files, .init = files_setup, .fini = files_teardown, .timeout = 60);
 
 /* dir/name, written with n bytes of data and given to nobody. */
@@ -226,7 +226,7 @@ static unsigned char *gzip_repeat(const void *head, size_t hlen, const void *uni
  * inflates to and the strings made in place: a few hundred MiB at most,
  * for report and for diff, which reads two.
  */
-Test(bounds, pprof_string_bomb)
+Test(bounds, pprof_string_bomb, .init = files_setup, .fini = files_teardown, .timeout = 120)
 {
 	static const unsigned char empty[] = { 0x32, 0x00 };	/* string_table: "" */
 	size_t n;
@@ -301,7 +301,7 @@ static void pprof_sample(struct pb *b, uint64_t v)
  * frames.  The samples may expand to 8 frames a byte of the profile
  * (and 2^20 more): past that it is refused, in a fraction of a second.
  */
-Test(bounds, pprof_location_lines)
+Test(bounds, pprof_location_lines, .init = files_setup, .fini = files_teardown, .timeout = 120)
 {
 	struct pb b = { 0 };
 	size_t m;
@@ -407,7 +407,7 @@ static const char *plant_raw(const char *name, const struct recs *r, size_t n)
  * Samples of the deep node and of its parent take turns, so that no
  * cache of the last stack alone would do.  The profile is whole.
  */
-Test(bounds, raw_deep_samples)
+Test(bounds, raw_deep_samples, .init = files_setup, .fini = files_teardown, .timeout = 120)
 {
 	struct recs block[2] = { { 0 }, { 0 } }, *rec = block;
 	const uint32_t depth = 4096, samples = 149796;
