@@ -153,7 +153,7 @@ static const char usage_serve[] =
 	"usage: pyrospy serve --pid PID|--pid-of PATTERN [--listen ADDR:PORT]\n"
 	"                     [--allow-host NAME]...\n"
 	"                     [--subprocesses] [-r HZ] [-d SECS] [--idle] [--gil] [--gvl-wait]\n"
-	"                     [--async] [--read-only]\n"
+	"                     [--async] [--read-only] [--max-memory SIZE]\n"
 	"\n"
 	"Sample the process for as long as it runs, and answer scrapers over HTTP as\n"
 	"Go programs do: GET /debug/pprof/profile?seconds=N is a gzipped pprof of the\n"
@@ -448,7 +448,7 @@ static unsigned int opt_cmds(int c)
 	case OPT_USER: case OPT_AS_ROOT:
 		return CMD_EXEC;
 	case OPT_MAX_MEMORY:
-		return CMD_RECORD | CMD_EXEC | CMD_TOP;
+		return CMD_RECORD | CMD_EXEC | CMD_TOP | CMD_SERVE;
 	case 'q': case 'v': case 'h': case 'V': case OPT_NO_GC:
 		return CMD_ALL;
 	default:	/* what shapes a profile file or an upload */
@@ -2086,6 +2086,7 @@ static int cmd_serve(struct cli_opts *o)
 		.nallow_host = o->nallow_host,
 		.rate = o->rate,
 		.duration = o->duration,
+		.max_memory = o->max_memory,
 		.idle = o->idle,
 		.gil = o->gil,
 		.gvl_wait = o->gvl_wait,

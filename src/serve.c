@@ -123,6 +123,8 @@ static void window_open(struct serve *s, size_t i)
 	pthread_mutex_lock(&s->lock);
 	profile_init(&s->win[i].p);
 	s->win[i].p.show_pid = s->o->subprocesses;
+	/* each of the profiles that may be made at once its share */
+	s->win[i].p.max_bytes = s->o->max_memory / SERVE_MAX_REQUESTS;
 	s->win[i].open = 1;
 	pthread_mutex_unlock(&s->lock);
 }

@@ -42,6 +42,7 @@ struct serve_opts {
 	unsigned int nallow_host;
 	unsigned int rate;	/* Hz */
 	double duration;	/* seconds, 0 = until stopped */
+	size_t max_memory;	/* --max-memory: the profiles of all requests at once, 0 none */
 	int idle, gil, gvl_wait, no_gc, async_tasks, read_only, subprocesses, quiet, verbose;
 };
 

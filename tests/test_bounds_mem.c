@@ -292,6 +292,56 @@ Test(bounds, profile_deep_random_recursion)
 	churn("deeprandom.py", "100", "2M", 64 * 1024, "217 MB, plain 182 MB, unbounded");
 }
 
+/*
+ * serve: the profiles of the requests it answers at once share
+ * --max-memory (each of at most 16 a sixteenth).  A request of 8 s of the
+ * random recursion, under 16M, gets [other] frames, and serve stays small
+ * (21 MB; with --max-memory 64G, 125 MB, as its window grew as record's).
+ */
+Test(bounds, serve_profile_share)
+{
+	char pidbuf[32], port[16], url[128], file[] = "/tmp/pyrospy-serve-bound-XXXXXX";
+	pid_t pid = start("deeprandom.py", NULL, NULL, NULL, NULL, pidbuf, sizeof(pidbuf));
+	char listen[64];
+	const char *args[] = { "serve", "--pid", pidbuf, "--listen", listen, "-d", "11", "-r", "100",
+			       "--idle", "--max-memory", "16M", NULL };
+	struct cost c;
+	pid_t fetch;
+	int fd = mkstemp(file), st;
+	unsigned long other;
+	char *out;
+
+	cr_assert_geq(fd, 0);
+	close(fd);
+	/* a port of its own: the fetcher must know it before serve says it */
+	snprintf(port, sizeof(port), "%d", 20000 + (int)(getpid() % 20000));
+	snprintf(listen, sizeof(listen), "127.0.0.1:%s", port);
+	snprintf(url, sizeof(url), "http://127.0.0.1:%s/debug/pprof/profile?seconds=8", port);
+	fetch = fork();
+	cr_assert_geq(fetch, 0);
+	if (fetch == 0) {
+		sleep(1);
+		execlp("curl", "curl", "-sf", "--retry", "5", "--retry-connrefused", "-o", file, url,
+		       (char *)NULL);
+		_exit(127);
+	}
+	c = measure(args);
+	cr_assert_eq(waitpid(fetch, &st, 0), fetch);
+	test_stop(pid);
+	cr_log_info("serve --max-memory 16M: status %d, %ld KB, %.2f s CPU", c.status, c.kb, c.cpu);
+	cr_assert_eq(c.status, 0, "status %d: %s", c.status, c.err);
+	cr_assert(WIFEXITED(st) && !WEXITSTATUS(st), "curl %s: %d", url, st);
+	snprintf(url, sizeof(url), "zcat '%s' | grep -a -c '\\[other\\]'", file);
+	out = test_run(url, &st);
+	other = strtoul(out, NULL, 10);
+	cr_assert_gt(other, 0, "no [other] frame in the served profile");
+	cr_assert_lt(c.kb, 64 * 1024, "peak RSS %ld KB", c.kb);
+	cr_assert_lt(c.cpu, 8.0, "%.2f s CPU", c.cpu);
+	free(out);
+	unlink(file);
+	cost_free(&c);
+}
+
 /* --max-memory takes 1M to 64G, with K, M or G, and nothing else. */
 Test(bounds, max_memory_values)
 {
