@@ -46,6 +46,12 @@
 #define INTERP_MAX	64
 #define THREAD_MAX	4096
 #define CODE_CACHE	4096		/* entries, power of two */
+/*
+ * Bytes the cached code objects may hold (names and line tables), so
+ * that 4096 of a hostile target's 1 MiB line tables are not 4 GiB of ours;
+ * a quarter is kept free for one sample's misses, as of the entries.
+ */
+#define CODE_CACHE_BYTES	(64u << 20)
 #define DICT_MAX	65536		/* entries of a dict we look through */
 #define TAGSET_MAX	8192		/* tag sets in the program's registry */
 #define TAGSET_CACHE	16384		/* entries, power of two */
@@ -133,6 +139,7 @@ struct pyreader {
 	struct rmem mem;
 	struct pycode *cache;
 	size_t cache_nr;
+	size_t cache_bytes;	/* what the cached entries hold: see CODE_CACHE_BYTES */
 	/* <= 3.10: offset of the kernel tid in glibc's struct pthread */
 	int64_t pthread_tid_off;
 	pid_t sole_tid;			/* until it is found: the one thread's, */
@@ -314,6 +321,7 @@ static void cache_clear(struct pyreader *pr)
 		if (pr->cache[i].addr)
 			code_release(&pr->cache[i]);
 	pr->cache_nr = 0;
+	pr->cache_bytes = 0;
 	pr->anchor_gen++;	/* the anchors' code pointers are void */
 }
 
@@ -374,7 +382,7 @@ static struct pycode *code_get(struct pyreader *pr, uint64_t addr)
 		if (!pr->cache[i].addr)
 			break;
 	}
-	if (pr->cache_nr >= CODE_CACHE - 1)
+	if (pr->cache_nr >= CODE_CACHE - 1 || pr->cache_bytes >= CODE_CACHE_BYTES)
 		return NULL;	/* one sample met a thousand new code objects */
 	pr->stats.cache_misses++;
 	if (L->code.size > sizeof(hdr) || rd(pr, addr, hdr, L->code.size))
@@ -430,6 +438,7 @@ static struct pycode *code_get(struct pyreader *pr, uint64_t addr)
 	slot = &pr->cache[i];
 	*slot = c;
 	pr->cache_nr++;
+	pr->cache_bytes += c.table_len + strlen(c.name) + strlen(c.file) + sizeof(c);
 	return slot;
 bad:
 	code_release(&c);
@@ -2083,7 +2092,7 @@ enum perr pyreader_sample(struct pyreader *pr, reader_cb cb, void *arg)
 	rmem_begin(&pr->mem, 1);
 	if (pr->flocals)
 		pylocals_begin(&pr->locals);
-	if (pr->cache_nr >= CODE_CACHE * 3 / 4)
+	if (pr->cache_nr >= CODE_CACHE * 3 / 4 || pr->cache_bytes >= CODE_CACHE_BYTES / 4 * 3)
 		cache_clear(pr);
 	if (L->tstate.size > sizeof(ts))
 		return PERR_UNSUPPORTED;
@@ -2271,7 +2280,7 @@ enum perr pyreader_code(struct pyreader *pr, uint64_t code, int64_t lasti, uint6
 {
 	struct pycode *c;
 
-	if (pr->cache_nr >= CODE_CACHE * 3 / 4)
+	if (pr->cache_nr >= CODE_CACHE * 3 / 4 || pr->cache_bytes >= CODE_CACHE_BYTES / 4 * 3)
 		cache_clear(pr);
 	c = code_get(pr, code);
 	if (!c)
