@@ -33,6 +33,44 @@ void procmem_hold(struct procmem *pm, int pidfd, uint64_t start)
 	pm->held = 1;
 }
 
+int procmem_stat(pid_t pid, char *state, const unsigned int *want, uint64_t *out, size_t n)
+{
+	char path[64], buf[2048], *p, *end;
+	unsigned int field;
+	size_t k = 0;
+	ssize_t len;
+	int fd;
+
+	memset(out, 0, n * sizeof(*out));
+	*state = 0;
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	len = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (len <= 0)
+		return 0;
+	buf[len] = '\0';
+	/* the command name may hold anything: fields start after its last ')' */
+	p = strrchr(buf, ')');
+	if (!p || p[1] != ' ' || !p[2])
+		return 0;
+	*state = p[2];
+	for (p += 3, field = 4; k < n && *p; field++, p = end) {
+		uint64_t v;
+
+		while (*p == ' ')
+			p++;
+		v = strtoull(p, &end, 10);
+		if (end == p)
+			break;
+		if (field == want[k])
+			out[k++] = v;
+	}
+	return 1;
+}
+
 /*
  * No pidfd: the process on pid is the one held while it has the start
  * time it had (field 22 of /proc/PID/stat, in clock ticks since boot) and
@@ -41,30 +79,13 @@ void procmem_hold(struct procmem *pm, int pidfd, uint64_t start)
  */
 static int stat_alive(pid_t pid, uint64_t start)
 {
-	char path[64], buf[2048], *p, *end;
-	unsigned long long v = 0;
-	ssize_t n;
-	int fd, field;
+	static const unsigned int want[] = { 22 };
+	uint64_t v;
+	char state;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (!procmem_stat(pid, &state, want, &v, 1))
 		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
-	/* the command name may hold anything: fields start after its last ')' */
-	p = strrchr(buf, ')');
-	if (!p || p[1] != ' ' || !p[2] || p[2] == 'Z' || p[2] == 'X' || p[2] == 'x')
-		return 0;
-	for (p += 3, field = 4; field <= 22 && *p; field++, p = end) {
-		v = strtoull(p, &end, 10);
-		if (end == p)
-			return 0;
-	}
-	return field == 23 && v == start;
+	return state != 'Z' && state != 'X' && state != 'x' && v == start;
 }
 
 int procmem_alive(struct procmem *pm)

@@ -67,6 +67,14 @@ int procmem_alive(struct procmem *pm);
 void procmem_init_buffer(struct procmem *pm, uint64_t base, const void *buf, size_t len);
 
 /*
+ * Fields of /proc/PID/stat: its state letter in *state and, for each of
+ * the n field numbers want[] (ascending, from 4 on, as proc(5) numbers
+ * them), its value in out[] (0 where the line ends before it).  0 when
+ * the file cannot be read (the process is gone), else 1.
+ */
+int procmem_stat(pid_t pid, char *state, const unsigned int *want, uint64_t *out, size_t n);
+
+/*
  * Read len bytes at remote addr.  PERR_OK only when every byte arrived;
  * PERR_SHORT if the read stopped partway (the rest of buf is zeroed),
  * PERR_FAULT if nothing at addr is mapped, PERR_EXITED if the process is

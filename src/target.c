@@ -138,45 +138,14 @@ struct pstat {
 static int read_stat(pid_t pid, struct pstat *ps)
 {
 	static const unsigned int want[] = { 9, 22, 26, 28, 47 };
-	char path[64], buf[2048], *p, *end;
-	unsigned int field = 3, k = 0;
-	ssize_t n;
-	int fd;
+	uint64_t v[ARRAY_SIZE(want)];
 
 	memset(ps, 0, sizeof(*ps));
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (!procmem_stat(pid, &ps->state, want, v, ARRAY_SIZE(want)))
 		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
-	/* the command name may hold anything: fields start after its last ')' */
-	p = strrchr(buf, ')');
-	if (!p || p[1] != ' ' || !p[2])
-		return 0;
-	ps->state = p[2];
-	for (p += 3, field = 4; k < ARRAY_SIZE(want) && *p; field++) {
-		uint64_t v;
-
-		while (*p == ' ')
-			p++;
-		v = strtoull(p, &end, 10);
-		if (end == p)
-			return 1;
-		if (field == want[k]) {
-			if (k == 0)
-				ps->flags = v;
-			else if (k == 1)
-				ps->start = v;
-			else
-				ps->image[k - 2] = v;
-			k++;
-		}
-		p = end;
-	}
+	ps->flags = v[0];
+	ps->start = v[1];
+	memcpy(ps->image, v + 2, sizeof(ps->image));
 	return 1;
 }
 
