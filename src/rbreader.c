@@ -1790,30 +1790,6 @@ static int block_returned(uint64_t magic, const struct rbiseq *q, int at_end)
 }
 
 /*
- * The line of the innermost frame when it runs JIT code (its jit_return
- * set: YJIT writes it on every frame it pushes or enters, the interpreter
- * clears it).  YJIT saves a frame's pc only where the code leaves JIT code
- * (a call, an allocation, a side exit: jit_save_pc() in yjit/src/codegen.rs),
- * and pushes the frames it calls without one (gen_send_iseq(): pc None), so
- * every outer frame's pc is exact but the innermost one's is the last pc
- * saved there: by this frame, or by an earlier one in the same slot, of
- * this code or of other code.  Its line when the pc is in this code; else
- * the method's first line, which Ruby's own backtraces give a frame without
- * a pc (vm_backtrace.c, calc_pos()).  Ruby's rb_profile_frames() gives 0.
- */
-static int jit_line(const struct rbiseq *q, uint64_t pc)
-{
-	uint64_t pos;
-	int line;
-
-	if (pc < q->encoded || (pc - q->encoded) / 8 > q->size || (pc - q->encoded) % 8)
-		return q->first_lineno;
-	pos = (pc - q->encoded) / 8;
-	line = iseq_line(q, pos ? pos - 1 : 0);
-	return line > 0 ? line : q->first_lineno;
-}
-
-/*
  * Ruby 4.0 with ZJIT on: the line of the innermost frame.  ZJIT writes a
  * frame's pc only where its code leaves JIT code (a non-leaf call, a call
  * that may allocate, a side exit: gen_prepare_non_leaf_call() and
@@ -1953,8 +1929,20 @@ static enum perr walk(struct rbreader *rr, uint64_t ec, struct stack *st, int st
 		}
 		sf->name = iseq_name(named, me);
 		sf->file = q->path;
+		/*
+		 * The innermost frame running YJIT's code (its jit_return set:
+		 * YJIT writes it on every frame it pushes or enters, the
+		 * interpreter clears it) has no line pyrospy can know: YJIT
+		 * saves a frame's pc only where its code leaves machine code (a
+		 * call, an allocation, a side exit: jit_save_pc() in
+		 * yjit/src/codegen.rs), so the pc there is the last one saved,
+		 * by this frame or by an earlier one in its slot, not where it
+		 * runs now (a loop's frame stays on the line before the loop).
+		 * Left out (0), never guessed; every outer frame's pc was saved
+		 * at its call and is exact.  Ruby's rb_profile_frames() gives 0.
+		 */
 		if (i == 0 && L->cfp.jit_return != RUBYVM_NONE && get_u64(f, L->cfp.jit_return))
-			sf->line = jit_line(q, pc);
+			sf->line = 0;
 		else if (i == 0 && rr->zjit_entry && zjit_on(rr))
 			sf->line = zjit_line(q, pc);
 		else if ((pc < q->encoded || (pc - q->encoded) / 8 > q->size) && strict)

@@ -265,10 +265,11 @@ int test_pyrospy_wrapped(const char *const *wrap, const char *const *args, char 
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
-unsigned long test_folded_count(const char *folded, const char *needle)
+static unsigned long folded_count(const char *folded, const char *needle, int leaf)
 {
 	unsigned long total = 0;
 	const char *line = folded;
+	size_t nlen = strlen(needle);
 
 	while (*line) {
 		const char *nl = strchr(line, '\n');
@@ -282,14 +283,26 @@ unsigned long test_folded_count(const char *folded, const char *needle)
 			}
 		if (sp) {
 			char *stack = strndup(line, (size_t)(sp - line));
+			size_t slen = (size_t)(sp - line);
 
-			if (strstr(stack, needle))
+			if (leaf ? slen >= nlen && !strcmp(stack + slen - nlen, needle)
+				 : strstr(stack, needle) != NULL)
 				total += strtoul(sp + 1, NULL, 10);
 			free(stack);
 		}
 		line = nl ? nl + 1 : line + len;
 	}
 	return total;
+}
+
+unsigned long test_folded_count(const char *folded, const char *needle)
+{
+	return folded_count(folded, needle, 0);
+}
+
+unsigned long test_folded_count_leaf(const char *folded, const char *needle)
+{
+	return folded_count(folded, needle, 1);
 }
 
 size_t *test_indexes(size_t n)

@@ -78,6 +78,9 @@ int test_copy_into(const char *src, const char *dst);
 /* Sum of counts of folded lines whose stack contains needle. */
 unsigned long test_folded_count(const char *folded, const char *needle);
 
+/* The same for the lines whose stack ends with needle (its innermost frames). */
+unsigned long test_folded_count_leaf(const char *folded, const char *needle);
+
 /*
  * The "thread (TID)" root frame (--threads) of the first stack containing
  * needle, into tid.  0 if there is none.

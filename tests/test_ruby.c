@@ -32,17 +32,39 @@ static void names_of(const char *line, char *out, size_t cap)
 	out[o] = '\0';
 }
 
-/* No frame of the script lacks its line ("name (path)"): JIT frames too. */
-static void all_lines(const char *out, const char *path, const char *bin)
+static int yjit_on(const struct interp *in)
 {
-	char lineless[1100];
+	for (const char *const *e = test_env(in); e && *e; e++)
+		if (!strcmp(*e, "RUBY_YJIT_ENABLE=1"))
+			return 1;
+	return 0;
+}
+
+/*
+ * Every caller of the script has its line ("name (path)" never under
+ * another frame but GC's leaf).  The innermost frame may lack one where
+ * the reader cannot know it: under YJIT when it runs machine code (its pc
+ * is the last one YJIT saved), and on any Ruby in the instant its pc is
+ * not yet in its code (a block just pushed: 2 % of hotblock.rb's samples
+ * on 2.7); at most 5 % of the samples there.
+ */
+static void all_lines(const struct interp *in, const char *out, const char *path)
+{
+	char lineless[1100], gc[1200];
+	unsigned long inner = 0;
 
 	snprintf(lineless, sizeof(lineless), "(%s);", path);
-	cr_assert_eq(test_folded_count(out, lineless), 0, "%s: frames without a line:\n%s", bin,
-		     out);
-	snprintf(lineless, sizeof(lineless), "(%s) ", path);
-	cr_assert_eq(test_folded_count(out, lineless), 0, "%s: frames without a line:\n%s", bin,
-		     out);
+	/* the innermost Ruby frame under GC's leaf, under YJIT */
+	snprintf(gc, sizeof(gc), "(%s);(garbage collection)", path);
+	if (yjit_on(in))
+		inner = test_folded_count(out, gc);
+	cr_assert_eq(test_folded_count(out, lineless), inner, "%s: frames without a line:\n%s",
+		     in->bin, out);
+	if (yjit_on(in))
+		return;
+	snprintf(lineless, sizeof(lineless), "(%s)", path);
+	cr_assert_leq(test_folded_count_leaf(out, lineless) * 20, test_folded_count(out, ""),
+		      "%s: innermost frames without a line:\n%s", in->bin, out);
 }
 
 /*
@@ -54,10 +76,7 @@ static void all_lines(const char *out, const char *path, const char *bin)
  */
 static unsigned long block_floor(const struct interp *in)
 {
-	for (const char *const *e = test_env(in); e && *e; e++)
-		if (!strcmp(*e, "RUBY_YJIT_ENABLE=1"))
-			return 10;
-	return 50;
+	return yjit_on(in) ? 10 : 50;
 }
 
 ParameterizedTestParameters(ruby, seed_split)
@@ -89,6 +108,14 @@ ParameterizedTest(size_t *i, ruby, seed_split, .timeout = 60)
 		snprintf(want, sizeof(want), "Object#work (%s:%d)", path, l);
 		at[l] = test_folded_count(out, want);
 	}
+	/* under YJIT, an innermost frame running machine code has no line */
+	if (yjit_on(in)) {
+		char want[1100];
+
+		snprintf(want, sizeof(want), "Object#work (%s)", path);
+		at[0] = test_folded_count_leaf(out, want);
+		work -= at[0];
+	}
 	cr_assert_eq(at[2] + at[3] + at[4] + at[5] + at[6] + at[7], work,
 		     "%s: work samples off its lines:\n%s", in->bin, out);
 	cr_assert_geq(at[4] + at[5], work - work / 100,
@@ -96,7 +123,7 @@ ParameterizedTest(size_t *i, ruby, seed_split, .timeout = 60)
 		      work, out);
 	cr_assert_eq(test_folded_count(out, "(garbage collection)"), 0,
 		     "%s: GC seen in a program that allocates nothing:\n%s", in->bin, out);
-	all_lines(out, path, in->bin);
+	all_lines(in, out, path);
 	free(out);
 }
 
@@ -121,7 +148,7 @@ ParameterizedTest(size_t *i, ruby, labels, .timeout = 60)
 	char *line, *save, names[2048];
 	unsigned long seen = 0, all = 0, n;
 
-	all_lines(out, path, in->bin);
+	all_lines(in, out, path);
 	for (line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		n = strtoul(strrchr(line, ' ') + 1, NULL, 10);
 		all += n;
@@ -163,9 +190,16 @@ ParameterizedTest(size_t *i, ruby, hot_block_line, .timeout = 60)
 		     out);
 	cr_assert_geq(test_folded_count(out, hot4) * 100, hot * 80,
 		      "%s: hot() off line 4:\n%s", in->bin, out);
+	if (yjit_on(in)) {
+		char none[1100];
+
+		/* the block running machine code, innermost: no line (RUBY WITH YJIT) */
+		snprintf(none, sizeof(none), ";block in Object#hot (%s)", path);
+		block -= test_folded_count_leaf(out, none);
+	}
 	cr_assert_geq(test_folded_count(out, block4) * 100, block * 80,
 		      "%s: the block off line 4:\n%s", in->bin, out);
-	all_lines(out, path, in->bin);
+	all_lines(in, out, path);
 	free(out);
 }
 
@@ -197,8 +231,8 @@ ParameterizedTest(size_t *i, ruby, threads, .timeout = 60)
 		     "%s: --idle lost the blocked thread:\n%s", in->bin, idle);
 	cr_assert_gt(test_folded_count(idle, "Thread#join ("), 0,
 		     "%s: --idle lost the main thread:\n%s", in->bin, idle);
-	all_lines(out, path, in->bin);
-	all_lines(idle, path, in->bin);
+	all_lines(in, out, path);
+	all_lines(in, idle, path);
 	free(out);
 	free(idle);
 }
@@ -234,6 +268,45 @@ Test(ruby, yjit_in_matrix, .timeout = 60)
 		jits++;
 	}
 	cr_assert_geq(jits, 1, "no Ruby of the matrix runs YJIT");
+}
+
+/*
+ * Under YJIT the innermost frame's saved pc is not where it runs: seed.rb's
+ * work, compiled, loops on lines 4-5 and its frame keeps the pc saved
+ * before the loop (the old reader showed line 4 in every sample).  Such a
+ * line is left out, never shown: no innermost work frame has a line but
+ * the few the interpreter ran (a side exit), and every caller has its own.
+ */
+Test(ruby, yjit_innermost_line_left_out, .timeout = 60)
+{
+	unsigned int runs = 0;
+
+	for (size_t i = 0; i < test_nrubies; i++) {
+		const struct interp *in = &test_rubies[i];
+		const char *extra[] = { "-r", "200", "-d", "2", NULL };
+		const char *path;
+		char *out, want[1100];
+		unsigned long work, lined;
+
+		if (!yjit_on(in))
+			continue;
+		out = test_profile(in, "seed.rb", extra, &path);
+		work = test_folded_count(out, "Object#work (");
+		snprintf(want, sizeof(want), "Object#work (%s:", path);
+		lined = test_folded_count(out, want);
+		cr_log_info("%s in %s: %lu of %lu innermost work frames with a line", in->bin,
+			    in->root, lined, work);
+		cr_assert_gt(work, 200, "%s: %lu samples of work:\n%s", in->bin, work, out);
+		cr_assert_leq(lined * 50, work, "%s: %lu of %lu innermost work frames have a line "
+			      "YJIT did not save:\n%s", in->bin, lined, work, out);
+		snprintf(want, sizeof(want), "Object#foo (%s:10);Object#work (%s)", path, path);
+		cr_assert_gt(test_folded_count(out, want), 0, "%s: foo not on its call:\n%s",
+			     in->bin, out);
+		all_lines(in, out, path);
+		free(out);
+		runs++;
+	}
+	cr_assert_geq(runs, 1, "no Ruby of the matrix runs YJIT");
 }
 
 ParameterizedTestParameters(ruby, gc_frame)
