@@ -682,3 +682,76 @@ Test(pytasks, await_cycle, .timeout = 60)
 		free(err);
 	}
 }
+
+/*
+ * A linear chain of n tasks (tests/targets/asyncchain.py: "chain-n", the
+ * main task, awaits "chain-n-1", ... down to "chain-1"), on every Python
+ * of the matrix: a chain longer than the depth limit (64 tasks) is no
+ * cycle.  The tree shows chain-n at the top and each next one a level
+ * further in, each task once, none at the top but chain-n, no cycle mark,
+ * and where it stops, one line saying how many tasks are left out and
+ * why: with those shown, all n.
+ */
+static void long_chain(const struct interp *in, unsigned int n)
+{
+	char ready[256], pidbuf[32], count[16], *out, *err, *line, *save = NULL;
+	const char *args[] = { "dump", "--tasks", "--pid", pidbuf, NULL };
+	const char *sargs[] = { test_target_for(in, "asyncchain.py"), count, NULL };
+	unsigned int tasks = 0, shown = 0, cuts = 0, left = 0, k, depth_limit = 0;
+	unsigned char *seen = calloc(n + 1, 1);
+	pid_t pid;
+	int st;
+
+	cr_assert_not_null(seen);
+	snprintf(count, sizeof(count), "%u", n);
+	pid = test_start(in, sargs, ready, sizeof(ready));
+	cr_assert(!strncmp(ready, "ready", 5), "%s: target: %s", in->bin, ready);
+	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)pid);
+	st = test_pyrospy(args, &out, &err);
+	test_stop(pid);
+	cr_assert_eq(st, 0, "%s: exit %d: %s", in->bin, st, err);
+	cr_assert(sscanf(out, "Process %*d (%*[^)]): %u asyncio task", &tasks) == 1, "%s", out);
+	cr_assert_eq(tasks, n, "%s: %u tasks, the chain has %u", in->bin, tasks, n);
+	cr_assert_null(strstr(out, "a cycle"), "%s: a chain of %u called a cycle", in->bin, n);
+	for (line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		int ind = (int)strspn(line, " ");
+		const char *p = line + ind;
+
+		if (!strncmp(p, "Task \"", 6)) {
+			cr_assert(sscanf(p, "Task \"chain-%u\" (pending)", &k) == 1 && k >= 1 && k <= n,
+				  "%s: task line: %s", in->bin, p);
+			cr_assert(!seen[k], "%s: task chain-%u shown twice", in->bin, k);
+			seen[k] = 1;
+			/* chain-n at the top, each next one 4 columns further in */
+			cr_assert_eq(ind, 2 + 4 * (int)(n - k), "%s: chain-%u at column %d",
+				     in->bin, k, ind);
+			shown++;
+		} else if (!strncmp(p, "[... ", 5)) {
+			cr_assert(sscanf(p, "[... %u more tasks it awaits not shown: depth limit %u]",
+					 &left, &depth_limit) == 2, "%s: %s", in->bin, p);
+			cuts++;
+		}
+	}
+	cr_log_info("%s: chain of %u: %u shown, %u left out", in->bin, n, shown, left);
+	cr_assert_eq(depth_limit, 64, "%s: depth limit %u", in->bin, depth_limit);
+	cr_assert_eq(shown, 64, "%s: %u of %u tasks shown", in->bin, shown, n);
+	cr_assert_eq(cuts, 1, "%s: %u cut lines", in->bin, cuts);
+	cr_assert_eq(shown + left, n, "%s: %u shown and %u left out of %u", in->bin, shown, left, n);
+	free(seen);
+	free(out);
+	free(err);
+}
+
+Test(pytasks, chain_of_70, .timeout = 60)
+{
+	for (size_t i = 0; i < sizeof(minors) / sizeof(minors[0]); i++)
+		long_chain(py(minors[i]), 70);
+	long_chain(&test_pythons_ft[0], 70);
+}
+
+Test(pytasks, chain_of_16385, .timeout = 120)
+{
+	for (size_t i = 0; i < sizeof(minors) / sizeof(minors[0]); i++)
+		long_chain(py(minors[i]), 16385);
+	long_chain(&test_pythons_ft[0], 16385);
+}
