@@ -140,7 +140,7 @@ static enum perr load_layout(struct tasks *ts, const char **why)
 		if (pytasks_published[i].minor == ts->t->minor)
 			ship = &pytasks_published[i];
 	if (!ship) {
-		*why = "pyrospy reads the asyncio tasks of CPython 3.9, 3.11, 3.13, 3.14 and 3.15 only";
+		*why = "pyrospy reads the asyncio tasks of CPython 3.8 to 3.15 only";
 		return PERR_UNSUPPORTED;
 	}
 	ts->T = *ship;
@@ -519,6 +519,13 @@ static enum perr old_frame(struct tasks *ts, struct ptask *k, uint64_t coro, uin
 		code = get_u64(fr, L->frame.code);
 		lasti = get_i32(fr, O->frame_lasti);
 		top = get_u64(fr, O->stacktop);
+		if (O->valuestack) {
+			/* 3.10: f_valuestack + f_stackdepth, the top item's address */
+			uint32_t depth = get_u32(fr, O->stacktop);
+
+			top = depth >= 1 && depth < (1u << 20) ?
+			      get_u64(fr, O->valuestack) + 8 * (uint64_t)depth : 0;
+		}
 	} else {
 		const unsigned char *f = g + O->gi_iframe;
 		int8_t state = (int8_t)g[O->gi_frame_state];
@@ -549,10 +556,14 @@ static enum perr old_frame(struct tasks *ts, struct ptask *k, uint64_t coro, uin
 	k->frame[k->nframe].file = xstrdup(file);
 	k->frame[k->nframe].line = line;
 	k->nframe++;
-	/* 3.9: the next instruction is YIELD_FROM, the awaited object f_stacktop[-1] */
-	if (O->gi_frame != PYVM_NONE && top && lasti >= 0 &&
+	/*
+	 * 3.8-3.10: the next instruction is YIELD_FROM, the awaited object
+	 * the top of the stack (f_lasti counts 2-byte units in 3.10)
+	 */
+	if (O->gi_frame != PYVM_NONE && top && lasti >= 0 && lasti < (1 << 28) &&
 	    !rd64(ts, code + L->code.code, &bytes) &&
-	    !rd(ts, bytes + L->bytes.ob_sval + (uint64_t)lasti + 2, &op, 1) && op == O->opcode)
+	    !rd(ts, bytes + L->bytes.ob_sval + (uint64_t)lasti * (L->lasti_units ? 2 : 1) + 2,
+		&op, 1) && op == O->opcode)
 		rd64(ts, top - 8, awaited);
 	return PERR_OK;
 }
