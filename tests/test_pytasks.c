@@ -36,6 +36,16 @@ static const struct interp *py(unsigned int minor)
 /* The versions dump --tasks reads. */
 static const unsigned int minors[] = { 9, 11, 13, 14, 15 };
 
+/*
+ * The pyenv builds every machine has, CI too (3.8, 3.10 and 3.12: no
+ * Debian chroot of theirs), for the tasks tests only.
+ */
+static const struct interp pyenvs[] = {
+	{ NULL, "/root/.pyenv/versions/3.8.18/bin/python3.8", TARGET_PYTHON, 3, 8 },
+	{ NULL, "/root/.pyenv/versions/3.10.13/bin/python3.10", TARGET_PYTHON, 3, 10 },
+	{ NULL, "/root/.pyenv/versions/3.12.1/bin/python3.12", TARGET_PYTHON, 3, 12 },
+};
+
 #define MAXPATHS	256
 #define MAXDEPTH	64
 
@@ -440,6 +450,22 @@ Test(pytasks, own_view_3_13, .timeout = 60)
 	compare_with_own_view(py(13));
 }
 
+/* pyenv's builds: the versions of no Debian chroot */
+Test(pytasks, own_view_3_8, .timeout = 60)
+{
+	compare_with_own_view(&pyenvs[0]);
+}
+
+Test(pytasks, own_view_3_10, .timeout = 60)
+{
+	compare_with_own_view(&pyenvs[1]);
+}
+
+Test(pytasks, own_view_3_12, .timeout = 60)
+{
+	compare_with_own_view(&pyenvs[2]);
+}
+
 /* the free-threaded build: every object's fields 16 bytes further */
 Test(pytasks, own_view_3_13t, .timeout = 60)
 {
@@ -747,6 +773,8 @@ Test(pytasks, chain_of_70, .timeout = 60)
 	for (size_t i = 0; i < sizeof(minors) / sizeof(minors[0]); i++)
 		long_chain(py(minors[i]), 70);
 	long_chain(&test_pythons_ft[0], 70);
+	for (size_t i = 0; i < sizeof(pyenvs) / sizeof(pyenvs[0]); i++)
+		long_chain(&pyenvs[i], 70);
 }
 
 Test(pytasks, chain_of_16385, .timeout = 120)
@@ -754,4 +782,6 @@ Test(pytasks, chain_of_16385, .timeout = 120)
 	for (size_t i = 0; i < sizeof(minors) / sizeof(minors[0]); i++)
 		long_chain(py(minors[i]), 16385);
 	long_chain(&test_pythons_ft[0], 16385);
+	for (size_t i = 0; i < sizeof(pyenvs) / sizeof(pyenvs[0]); i++)
+		long_chain(&pyenvs[i], 16385);
 }
