@@ -80,8 +80,10 @@ const size_t pytasks_npublished = sizeof(pytasks_published) / sizeof(pytasks_pub
  * the words of a live task equal to id() of its coroutine, name, loop
  * and _fut_waiter, and the int that is 0 in a pending task and 2 in a
  * finished one; they agree with FutureObj_HEAD and TaskObj in
- * Modules/_asynciomodule.c of each (3.8 has no fut_cancel_msg, 3.10 adds
- * fut_cancel_msg and fut_cancelled_exc, 3.12 is 3.11's).  3.8's frames
+ * Modules/_asynciomodule.c of each (3.8: seven pointers from fut_loop
+ * to fut_source_tb, then fut_state; 3.10: nine, with fut_exception_tb
+ * and fut_cancel_msg, and a 32-byte _PyErr_StackItem
+ * fut_cancelled_exc_state before task_fut_waiter; 3.12: 3.11's).  3.8's frames
  * are 3.9's (PyFrameObject: f_stacktop 72, f_lasti 104, YIELD_FROM 72);
  * 3.10's PyFrameObject (Include/cpython/frameobject.h) keeps
  * f_valuestack at 64 and an int f_stackdepth at 80 in place of
