@@ -7,7 +7,8 @@
 # its last rung, 63 tasks down), and under both tasks of the last rung
 # argv[1] layers of argv[2] tasks ("mesh-L-I"), each awaited by every
 # task of the layer above.  No cycle anywhere.  The tasks themselves are
-# idle and never finish, so asyncio never reads the links.  Prints "ready" once they are set.
+# idle and never finish, so asyncio never reads the links.  Prints
+# "ready" once they are set.
 import asyncio
 import ctypes
 import sys
