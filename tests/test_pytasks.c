@@ -577,6 +577,12 @@ Test(pytasks, churn_3_15, .timeout = 120)
 	churn(py(15));
 }
 
+Test(pytasks, churn_pyenv, .timeout = 120)
+{
+	for (size_t i = 0; i < sizeof(pyenvs) / sizeof(pyenvs[0]); i++)
+		churn(&pyenvs[i]);
+}
+
 /* status, stdout and stderr of dump --tasks on script run by in. */
 static int dump_tasks_of(const struct interp *in, const char *script, char **out, char **err)
 {
