@@ -53,7 +53,7 @@ const struct pytasks_published pytasks_published[] = {
 const size_t pytasks_npublished = sizeof(pytasks_published) / sizeof(pytasks_published[0]);
 
 /*
- * 3.9, 3.11, 3.13: nothing is published.  The C Task objects of _asyncio
+ * 3.8 to 3.13: nothing is published.  The C Task objects of _asyncio
  * are found in the registry asyncio.all_tasks() reads,
  * asyncio.tasks._all_tasks (3.9-3.11) or _scheduled_tasks (3.12+), a
  * WeakSet (its `data' set holds weakrefs, wr_object at 16), and from 3.12
@@ -73,23 +73,56 @@ const size_t pytasks_npublished = sizeof(pytasks_published) / sizeof(pytasks_pub
  * 150 in Debian's 3.11 opcode module), 3.9 by the one after f_lasti
  * (YIELD_FROM, 72); the awaited object is then the frame's top stack
  * item (localsplus[stacktop - 1], stacktop an int at 64 of the frame in
- * 3.11 and 3.13; f_stacktop[-1] in 3.9).  3.8, 3.10 and 3.12 are not
- * here: no interpreter of theirs to check against.
+ * 3.11 and 3.13; f_stacktop[-1] in 3.9).
+ *
+ * 3.8, 3.10 and 3.12, the pyenv builds 3.8.18, 3.10.13 and 3.12.1 (what
+ * pyenv installs, and CI has): the TaskObj offsets found the same way, by
+ * the words of a live task equal to id() of its coroutine, name, loop
+ * and _fut_waiter, and the int that is 0 in a pending task and 2 in a
+ * finished one; they agree with FutureObj_HEAD and TaskObj in
+ * Modules/_asynciomodule.c of each (3.8: seven pointers from fut_loop
+ * to fut_source_tb, then fut_state; 3.10: nine, with fut_exception_tb
+ * and fut_cancel_msg, and a 32-byte _PyErr_StackItem
+ * fut_cancelled_exc_state before task_fut_waiter; 3.12: 3.11's).  3.8's frames
+ * are 3.9's (PyFrameObject: f_stacktop 72, f_lasti 104, YIELD_FROM 72);
+ * 3.10's PyFrameObject (Include/cpython/frameobject.h) keeps
+ * f_valuestack at 64 and an int f_stackdepth at 80 in place of
+ * f_stacktop, and f_lasti (at 96) counts 2-byte code units, as its
+ * _PyGen_yf() reads them (the awaited object f_valuestack[f_stackdepth
+ * - 1], when code[(f_lasti + 1) * 2] is YIELD_FROM, 72).  3.12's
+ * coroutine is 3.13's (_PyGenObject_HEAD of its cpython/genobject.h:
+ * gi_frame_state at 67, the frame at 72; FRAME_CLEARED 4, stacktop at 64
+ * of the frame, pycore_frame.h) and its _PyGen_yf() 3.11's: the
+ * instruction after prev_instr is RESUME (151) or INSTRUMENTED_RESUME
+ * (240) with oparg >= 2 (its opcode module).  Each was checked by dump
+ * --tasks giving what the program's own all_tasks() says
+ * (tests/test_pytasks.c, own_view_3_8, own_view_3_10, own_view_3_12;
+ * record --async: tests/test_asyncrec.c, chains_pyenv).
  *
  * For record --async, who a task's done callbacks wake: FutureObj_HEAD
  * (Modules/_asynciomodule.c) starts with fut_loop, fut_callback0,
  * fut_context0, fut_callbacks (a list of (callback, context) tuples)
- * after the object header, in all three; a task awaiting another is woken
- * by a TaskWakeupMethWrapper (3.9: ww_task right after the header) or a
- * builtin function task_wakeup whose m_self is the task (3.11 and 3.13:
- * PyCFunctionObject m_ml 16, m_self 24), as the program's own
+ * after the object header, in all of them; a task awaiting another is woken
+ * by a TaskWakeupMethWrapper (3.8 and 3.9: ww_task right after the
+ * header) or a builtin function task_wakeup whose m_self is the task
+ * (3.10 on: PyCFunctionObject m_ml 16, m_self 24), as the program's own
  * Task._callbacks shows on each live interpreter; gather()'s callback is
  * a Python function whose closure holds `outer': func_closure at 48 in
- * 3.9 (after func_code, func_globals, func_defaults, func_kwdefaults), at
- * 72 from 3.11 (COMMON_FIELDS: globals, builtins, name, qualname, code,
- * defaults, kwdefaults, then closure), Include/funcobject.h.
+ * 3.8 and 3.9 (after func_code, func_globals, func_defaults,
+ * func_kwdefaults), at 72 from 3.10 (3.10: func_builtins, func_name,
+ * func_qualname come before func_code; 3.11 COMMON_FIELDS: globals,
+ * builtins, name, qualname, code, defaults, kwdefaults, then closure),
+ * Include/funcobject.h, and id() of a closure found there live.
  */
 const struct pytasks_registry pytasks_registry[] = {
+	{
+		.minor = 8, .registry = "_all_tasks",
+		.state = 72, .fut_waiter = 104, .coro = 112, .name = 120,
+		.gi_frame = 16, .gi_iframe = PYVM_NONE, .gi_frame_state = PYVM_NONE,
+		.frame_lasti = 104, .stacktop = 72, .opcode = 72, .quick = 72,
+		.fut_callback0 = 24, .fut_callbacks = 40, .func_closure = 48,
+		.wakeup = "TaskWakeupMethWrapper", .wakeup_task = 16,
+	},
 	{
 		.minor = 9, .registry = "_all_tasks",
 		.state = 80, .fut_waiter = 144, .coro = 152, .name = 160,
@@ -99,10 +132,26 @@ const struct pytasks_registry pytasks_registry[] = {
 		.wakeup = "TaskWakeupMethWrapper", .wakeup_task = 16,
 	},
 	{
+		.minor = 10, .registry = "_all_tasks",
+		.state = 88, .fut_waiter = 152, .coro = 160, .name = 168,
+		.gi_frame = 16, .gi_iframe = PYVM_NONE, .gi_frame_state = PYVM_NONE,
+		.frame_lasti = 96, .stacktop = 80, .valuestack = 64, .opcode = 72, .quick = 72,
+		.fut_callback0 = 24, .fut_callbacks = 40, .func_closure = 72,
+		.wakeup = NULL, .wakeup_task = 24,
+	},
+	{
 		.minor = 11, .registry = "_all_tasks",
 		.state = 88, .fut_waiter = 128, .coro = 136, .name = 144,
 		.gi_frame = PYVM_NONE, .gi_iframe = 80, .gi_frame_state = 75, .cleared = 4,
 		.frame_lasti = PYVM_NONE, .stacktop = 64, .opcode = 151, .quick = 150,
+		.fut_callback0 = 24, .fut_callbacks = 40, .func_closure = 72,
+		.wakeup = NULL, .wakeup_task = 24,
+	},
+	{
+		.minor = 12, .registry = "_scheduled_tasks",
+		.state = 88, .fut_waiter = 128, .coro = 136, .name = 144,
+		.gi_frame = PYVM_NONE, .gi_iframe = 72, .gi_frame_state = 67, .cleared = 4,
+		.frame_lasti = PYVM_NONE, .stacktop = 64, .opcode = 151, .quick = 240,
 		.fut_callback0 = 24, .fut_callbacks = 40, .func_closure = 72,
 		.wakeup = NULL, .wakeup_task = 24,
 	},

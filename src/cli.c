@@ -169,7 +169,7 @@ static const char usage_dump[] =
 	"\n"
 	"      --locals           under each Python or Ruby frame, its local variables:\n"
 	"                         name: type = short repr\n"
-	"      --tasks            the asyncio tasks instead (Python 3.9, 3.11, 3.13+):\n"
+	"      --tasks            the asyncio tasks instead (Python 3.8+):\n"
 	"                         each with its name, state and the coroutines where\n"
 	"                         it waits, under each task awaiting it\n"
 	"      --no-gc            no (garbage collection) frame on the collecting thread\n";
@@ -200,7 +200,7 @@ static const char usage_options[] =
 	"                         own tags (see pyrospy(1), TAGS) win over it\n"
 	"      --no-tags          merge the tag sets: no {k=v} frame at the root\n"
 	"      --no-gc            no (garbage collection) frame on the collecting thread\n"
-	"      --async            Python 3.9, 3.11, 3.13+: the running asyncio task and\n"
+	"      --async            Python 3.8+: the running asyncio task and\n"
 	"                         the tasks awaiting it, as '<task> NAME' frames\n"
 	"      --read-only        never write into the target (CPython 3.15+: no\n"
 	"                         last_profiled_frame; every sample reads whole stacks)\n"

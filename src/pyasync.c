@@ -59,8 +59,8 @@ enum perr pyasync_supported(const struct target *t, const char **why)
 		       "not of a later one";
 		return PERR_UNSUPPORTED;
 	}
-	if (t->major != 3 || (t->minor != 9 && t->minor != 11 && t->minor < 13) || t->minor > 15) {
-		*why = "it reads the running task of CPython 3.9, 3.11, 3.13, 3.14 and 3.15 only";
+	if (t->major != 3 || t->minor < 8 || t->minor > 15) {
+		*why = "it reads the running task of CPython 3.8 to 3.15 only";
 		return PERR_UNSUPPORTED;
 	}
 	return PERR_OK;

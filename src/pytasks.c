@@ -35,6 +35,7 @@
 #define LOOPS_MAX	64		/* event loops told apart (3.9-3.13) */
 #define FUT_LOOP	16		/* a FutureObj's fut_loop, right after its header */
 #define TREE_DEPTH	64	/* tasks nested in the printed tree */
+#define CUT_WORK	(16u << 20)	/* links followed to count what each cut leaves out */
 
 #define OWNED_BY_GENERATOR		1
 #define ASEND_GEN			16	/* PyAsyncGenASend.ags_gen */
@@ -56,7 +57,7 @@ struct ptask {
 	uint64_t *awaiter;		/* tasks awaiting it */
 	unsigned int nawaiter;
 	int printing;			/* on the path being printed */
-	int printed;			/* shown at least once */
+	int reached;			/* under a task at the top, shown or cut off */
 };
 
 struct tasks {
@@ -80,6 +81,9 @@ struct tasks {
 	size_t *child, *first;		/* tasks awaited by task i: child[first[i] .. first[i+1]) */
 	size_t printed;			/* task lines printed */
 	int cut;			/* and the budget for them ran out */
+	size_t *queue;			/* of reach() and below(), one slot per task */
+	uint32_t *seen, stamp;		/* below(): seen[i] == stamp, counted this time */
+	size_t work;			/* links below() followed, up to CUT_WORK */
 };
 
 static enum perr rd(struct tasks *ts, uint64_t addr, void *out, size_t len)
@@ -136,7 +140,7 @@ static enum perr load_layout(struct tasks *ts, const char **why)
 		if (pytasks_published[i].minor == ts->t->minor)
 			ship = &pytasks_published[i];
 	if (!ship) {
-		*why = "pyrospy reads the asyncio tasks of CPython 3.9, 3.11, 3.13, 3.14 and 3.15 only";
+		*why = "pyrospy reads the asyncio tasks of CPython 3.8 to 3.15 only";
 		return PERR_UNSUPPORTED;
 	}
 	ts->T = *ship;
@@ -515,6 +519,13 @@ static enum perr old_frame(struct tasks *ts, struct ptask *k, uint64_t coro, uin
 		code = get_u64(fr, L->frame.code);
 		lasti = get_i32(fr, O->frame_lasti);
 		top = get_u64(fr, O->stacktop);
+		if (O->valuestack) {
+			/* 3.10: f_valuestack + f_stackdepth, the top item's address */
+			uint32_t depth = get_u32(fr, O->stacktop);
+
+			top = depth >= 1 && depth < (1u << 20) ?
+			      get_u64(fr, O->valuestack) + 8 * (uint64_t)depth : 0;
+		}
 	} else {
 		const unsigned char *f = g + O->gi_iframe;
 		int8_t state = (int8_t)g[O->gi_frame_state];
@@ -545,10 +556,14 @@ static enum perr old_frame(struct tasks *ts, struct ptask *k, uint64_t coro, uin
 	k->frame[k->nframe].file = xstrdup(file);
 	k->frame[k->nframe].line = line;
 	k->nframe++;
-	/* 3.9: the next instruction is YIELD_FROM, the awaited object f_stacktop[-1] */
-	if (O->gi_frame != PYVM_NONE && top && lasti >= 0 &&
+	/*
+	 * 3.8-3.10: the next instruction is YIELD_FROM, the awaited object
+	 * the top of the stack (f_lasti counts 2-byte units in 3.10)
+	 */
+	if (O->gi_frame != PYVM_NONE && top && lasti >= 0 && lasti < (1 << 28) &&
 	    !rd64(ts, code + L->code.code, &bytes) &&
-	    !rd(ts, bytes + L->bytes.ob_sval + (uint64_t)lasti + 2, &op, 1) && op == O->opcode)
+	    !rd(ts, bytes + L->bytes.ob_sval + (uint64_t)lasti * (L->lasti_units ? 2 : 1) + 2,
+		&op, 1) && op == O->opcode)
 		rd64(ts, top - 8, awaited);
 	return PERR_OK;
 }
@@ -875,29 +890,96 @@ static void children_build(struct tasks *ts)
 }
 
 /*
+ * How many tasks k awaits, directly or not (k aside), each counted once:
+ * what a cut at the depth limit leaves out.  A hostile graph could make
+ * every cut walk all of it, so the links followed by every count together
+ * are capped: 0 once they ran out (then the number is not said).
+ */
+static size_t below(struct tasks *ts, size_t ki)
+{
+	size_t n = 0, head = 0, tail = 0;
+
+	ts->stamp++;
+	ts->seen[ki] = ts->stamp;
+	ts->queue[tail++] = ki;
+	while (head < tail) {
+		size_t i = ts->queue[head++];
+
+		for (size_t c = ts->first[i]; c < ts->first[i + 1]; c++) {
+			size_t j = ts->child[c];
+
+			if (ts->work++ >= CUT_WORK)
+				return 0;
+			if (ts->seen[j] == ts->stamp)
+				continue;
+			ts->seen[j] = ts->stamp;
+			ts->queue[tail++] = j;
+			n++;
+		}
+	}
+	return n;
+}
+
+/* Mark k and every task it awaits, directly or not, as placed in a tree. */
+static void reach(struct tasks *ts, size_t ki)
+{
+	size_t head = 0, tail = 0;
+
+	if (ts->task[ki].reached)
+		return;
+	ts->task[ki].reached = 1;
+	ts->queue[tail++] = ki;
+	while (head < tail) {
+		size_t i = ts->queue[head++];
+
+		for (size_t c = ts->first[i]; c < ts->first[i + 1]; c++) {
+			size_t j = ts->child[c];
+
+			if (!ts->task[j].reached) {
+				ts->task[j].reached = 1;
+				ts->queue[tail++] = j;
+			}
+		}
+	}
+}
+
+/*
  * Task k and, under it, every task it awaits.  A task awaited by several
  * shows under each, so a hostile await graph could make the tree
- * exponential: the lines printed are capped (ts->cut).
+ * exponential: the lines printed are capped (ts->cut).  A task already on
+ * the path is a cycle; a path TREE_DEPTH tasks long is cut, saying how
+ * many tasks it leaves out: a long chain is no cycle.
  */
 static void print_task(struct tasks *ts, FILE *f, size_t ki, int depth)
 {
 	struct ptask *k = &ts->task[ki];
 	int ind = 2 + 4 * depth;
+	size_t n;
 
 	if (ts->printed >= PYTASKS_LINES) {
 		ts->cut = 1;
 		return;
 	}
 	ts->printed++;
-	k->printed = 1;
 	fprintf(f, "%*sTask \"%s\" (%s)\n", ind, "", k->name, state_str(k->state));
-	if (k->printing || depth >= TREE_DEPTH) {
+	if (k->printing) {
 		fprintf(f, "%*s[awaits itself: a cycle]\n", ind + 4, "");
 		return;
 	}
 	for (unsigned int i = k->nframe; i-- > 0;)
 		fprintf(f, "%*s%s (%s:%d)\n", ind + 4, "", k->frame[i].name, k->frame[i].file,
 			k->frame[i].line);
+	if (ts->first[ki] == ts->first[ki + 1])
+		return;
+	if (depth + 1 >= TREE_DEPTH) {
+		if ((n = below(ts, ki)))
+			fprintf(f, "%*s[... %zu more task%s it awaits not shown: depth limit %d]\n",
+				ind + 4, "", n, n == 1 ? "" : "s", TREE_DEPTH);
+		else
+			fprintf(f, "%*s[... the tasks it awaits not shown: depth limit %d]\n",
+				ind + 4, "", TREE_DEPTH);
+		return;
+	}
 	k->printing = 1;
 	for (size_t c = ts->first[ki]; c < ts->first[ki + 1]; c++)
 		print_task(ts, f, ts->child[c], depth + 1);
@@ -913,10 +995,21 @@ static int is_root(struct tasks *ts, const struct ptask *k)
 	return 1;
 }
 
-/* One tree per thread list: the tasks of one list are read one after the other. */
+/*
+ * One tree per thread list: the tasks of one list are read one after the
+ * other.  Every task under one at the top, in any list, is placed
+ * (reached) before anything is printed, so that only the tasks of a cycle
+ * nobody at the top awaits go to the top as well, never one that a cut at
+ * the depth limit left out.
+ */
 static void print_tree(struct tasks *ts, FILE *f)
 {
 	children_build(ts);
+	ts->queue = xmalloc((ts->ntask + 1) * sizeof(*ts->queue));
+	ts->seen = xcalloc(ts->ntask + 1, sizeof(*ts->seen));
+	for (size_t i = 0; i < ts->ntask; i++)
+		if (is_root(ts, &ts->task[i]))
+			reach(ts, i);
 	for (size_t i = 0, end; i < ts->ntask; i = end) {
 		pid_t tid = ts->task[i].tid;
 
@@ -934,8 +1027,10 @@ static void print_tree(struct tasks *ts, FILE *f)
 				print_task(ts, f, j, 0);
 		/* only in a cycle of awaits (no real program has one): at the top too */
 		for (size_t j = i; j < end; j++)
-			if (!ts->task[j].printed)
+			if (!ts->task[j].reached) {
 				print_task(ts, f, j, 0);
+				reach(ts, j);
+			}
 	}
 	if (ts->cut)
 		fprintf(f, "[cut: more than %u task lines, the same tasks under many others]\n",
@@ -1028,5 +1123,7 @@ enum perr pytasks_dump(struct pyreader *pr, struct target *t, FILE *f, unsigned 
 	free(ts.byaddr);
 	free(ts.first);
 	free(ts.child);
+	free(ts.queue);
+	free(ts.seen);
 	return err;
 }

@@ -32,7 +32,7 @@ struct target;
  *   item (3.14) or the one below it (3.15), followed while it is a
  *   coroutine of the same type
  *
- * CPython 3.9, 3.11, 3.13: the C tasks in asyncio's own registry (what
+ * CPython 3.8-3.13: the C tasks in asyncio's own registry (what
  * all_tasks() reads), with shipped offsets; see pytasks.c.
  *
  * Everything is read twice: tasks, awaiters or frames that changed in
@@ -102,20 +102,24 @@ struct pytasks_published {
 		 llist_next;
 };
 
-/* 3.9-3.13: asyncio's own registry and the C tasks in it. */
+/* 3.8-3.13: asyncio's own registry and the C tasks in it. */
 struct pytasks_registry {
 	unsigned int minor;
 	int free_threaded;		/* of a --disable-gil build: its objects' fields
 					   sit 16 bytes further (pyvm.h, head_extra) */
 	const char *registry;		/* the WeakSet in asyncio.tasks */
 	uint32_t state, fut_waiter, coro, name;	/* in TaskObj */
-	uint32_t gi_frame;		/* 3.9: PyFrameObject *gi_frame; else PYVM_NONE */
+	uint32_t gi_frame;		/* 3.8-3.10: PyFrameObject *gi_frame; else PYVM_NONE */
 	uint32_t gi_iframe, gi_frame_state;	/* 3.11+: the frame inside the coroutine */
 	int8_t cleared;			/* FRAME_CLEARED */
 	int8_t yield_from;		/* 3.13: FRAME_SUSPENDED_YIELD_FROM, else 0 */
-	uint32_t frame_lasti;		/* 3.9: f_lasti in PyFrameObject */
-	uint32_t stacktop;		/* 3.9: f_stacktop (a pointer); 3.11+: stacktop (int) */
-	uint8_t opcode, quick;		/* 3.9: YIELD_FROM; 3.11: RESUME and RESUME_QUICK */
+	uint32_t frame_lasti;		/* 3.8-3.10: f_lasti in PyFrameObject */
+	uint32_t stacktop;		/* 3.8, 3.9: f_stacktop (a pointer); 3.10:
+					   f_stackdepth (an int); 3.11+: stacktop (int) */
+	uint32_t valuestack;		/* 3.10: f_valuestack (the stack is
+					   f_valuestack[0 .. f_stackdepth)); else 0 */
+	uint8_t opcode, quick;		/* 3.8-3.10: YIELD_FROM; 3.11: RESUME and
+					   RESUME_QUICK; 3.12: RESUME, INSTRUMENTED_RESUME */
 	/* record --async (pyasync.c): who a task's done callbacks wake */
 	uint32_t fut_callback0, fut_callbacks;	/* in FutureObj */
 	uint32_t func_closure;		/* in PyFunctionObject */

@@ -337,6 +337,30 @@ ParameterizedTest(size_t *i, asyncrec, chains, .timeout = 200)
 			check_mode(in, modes[m], 0);
 }
 
+/*
+ * The pyenv builds every machine has, CI too (3.8, 3.10, 3.12: no Debian
+ * chroot of theirs): direct awaits, gather() and tasks that come and go,
+ * each work function under its own chain.
+ */
+static const struct interp pyenvs[] = {
+	{ NULL, "/root/.pyenv/versions/3.8.18/bin/python3.8", TARGET_PYTHON, 3, 8 },
+	{ NULL, "/root/.pyenv/versions/3.10.13/bin/python3.10", TARGET_PYTHON, 3, 10 },
+	{ NULL, "/root/.pyenv/versions/3.12.1/bin/python3.12", TARGET_PYTHON, 3, 12 },
+};
+
+ParameterizedTestParameters(asyncrec, chains_pyenv)
+{
+	return cr_make_param_array(size_t, (void *)test_indexes(3), 3);
+}
+
+ParameterizedTest(size_t *i, asyncrec, chains_pyenv, .timeout = 100)
+{
+	const char *modes[] = { "direct", "gather", "churn", NULL };
+
+	for (size_t m = 0; modes[m]; m++)
+		check_mode(&pyenvs[*i], modes[m], 0);
+}
+
 /* Ruby: refused in one line, exit 6. */
 Test(asyncrec, refused_ruby, .timeout = 60)
 {
