@@ -1088,7 +1088,8 @@ static int stream_open(const struct cli_opts *o, struct stream *sm, const char *
 	if (ret != EXIT_OK)
 		return ret;
 	sm->s = sm->ops->open(sm->of.f, &meta, (o->idle ? OUT_KEPT_IDLE : 0u) |
-						 (o->gil ? OUT_KEPT_GIL : 0u));
+						 (o->gil ? OUT_KEPT_GIL : 0u) |
+						 (o->subprocesses ? OUT_KEPT_PIDS : 0u));
 	if (!sm->s)
 		return cli_output_failed(&sm->of);
 	ret = cli_output_commit(&sm->of, 1);

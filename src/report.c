@@ -330,6 +330,8 @@ static void report_count(struct report *rp, const char *tags, const struct stack
 
 		memcpy(&top, st, offsetof(struct stack, frame));
 		top.depth = 0;
+		/* threads named as the recording's own profile named them */
+		p->show_pid = (r->flags & RAW_META_PIDS) != 0;
 		pnode = profile_add(p, tags, &top, 0);
 		memo_put(rp, m, key, pnode);
 	}
@@ -409,7 +411,8 @@ static int stream_start(struct report *rp)
 {
 	struct out_meta meta;
 	unsigned int kept = (rp->flt->idle && (rp->r->flags & RAW_META_IDLE) ? OUT_KEPT_IDLE : 0u) |
-			    (rp->flt->gil || (rp->r->flags & RAW_META_GIL) ? OUT_KEPT_GIL : 0u);
+			    (rp->flt->gil || (rp->r->flags & RAW_META_GIL) ? OUT_KEPT_GIL : 0u) |
+			    (rp->r->flags & RAW_META_PIDS ? OUT_KEPT_PIDS : 0u);
 
 	report_meta(rp, &meta);
 	rp->stream = rp->ops->open(rp->of->f, &meta, kept);
