@@ -251,3 +251,66 @@ ParameterizedTest(size_t *i, pythread, renamed, .timeout = 60)
 	free(out);
 	free(err);
 }
+
+/*
+ * Every thread of the process is in dump, those the interpreter does not
+ * know too: a thread started from C (pthread_create with libc's sleep,
+ * through ctypes or Fiddle) is listed with its tid, its kernel name, its
+ * state and "no Python frames" ("no Ruby frames"), and dump lists as many
+ * threads as /proc/PID/task holds.
+ */
+static void c_thread_in_dump(const struct interp *in, const char *script, const char *lang)
+{
+	const char *sargs[] = { test_target_for(in, script), NULL };
+	char ready[64], pidbuf[32], want[128], cmd[64], *out, *err, *ntask;
+	const char *args[] = { "dump", "--pid", pidbuf, NULL };
+	pid_t pid = test_start(in, sargs, ready, sizeof(ready));
+	int st, rst, tid;
+	unsigned long listed = 0;
+
+	snprintf(cmd, sizeof(cmd), "grep -lx cworker /proc/%d/task/*/comm", (int)pid);
+	ntask = test_run(cmd, &rst);
+	cr_assert_eq(rst, 0, "%s", cmd);
+	cr_assert(sscanf(ntask, "/proc/%*d/task/%d/comm", &tid) == 1 && tid > 0, "%s", ntask);
+	free(ntask);
+	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)pid);
+	st = test_pyrospy(args, &out, &err);
+	snprintf(cmd, sizeof(cmd), "ls /proc/%d/task | wc -l", (int)pid);
+	ntask = test_run(cmd, &rst);
+	cr_assert_eq(rst, 0, "%s", cmd);
+	test_stop(pid);
+	cr_assert_eq(st, 0, "%s: dump: exit %d: %s", in->bin, st, err);
+	snprintf(want, sizeof(want), "\nThread %d \"[cworker]\" (idle)\n    no %s frames\n", tid,
+		 lang);
+	cr_assert_not_null(strstr(out, want), "%s: no '%s' in:\n%s", in->bin, want + 1, out);
+	for (const char *p = out; (p = strstr(p, "\nThread ")); p++)
+		listed++;
+	cr_assert_eq(listed, strtoul(ntask, NULL, 10), "%s: %lu threads listed, %s in /proc:\n%s",
+		     in->bin, listed, ntask, out);
+	snprintf(want, sizeof(want), "): %lu threads\n", listed);
+	cr_assert_not_null(strstr(out, want), "%s: no '%s' in:\n%s", in->bin, want, out);
+	free(ntask);
+	free(out);
+	free(err);
+}
+
+ParameterizedTestParameters(dump, c_thread_python)
+{
+	return cr_make_param_array(size_t, (void *)test_indexes(test_npythons_any),
+				   test_npythons_any);
+}
+
+ParameterizedTest(size_t *i, dump, c_thread_python, .timeout = 30)
+{
+	c_thread_in_dump(test_python_any(*i), "cthread.py", "Python");
+}
+
+ParameterizedTestParameters(dump, c_thread_ruby)
+{
+	return cr_make_param_array(size_t, (void *)test_indexes(test_nrubies), test_nrubies);
+}
+
+ParameterizedTest(size_t *i, dump, c_thread_ruby, .timeout = 30)
+{
+	c_thread_in_dump(&test_rubies[*i], "cthread.rb", "Ruby");
+}
