@@ -332,6 +332,11 @@ static void thread_note(struct profile *p, int32_t pid, int32_t tid, uint32_t fr
 	t->frame = frame;
 }
 
+void profile_thread_note(struct profile *p, pid_t pid, pid_t tid, uint32_t frame)
+{
+	thread_note(p, p->show_pid ? (int32_t)pid : 0, (int32_t)tid, frame);
+}
+
 uint32_t profile_thread_last(const struct profile *p, uint32_t frame)
 {
 	const char *s;
@@ -372,7 +377,7 @@ uint32_t profile_add(struct profile *p, const char *tags, const struct stack *st
 	} else
 		snprintf(buf + off, sizeof(buf) - off, "thread (%d)", (int)st->tid);
 	ids[n] = profile_frame(p, PROFILE_THREAD, buf, "", 0);
-	thread_note(p, p->show_pid ? (int32_t)st->pid : 0, (int32_t)st->tid, ids[n++]);
+	profile_thread_note(p, st->pid, st->tid, ids[n++]);
 	if (st->truncated)
 		ids[n++] = profile_frame(p, PROFILE_MARK, "[truncated]", "", 0);
 	for (uint32_t i = st->depth; i-- > 0;) {

@@ -203,10 +203,12 @@ ParameterizedTestParameters(pythread, renamed)
 
 /*
  * One thread, one root, named as the thread was last: a thread renamed one
- * second into a four-second record, and one that gets a name only then
- * (names are read again every 100 to 150 samples, so that both have
- * samples under either name), each have all their samples under one root
- * with their last name.
+ * second into a four-second record, one that gets a name only then, and
+ * one renamed at 0.5 s and back at 2 s (names are read again every 100 to
+ * 150 samples, so that each has samples under either name), each have all
+ * their samples under one root with their last name; report --threads of
+ * the recording of the same run too (byte for byte), where the thread
+ * renamed back has its last samples under a name it had before.
  */
 ParameterizedTest(size_t *i, pythread, renamed, .timeout = 60)
 {
@@ -218,10 +220,11 @@ ParameterizedTest(size_t *i, pythread, renamed, .timeout = 60)
 	const char *rargs[] = { "report", raw, "--threads", "--idle", "-f", "folded", "-o", "-",
 				NULL };
 	pid_t pid = test_start(in, sargs, ready, sizeof(ready));
-	int st, tid = (int)strtol(ready + 6, &p, 10), late_tid = (int)strtol(p, NULL, 10);
+	int st, tid = (int)strtol(ready + 6, &p, 10), late_tid = (int)strtol(p, &p, 10);
+	int back_tid = (int)strtol(p, NULL, 10);
 	unsigned long all;
 
-	cr_assert(tid > 0 && late_tid > 0, "ready line: %s", ready);
+	cr_assert(tid > 0 && late_tid > 0 && back_tid > 0, "ready line: %s", ready);
 	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)pid);
 	snprintf(raw, sizeof(raw), "/tmp/pyrospy-test-%d.raw", (int)getpid());
 	st = test_pyrospy(args, &out, &err);
@@ -244,6 +247,13 @@ ParameterizedTest(size_t *i, pythread, renamed, .timeout = 60)
 		     after, out);
 	snprintf(late, sizeof(late), "thread (%d): late-name;", late_tid);
 	snprintf(any, sizeof(any), "thread (%d)", late_tid);
+	all = test_folded_count(out, any);
+	cr_assert_gt(all, 300, "%s: %lu samples of '%s' in 4 s:\n%s", in->bin, all, any, out);
+	cr_assert_eq(test_folded_count(out, late), all, "%s: not all under '%s':\n%s", in->bin,
+		     late, out);
+	/* renamed and back: its first name, read last */
+	snprintf(late, sizeof(late), "thread (%d): first-name;", back_tid);
+	snprintf(any, sizeof(any), "thread (%d)", back_tid);
 	all = test_folded_count(out, any);
 	cr_assert_gt(all, 300, "%s: %lu samples of '%s' in 4 s:\n%s", in->bin, all, any, out);
 	cr_assert_eq(test_folded_count(out, late), all, "%s: not all under '%s':\n%s", in->bin,
