@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include "config.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -1133,7 +1134,8 @@ static int stream_open(const struct cli_opts *o, struct stream *sm, const char *
 	if (ret != EXIT_OK)
 		return ret;
 	sm->s = sm->ops->open(sm->of.f, &meta, (o->idle ? OUT_KEPT_IDLE : 0u) |
-						 (o->gil ? OUT_KEPT_GIL : 0u));
+						 (o->gil ? OUT_KEPT_GIL : 0u) |
+						 (o->subprocesses ? OUT_KEPT_PIDS : 0u));
 	if (!sm->s)
 		return cli_output_failed(&sm->of);
 	ret = cli_output_commit(&sm->of, 1);
@@ -1760,7 +1762,11 @@ struct dump {
 	const char *lang;
 	unsigned int threads;
 	FILE *f;		/* the threads, printed after the header */
+	pid_t *tids;		/* the threads the interpreter showed */
+	size_t ntid, atid;
 };
+
+#define DUMP_OTHERS_MAX	4096	/* threads with no interpreter frames listed, at most */
 
 /* A frame's locals (pylocals.h: lines of "name: type = repr"), indented under it. */
 static void dump_locals(FILE *f, const char *text)
@@ -1778,6 +1784,11 @@ static void dump_thread(void *arg, const struct stack *st)
 	struct dump *d = arg;
 
 	d->threads++;
+	if (d->ntid == d->atid) {
+		d->atid = d->atid ? d->atid * 2 : 64;
+		d->tids = xreallocarray(d->tids, d->atid, sizeof(*d->tids));
+	}
+	d->tids[d->ntid++] = st->tid;
 	fprintf(d->f, "\nThread %d", (int)st->tid);
 	if (st->thread_name)
 		fprintf(d->f, " \"%s\"", st->thread_name);
@@ -1790,6 +1801,8 @@ static void dump_thread(void *arg, const struct stack *st)
 							       ", holds the GIL" : "");
 	if (st->truncated)
 		fprintf(d->f, "    [truncated: the outermost frames are not shown]\n");
+	else if (!st->depth)
+		fprintf(d->f, "    no %s frames\n", d->lang);
 	for (unsigned int i = 0; i < st->depth; i++) {
 		const struct stack_frame *f = &st->frame[i];
 
@@ -1802,6 +1815,86 @@ static void dump_thread(void *arg, const struct stack *st)
 		if (st->locals && st->locals[i])
 			dump_locals(d->f, st->locals[i]);
 	}
+}
+
+/*
+ * /proc/PID/task/TID/FILE, at most cap - 1 bytes of it, into buf: its
+ * length, -1 if it cannot be read (the thread is gone).
+ */
+static ssize_t dump_task_file(pid_t pid, const char *tid, const char *file, char *buf,
+			      size_t cap)
+{
+	char path[96];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%.16s/%s", (int)pid, tid, file);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, cap - 1);
+	close(fd);
+	if (n >= 0)
+		buf[n] = '\0';
+	return n;
+}
+
+/*
+ * Every thread of the kernel's that the interpreter did not show (a C
+ * thread of an extension, one not yet or no longer the interpreter's):
+ * its tid, its kernel name when it is not the process's, its state, and
+ * that it has no frames of the language.  DUMP_OTHERS_MAX of them at most;
+ * a thread gone meanwhile is passed over.
+ */
+static void dump_others(struct dump *d, const struct target *t)
+{
+	char path[48], stat[1024], comm[32], name[64];
+	unsigned long more = 0;
+	unsigned int shown = 0;
+	struct dirent *de;
+	DIR *dir;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)t->pid);
+	dir = opendir(path);
+	if (!dir)
+		return;
+	while ((de = readdir(dir))) {
+		char *end, *state;
+		long tid = strtol(de->d_name, &end, 10);
+		size_t i;
+		ssize_t n;
+
+		if (*end || tid <= 0 || tid > INT_MAX)
+			continue;
+		for (i = 0; i < d->ntid && d->tids[i] != (pid_t)tid; i++)
+			;
+		if (i < d->ntid)
+			continue;
+		if (shown >= DUMP_OTHERS_MAX) {
+			more++;
+			continue;
+		}
+		/* the state follows the name in parentheses, which may hold any byte */
+		if (dump_task_file(t->pid, de->d_name, "stat", stat, sizeof(stat)) < 0 ||
+		    !(state = strrchr(stat, ')')) || state[1] != ' ' || !state[2])
+			continue;
+		n = dump_task_file(t->pid, de->d_name, "comm", comm, 17);
+		if (n > 0 && comm[n - 1] == '\n')
+			comm[--n] = '\0';
+		name[0] = '\0';
+		if (n > 0)
+			utf8_sanitize(name, sizeof(name), comm, (size_t)n);
+		if (!strcmp(name, t->comm))
+			name[0] = '\0';	/* inherited: the process's */
+		shown++;
+		d->threads++;
+		fprintf(d->f, "\nThread %ld%s%s%s (%s)\n    no %s frames\n", tid,
+			*name ? " \"[" : "", name, *name ? "]\"" : "",
+			state[2] == 'R' ? "running" : "idle", d->lang);
+	}
+	closedir(dir);
+	if (more)
+		fprintf(d->f, "\n(%lu more threads with no %s frames not listed)\n", more, d->lang);
 }
 
 /*
@@ -1918,6 +2011,7 @@ static int dump_one(struct cli_opts *o, pid_t pid, int *any, int *dumped)
 
 		rewind(d.f);
 		d.threads = 0;
+		d.ntid = 0;
 		if (!r)
 			err = reader_new(&t, &ro, &r);
 		if (r && o->tasks)
@@ -1933,8 +2027,11 @@ static int dump_one(struct cli_opts *o, pid_t pid, int *any, int *dumped)
 		}
 		nanosleep(&ts, NULL);
 	}
+	if (!err && !torn && !o->tasks)
+		dump_others(&d, &t);
 	fputc('\0', d.f);
 	fclose(d.f);
+	free(d.tids);
 	/* what was read of its pid was its only if it is still there */
 	if (!err && !procmem_alive(&t.mem))
 		err = PERR_EXITED;

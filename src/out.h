@@ -23,6 +23,7 @@ struct out_meta {
 /* What sampling kept, for a streaming writer to say (out_ops.open) */
 #define OUT_KEPT_IDLE	1u	/* idle threads (--idle) */
 #define OUT_KEPT_GIL	2u	/* only the GIL/GVL holder (--gil) */
+#define OUT_KEPT_PIDS	4u	/* threads named "pid N: thread ..." (--subprocesses) */
 
 /* What a writer that shows tags and, if asked, threads keeps of a profile. */
 #define OUT_KEEP(meta) (((meta)->threads ? PROFILE_KEEP_THREADS : 0u) | \

@@ -251,7 +251,8 @@ static struct out_stream *raw_open(FILE *f, const struct out_meta *meta, unsigne
 {
 	struct out_stream *s = xcalloc(1, sizeof(*s));
 	unsigned int flags = (kept & OUT_KEPT_IDLE ? RAW_META_IDLE : 0u) |
-			     (kept & OUT_KEPT_GIL ? RAW_META_GIL : 0u);
+			     (kept & OUT_KEPT_GIL ? RAW_META_GIL : 0u) |
+			     (kept & OUT_KEPT_PIDS ? RAW_META_PIDS : 0u);
 
 	s->f = f;
 	profile_init(&s->dict);

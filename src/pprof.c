@@ -244,7 +244,8 @@ int pprof_add(void *arg, const struct profile *p, const uint32_t *frames, uint32
 	pb_close(&w->sample, list);
 	/* tag sets and threads are levels of the trie, labels here */
 	for (uint32_t d = 0; d < depth; d++) {
-		const struct profile_frame *f = &p->frame[frames[d]];
+		/* a thread's samples are labelled with the name it had last */
+		const struct profile_frame *f = &p->frame[profile_thread_last(p, frames[d])];
 
 		if (f->kind == PROFILE_THREAD)
 			pprof_label(w, w->thread_key, pprof_str(w, profile_str(p, f->name)));

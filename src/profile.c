@@ -43,6 +43,7 @@ void profile_release(struct profile *p)
 	free(p->node);
 	free(p->node_hash);
 	free(p->seen);
+	free(p->thr);
 	memset(p, 0, sizeof(*p));
 }
 
@@ -287,6 +288,80 @@ uint32_t profile_child(struct profile *p, uint32_t parent, uint32_t frame)
 	return child(p, parent, frame);
 }
 
+struct profile_thread {
+	int32_t pid, tid;	/* pid 0 without show_pid; tid 0: empty slot */
+	uint32_t frame;		/* the thread frame it had last */
+};
+
+/* The slot of the thread (pid, tid): its own, or the empty one where it goes. */
+static struct profile_thread *thread_slot(const struct profile *p, int32_t pid, int32_t tid)
+{
+	uint32_t j = (uint32_t)mix((uint64_t)(uint32_t)pid << 32 | (uint32_t)tid);
+
+	for (j &= p->thr_cap - 1;; j = (j + 1) & (p->thr_cap - 1)) {
+		struct profile_thread *t = &p->thr[j];
+
+		if (!t->tid || (t->tid == tid && t->pid == pid))
+			return t;
+	}
+}
+
+/*
+ * The thread (pid, tid) had thread frame `frame' in its last sample.  A
+ * thread is named "thread (TID): NAME" and its name may change (set after
+ * its first samples, or renamed): it is the same thread all the same.
+ */
+static void thread_note(struct profile *p, int32_t pid, int32_t tid, uint32_t frame)
+{
+	struct profile_thread *t;
+
+	if (tid <= 0)
+		return;
+	if (p->nthr + 1 > p->thr_cap / 2) {
+		struct profile_thread *old = p->thr;
+		uint32_t cap = p->thr_cap;
+
+		p->thr_cap = cap ? cap * 2 : 64;
+		p->thr = xcalloc(p->thr_cap, sizeof(*p->thr));
+		for (uint32_t i = 0; i < cap; i++)
+			if (old[i].tid)
+				*thread_slot(p, old[i].pid, old[i].tid) = old[i];
+		free(old);
+	}
+	t = thread_slot(p, pid, tid);
+	if (!t->tid) {
+		t->pid = pid;
+		t->tid = tid;
+		p->nthr++;
+	} else if (t->frame != frame) {
+		p->renamed = 1;
+	}
+	t->frame = frame;
+}
+
+void profile_thread_note(struct profile *p, pid_t pid, pid_t tid, uint32_t frame)
+{
+	thread_note(p, p->show_pid ? (int32_t)pid : 0, (int32_t)tid, frame);
+}
+
+uint32_t profile_thread_last(const struct profile *p, uint32_t frame)
+{
+	const char *s;
+	int pid = 0, tid = 0, n = 0;
+	const struct profile_thread *t;
+
+	if (!p->renamed || frame >= p->nframe || p->frame[frame].kind != PROFILE_THREAD)
+		return frame;
+	/* the ids as profile_add() wrote them: "pid N: thread (TID)..." */
+	s = profile_str(p, p->frame[frame].name);
+	if (p->show_pid && (sscanf(s, "pid %d: %n", &pid, &n) != 1 || !n))
+		return frame;
+	if (sscanf(s + n, "thread (%d)", &tid) != 1 || tid <= 0)
+		return frame;
+	t = thread_slot(p, pid, tid);
+	return t->tid ? t->frame : frame;
+}
+
 #define NONE UINT32_MAX
 
 static uint32_t str_lookup(const struct profile *p, const char *s)
@@ -459,7 +534,11 @@ static uint32_t stack_ids(struct profile *p, const char *tags, const struct stac
 			 st->thread_name);
 	} else
 		snprintf(buf + off, sizeof(buf) - off, "thread (%d)", (int)st->tid);
-	ids[n++] = stack_frame(p, nd, PROFILE_THREAD, buf, "", 0);
+	ids[n] = stack_frame(p, nd, PROFILE_THREAD, buf, "", 0);
+	/* made (not only looked for): the thread's latest name */
+	if (!nd)
+		profile_thread_note(p, st->pid, st->tid, ids[n]);
+	n++;
 	if (st->truncated)
 		ids[n++] = stack_frame(p, nd, PROFILE_MARK, "[truncated]", "", 0);
 	for (uint32_t i = st->depth; i-- > 0;) {
@@ -613,7 +692,7 @@ static int project_one(void *arg, const struct profile *src, const uint32_t *fra
 		return 0;
 	ids = xmalloc((depth ? depth : 1) * sizeof(*ids));
 	for (uint32_t i = 0; i < depth; i++) {
-		const struct profile_frame *f = &src->frame[frames[i]];
+		const struct profile_frame *f = &src->frame[profile_thread_last(src, frames[i])];
 
 		/* an empty tag set (no tags) leaves no frame behind either */
 		if ((f->kind == PROFILE_TAGS &&
@@ -657,5 +736,6 @@ size_t profile_footprint(const struct profile *p)
 	n += (size_t)p->aframe * sizeof(*p->frame) + (size_t)p->frame_hcap * sizeof(uint32_t);
 	n += (size_t)p->anode * sizeof(*p->node) + (size_t)p->node_hcap * sizeof(uint32_t);
 	n += (size_t)p->seen_size * sizeof(*p->seen);
+	n += (size_t)p->thr_cap * sizeof(*p->thr);
 	return n;
 }

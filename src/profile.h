@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 struct stack;
 
@@ -70,6 +71,10 @@ struct profile {
 	uint64_t total;		/* = node[0].total */
 	size_t bytes;		/* held: what profile_footprint() counts */
 	uint64_t other;		/* samples counted in [other] frames */
+	/* threads by (pid with show_pid, tid): the thread frame each had last */
+	struct profile_thread *thr;
+	uint32_t thr_cap, nthr;
+	int renamed;		/* a thread had more than one thread frame */
 	/* options */
 	int no_lines;		/* aggregate by function: line 0 */
 	int show_pid;		/* name threads "pid N: thread (TID)" */
@@ -115,6 +120,21 @@ uint32_t profile_add_path(struct profile *p, const uint32_t *frames, uint32_t n,
  * the totals of the nodes above it right itself.
  */
 uint32_t profile_child(struct profile *p, uint32_t parent, uint32_t frame);
+
+/*
+ * The thread tid of process pid had thread frame `frame' (made by
+ * profile_add()) in its latest sample: for a caller that adds that sample
+ * by profile_child() and its own counts (report's).
+ */
+void profile_thread_note(struct profile *p, pid_t pid, pid_t tid, uint32_t frame);
+
+/*
+ * One thread, one root: the thread frame that the thread of thread frame
+ * `frame' (made by profile_add()) had last, the one whose name it had last;
+ * frame itself when it had no other (or is no thread frame).  Projections
+ * put all of a thread's stacks under that one frame.
+ */
+uint32_t profile_thread_last(const struct profile *p, uint32_t frame);
 
 /* Intern a frame (for hand-built profiles and projections). */
 uint32_t profile_frame(struct profile *p, enum profile_kind kind, const char *name,

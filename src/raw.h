@@ -36,6 +36,7 @@ enum raw_record {
 /* RAW_META flags: what the recording kept */
 #define RAW_META_IDLE	1u	/* idle threads (--idle) */
 #define RAW_META_GIL	2u	/* only the GIL/GVL holder (--gil) */
+#define RAW_META_PIDS	4u	/* threads named by their process too (--subprocesses) */
 
 /* RAW_SAMPLE state: holds_gil and idle as 0 unknown, 1 no, 2 yes */
 #define RAW_STATE_GIL(s)	((s) & 3u)

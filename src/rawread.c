@@ -290,7 +290,7 @@ static enum perr rec_meta(struct rawread *r, struct cur *c)
 	if (get_varint(c, &start) || get_varint(c, &rate) || get_varint(c, &flags) ||
 	    get_varint(c, &n) || n > (uint64_t)(c->end - c->p))
 		return bad(r, PERR_CORRUPT, "its header record is malformed");
-	if (start > INT64_MAX / 1000 || rate > 1000000 || flags > 3)
+	if (start > INT64_MAX / 1000 || rate > 1000000 || flags > 7)
 		return bad(r, PERR_CORRUPT, "its header record has impossible values");
 	q->start_us = q->last_us = (int64_t)start;
 	r->start = (double)start / 1e6;

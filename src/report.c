@@ -81,6 +81,8 @@ struct report {
 	uint32_t *walk;			/* stack nodes on the way up */
 	uint64_t *pend;			/* samples by profile node, not yet in its counts */
 	size_t apend;
+	uint32_t *thread_frame;		/* by the file's thread: its profile thread frame + 1 */
+	size_t athread_frame;
 };
 
 /*
@@ -304,6 +306,29 @@ static void memo_room(struct report *rp)
 	free(old);
 }
 
+/* The thread frame of the file's thread of this sample: the one at or above node top. */
+static void report_thread_frame(struct report *rp, uint32_t top)
+{
+	const struct profile *p = rp->p;
+	uint32_t t = rp->r->thread;
+
+	while (top && p->frame[p->node[top].frame].kind != PROFILE_THREAD)
+		top = p->node[top].parent;
+	if (!top)
+		return;
+	if (t >= rp->athread_frame) {
+		size_t cap = rp->athread_frame ? rp->athread_frame : 64;
+
+		while (cap <= t)
+			cap *= 2;
+		rp->thread_frame = xreallocarray(rp->thread_frame, cap, sizeof(*rp->thread_frame));
+		memset(rp->thread_frame + rp->athread_frame, 0,
+		       (cap - rp->athread_frame) * sizeof(*rp->thread_frame));
+		rp->athread_frame = cap;
+	}
+	rp->thread_frame[t] = p->node[top].frame + 1;
+}
+
 /* One sample of the recording being read (rawread_run_nodes()) into the profile. */
 static void report_count(struct report *rp, const char *tags, const struct stack *st)
 {
@@ -330,8 +355,11 @@ static void report_count(struct report *rp, const char *tags, const struct stack
 
 		memcpy(&top, st, offsetof(struct stack, frame));
 		top.depth = 0;
+		/* threads named as the recording's own profile named them */
+		p->show_pid = (r->flags & RAW_META_PIDS) != 0;
 		pnode = profile_add(p, tags, &top, 0);
 		memo_put(rp, m, key, pnode);
+		report_thread_frame(rp, pnode);
 	}
 	/* and down again, each node's made from its parent's */
 	while (depth--) {
@@ -352,6 +380,9 @@ static void report_count(struct report *rp, const char *tags, const struct stack
 		rp->apend = cap;
 	}
 	rp->pend[pnode]++;
+	/* the thread's last name is that of its last sample, cached or not */
+	if (r->thread < rp->athread_frame && rp->thread_frame[r->thread])
+		profile_thread_note(p, st->pid, st->tid, rp->thread_frame[r->thread] - 1);
 }
 
 /*
@@ -384,6 +415,7 @@ static void report_free(struct report *rp)
 	free(rp->memo);
 	free(rp->walk);
 	free(rp->pend);
+	free(rp->thread_frame);
 }
 
 /* What the writers are told of the recording, once its header is read. */
@@ -409,7 +441,8 @@ static int stream_start(struct report *rp)
 {
 	struct out_meta meta;
 	unsigned int kept = (rp->flt->idle && (rp->r->flags & RAW_META_IDLE) ? OUT_KEPT_IDLE : 0u) |
-			    (rp->flt->gil || (rp->r->flags & RAW_META_GIL) ? OUT_KEPT_GIL : 0u);
+			    (rp->flt->gil || (rp->r->flags & RAW_META_GIL) ? OUT_KEPT_GIL : 0u) |
+			    (rp->r->flags & RAW_META_PIDS ? OUT_KEPT_PIDS : 0u);
 
 	report_meta(rp, &meta);
 	rp->stream = rp->ops->open(rp->of->f, &meta, kept);

@@ -220,8 +220,8 @@ ParameterizedTest(size_t *i, container, dump_from_host, .timeout = 60)
 						 "threads.py"), NULL };
 	const char *args[] = { "dump", "--pid", NULL, NULL };
 	char pidbuf[32], *out, *err;
-	pid_t app, pid = container_start(in, sargs, &app), seen[64];
-	int st, nseen = 0, main_idle = 0;
+	pid_t app, pid = container_start(in, sargs, &app), seen[64], *tids;
+	int st, nseen = 0, main_idle = 0, ntask;
 
 	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)app);
 	args[2] = pidbuf;
@@ -241,7 +241,13 @@ ParameterizedTest(size_t *i, container, dump_from_host, .timeout = 60)
 		if (tid == app)
 			main_idle = eol && memmem(p, (size_t)(eol - p), "(idle", 5) != NULL;
 	}
+	ntask = target_tasks(app, &tids);
+	free(tids);
 	test_stop(pid);
+	/* every thread of the kernel's, Ruby 3.3+'s timer thread too, with no frames */
+	cr_assert_eq(nseen, ntask, "%s: %d threads of %d:\n%s", in->bin, nseen, ntask, out);
+	for (const char *p = out; (p = strstr(p, "\n    no ")); p++)
+		nseen--;
 	/* threads.py: main, 4 busy, 1 announcing; threads.rb: also one in Queue#pop */
 	cr_assert_eq(nseen, in->lang == TARGET_RUBY ? 7 : 6, "%s: %d threads:\n%s", in->bin, nseen,
 		     out);

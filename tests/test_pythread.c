@@ -202,33 +202,125 @@ ParameterizedTestParameters(pythread, renamed)
 }
 
 /*
- * A thread renamed one second into a four-second record: its samples are
- * under its old name, then under its new one (names are read again every
- * 100 to 150 samples).
+ * One thread, one root, named as the thread was last: a thread renamed one
+ * second into a four-second record, one that gets a name only then, and
+ * one renamed at 0.5 s and back at 2 s (names are read again every 100 to
+ * 150 samples, so that each has samples under either name), each have all
+ * their samples under one root with their last name; report --threads of
+ * the recording of the same run too (byte for byte), where the thread
+ * renamed back has its last samples under a name it had before.
  */
 ParameterizedTest(size_t *i, pythread, renamed, .timeout = 60)
 {
 	const struct interp *in = test_python_any(*i);
 	const char *sargs[] = { test_target_for(in, "rename.py"), NULL };
-	char ready[64], pidbuf[32], before[64], after[64], *out, *err;
+	char ready[64], pidbuf[32], any[64], after[64], late[64], raw[64], *out, *err, *p, *rep;
 	const char *args[] = { "record", "--pid", pidbuf, "--threads", "--idle", "-r", "100",
-			       "-d", "4", "-f", "folded", "-o", "-", NULL };
+			       "-d", "4", "-f", "folded", "-o", "-", "--raw", raw, NULL };
+	const char *rargs[] = { "report", raw, "--threads", "--idle", "-f", "folded", "-o", "-",
+				NULL };
 	pid_t pid = test_start(in, sargs, ready, sizeof(ready));
-	int st, tid = atoi(ready + 6);
+	int st, tid = (int)strtol(ready + 6, &p, 10), late_tid = (int)strtol(p, &p, 10);
+	int back_tid = (int)strtol(p, NULL, 10);
+	unsigned long all;
 
-	cr_assert_gt(tid, 0, "ready line: %s", ready);
+	cr_assert(tid > 0 && late_tid > 0 && back_tid > 0, "ready line: %s", ready);
 	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)pid);
+	snprintf(raw, sizeof(raw), "/tmp/pyrospy-test-%d.raw", (int)getpid());
 	st = test_pyrospy(args, &out, &err);
 	test_stop(pid);
 	cr_assert_eq(st, 0, "%s: exit %d: %s", in->bin, st, err);
-	snprintf(before, sizeof(before), "thread (%d): before-rename;", tid);
+	free(err);
+	/* the recording of the same run: the same roots */
+	st = test_pyrospy(rargs, &rep, &err);
+	unlink(raw);
+	cr_assert_eq(st, 0, "%s: report: exit %d: %s", in->bin, st, err);
+	cr_assert_str_eq(rep, out, "%s: report --threads of the recording differs", in->bin);
+	free(rep);
 	/* 3.14+ set the OS name when the thread started: it stays, in brackets */
 	snprintf(after, sizeof(after), "thread (%d): after-rename%s", tid,
 		 in->minor >= 14 ? " [before-rename];" : ";");
-	cr_assert_gt(test_folded_count(out, before), 0, "%s: no '%s' in:\n%s", in->bin, before,
-		     out);
-	cr_assert_gt(test_folded_count(out, after), 0, "%s: no '%s' in:\n%s", in->bin, after,
-		     out);
+	snprintf(any, sizeof(any), "thread (%d)", tid);
+	all = test_folded_count(out, any);
+	cr_assert_gt(all, 300, "%s: %lu samples of '%s' in 4 s:\n%s", in->bin, all, any, out);
+	cr_assert_eq(test_folded_count(out, after), all, "%s: not all under '%s':\n%s", in->bin,
+		     after, out);
+	snprintf(late, sizeof(late), "thread (%d): late-name;", late_tid);
+	snprintf(any, sizeof(any), "thread (%d)", late_tid);
+	all = test_folded_count(out, any);
+	cr_assert_gt(all, 300, "%s: %lu samples of '%s' in 4 s:\n%s", in->bin, all, any, out);
+	cr_assert_eq(test_folded_count(out, late), all, "%s: not all under '%s':\n%s", in->bin,
+		     late, out);
+	/* renamed and back: its first name, read last */
+	snprintf(late, sizeof(late), "thread (%d): first-name;", back_tid);
+	snprintf(any, sizeof(any), "thread (%d)", back_tid);
+	all = test_folded_count(out, any);
+	cr_assert_gt(all, 300, "%s: %lu samples of '%s' in 4 s:\n%s", in->bin, all, any, out);
+	cr_assert_eq(test_folded_count(out, late), all, "%s: not all under '%s':\n%s", in->bin,
+		     late, out);
 	free(out);
 	free(err);
+}
+
+/*
+ * Every thread of the process is in dump, those the interpreter does not
+ * know too: a thread started from C (pthread_create with libc's sleep,
+ * through ctypes or Fiddle) is listed with its tid, its kernel name, its
+ * state and "no Python frames" ("no Ruby frames"), and dump lists as many
+ * threads as /proc/PID/task holds.
+ */
+static void c_thread_in_dump(const struct interp *in, const char *script, const char *lang)
+{
+	const char *sargs[] = { test_target_for(in, script), NULL };
+	char ready[64], pidbuf[32], want[128], cmd[64], *out, *err, *ntask;
+	const char *args[] = { "dump", "--pid", pidbuf, NULL };
+	pid_t pid = test_start(in, sargs, ready, sizeof(ready));
+	int st, rst, tid;
+	unsigned long listed = 0;
+
+	snprintf(cmd, sizeof(cmd), "grep -lx cworker /proc/%d/task/*/comm", (int)pid);
+	ntask = test_run(cmd, &rst);
+	cr_assert_eq(rst, 0, "%s", cmd);
+	cr_assert(sscanf(ntask, "/proc/%*d/task/%d/comm", &tid) == 1 && tid > 0, "%s", ntask);
+	free(ntask);
+	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)pid);
+	st = test_pyrospy(args, &out, &err);
+	snprintf(cmd, sizeof(cmd), "ls /proc/%d/task | wc -l", (int)pid);
+	ntask = test_run(cmd, &rst);
+	cr_assert_eq(rst, 0, "%s", cmd);
+	test_stop(pid);
+	cr_assert_eq(st, 0, "%s: dump: exit %d: %s", in->bin, st, err);
+	snprintf(want, sizeof(want), "\nThread %d \"[cworker]\" (idle)\n    no %s frames\n", tid,
+		 lang);
+	cr_assert_not_null(strstr(out, want), "%s: no '%s' in:\n%s", in->bin, want + 1, out);
+	for (const char *p = out; (p = strstr(p, "\nThread ")); p++)
+		listed++;
+	cr_assert_eq(listed, strtoul(ntask, NULL, 10), "%s: %lu threads listed, %s in /proc:\n%s",
+		     in->bin, listed, ntask, out);
+	snprintf(want, sizeof(want), "): %lu threads\n", listed);
+	cr_assert_not_null(strstr(out, want), "%s: no '%s' in:\n%s", in->bin, want, out);
+	free(ntask);
+	free(out);
+	free(err);
+}
+
+ParameterizedTestParameters(dump, c_thread_python)
+{
+	return cr_make_param_array(size_t, (void *)test_indexes(test_npythons_any),
+				   test_npythons_any);
+}
+
+ParameterizedTest(size_t *i, dump, c_thread_python, .timeout = 30)
+{
+	c_thread_in_dump(test_python_any(*i), "cthread.py", "Python");
+}
+
+ParameterizedTestParameters(dump, c_thread_ruby)
+{
+	return cr_make_param_array(size_t, (void *)test_indexes(test_nrubies), test_nrubies);
+}
+
+ParameterizedTest(size_t *i, dump, c_thread_ruby, .timeout = 30)
+{
+	c_thread_in_dump(&test_rubies[*i], "cthread.rb", "Ruby");
 }

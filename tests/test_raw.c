@@ -627,3 +627,48 @@ Test(raw, wall_times, .timeout = 90)
 	}
 	files_remove(&f);
 }
+
+ParameterizedTestParameters(raw, subprocesses_threads)
+{
+	return cr_make_param_array(size_t, (void *)test_indexes(test_npythons), test_npythons);
+}
+
+/*
+ * A recording of two processes with their threads (record --subprocesses
+ * --threads): report --threads of it gives the roots the recording's own
+ * profile had, "pid N: thread (TID)", byte for byte.
+ */
+ParameterizedTest(size_t *i, raw, subprocesses_threads, .timeout = 60)
+{
+	const struct interp *in = &test_pythons[*i];
+	const char *sargs[] = { test_target_for(in, "forks.py"), NULL };
+	const char *threads[] = { "--threads", NULL };
+	char ready[64], pidbuf[32], *out, *err, *direct;
+	const char *args[] = { "record", "--pid", pidbuf, "--subprocesses", "--threads", "-r", "50",
+			       "-d", "1", "-f", "folded", "-o", NULL, "--raw", NULL, NULL };
+	struct files f;
+	pid_t pid = test_start(in, sargs, ready, sizeof(ready));
+	int st;
+
+	files_make(&f);
+	args[12] = f.folded;
+	args[14] = f.raw;
+	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)pid);
+	st = test_pyrospy(args, &out, &err);
+	test_stop(pid);
+	cr_assert_eq(st, 0, "%s: record failed (%d): %s", in->bin, st, err);
+	free(out);
+	free(err);
+	direct = test_slurp(f.folded);
+	/* both processes, each thread named by its process */
+	every_line(direct, "pid ", 1, in->bin);
+	cr_assert(test_folded_count(direct, test_func(in, "in_child")) > 0 &&
+		  test_folded_count(direct, test_func(in, "in_parent")) > 0, "%s: %s", in->bin,
+		  direct);
+	out = report(f.raw, threads, NULL);
+	cr_assert_str_eq(out, direct, "%s: report --threads of the recording differs from its "
+			 "profile", in->bin);
+	free(out);
+	free(direct);
+	files_remove(&f);
+}
