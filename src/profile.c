@@ -323,6 +323,7 @@ static void thread_note(struct profile *p, int32_t pid, int32_t tid, uint32_t fr
 
 		p->thr_cap = cap ? cap * 2 : 64;
 		p->thr = xcalloc(p->thr_cap, sizeof(*p->thr));
+		p->bytes += (size_t)(p->thr_cap - cap) * sizeof(*p->thr);
 		for (uint32_t i = 0; i < cap; i++)
 			if (old[i].tid)
 				*thread_slot(p, old[i].pid, old[i].tid) = old[i];
@@ -473,6 +474,9 @@ static int room(const struct profile *p, struct need nd, int spare)
 	b += (hgrown(p->node_hcap, (uint64_t)p->nnode + nd.nodes) - p->node_hcap) *
 	     sizeof(uint32_t);
 	b += (SEEN_MAX - (p->seen_size < SEEN_MAX ? p->seen_size : SEEN_MAX)) * sizeof(*p->seen);
+	/* the sample's thread may be a new one, and grow the table of threads */
+	if (p->nthr + 1 > p->thr_cap / 2)
+		b += (uint64_t)(p->thr_cap ? p->thr_cap : 64) * sizeof(*p->thr);
 	return b <= p->max_bytes;
 }
 
@@ -600,6 +604,9 @@ uint32_t profile_add(struct profile *p, const char *tags, const struct stack *st
 	}
 	/* bounded: what the sample needs is looked at before anything is made */
 	n = stack_ids(p, tags, st, ids, &nd);
+	/* a thread frame made before: its thread's (seen before), its latest */
+	if (ids[1] != NONE)
+		profile_thread_note(p, st->pid, st->tid, ids[1]);
 	for (i = 0; i < n && ids[i] != NONE; i++) {
 		uint32_t c = node_lookup(p, node, ids[i]);
 
