@@ -141,6 +141,7 @@ struct run {
 	struct tried *tried;
 	size_t ntried, atried;
 	struct procmem root;	/* --subprocesses: the process whose tree it is */
+	struct slot gone;	/* what the slots retire() let go had counted */
 	int64_t start;
 	double cpu0;
 };
@@ -189,6 +190,56 @@ static void progress(struct run *run)
 		res->reads += sl->reads_before + sl->t->mem.calls;
 		res->ranges += sl->ranges_before + sl->t->mem.ranges;
 	}
+	res->stacks += run->gone.before.stacks;
+	res->dropped += run->gone.before.dropped;
+	res->retries += run->gone.before.retries;
+	res->tags_dropped += run->gone.before.tags_dropped;
+	res->unqualified += run->gone.before.unqualified;
+	res->anchored += run->gone.before.anchored;
+	res->reads += run->gone.reads_before;
+	res->ranges += run->gone.ranges_before;
+}
+
+/*
+ * --subprocesses: the slots of subprocesses that ended and are gone are let
+ * go, their counts kept (a server that forks a child a request would
+ * otherwise keep a reader and the maps of each, found at every tick); none
+ * of them hides a new process on its pid (known()).  Slot 0 stays.
+ */
+static void retire(struct run *run)
+{
+	size_t k = 1;
+
+	for (size_t i = 1; i < run->nslot; i++) {
+		struct slot *sl = run->slot[i];
+		struct reader_stats *b = &run->gone.before;
+
+		if (!sl->done || sl->t != &sl->own || procmem_alive(&sl->own.mem)) {
+			run->slot[k++] = sl;
+			continue;
+		}
+		b->stacks += sl->before.stacks;
+		b->dropped += sl->before.dropped;
+		b->retries += sl->before.retries;
+		b->tags_dropped += sl->before.tags_dropped;
+		b->unqualified += sl->before.unqualified;
+		b->anchored += sl->before.anchored;
+		if (sl->r) {
+			b->stacks += reader_stats(sl->r)->stacks;
+			b->dropped += reader_stats(sl->r)->dropped;
+			b->retries += reader_stats(sl->r)->retries;
+			b->tags_dropped += reader_stats(sl->r)->tags_dropped;
+			b->unqualified += reader_stats(sl->r)->unqualified;
+			b->anchored += reader_stats(sl->r)->anchored;
+		}
+		run->gone.reads_before += sl->reads_before + sl->own.mem.calls;
+		run->gone.ranges_before += sl->ranges_before + sl->own.mem.ranges;
+		reader_free(sl->r);
+		target_close(&sl->own);
+		free(sl);
+	}
+	if (run->nslot > 1)
+		run->nslot = k;
 }
 
 static int known(struct run *run, pid_t pid)
@@ -306,8 +357,10 @@ static void consider(struct run *run, pid_t pid, const pid_t *pids, int n,
 static void discover(struct run *run)
 {
 	pid_t *pids;
-	int n = ptree_descendants(run->opts->root, &pids);
+	int n;
 
+	retire(run);
+	n = ptree_descendants(run->opts->root, &pids);
 	/*
 	 * The root alive after the list was made: the pids whose parent was
 	 * its pid were its descendants (a new process on its pid has others).
