@@ -204,7 +204,9 @@ static void progress(struct run *run)
  * --subprocesses: the slots of subprocesses that ended and are gone are let
  * go, their counts kept (a server that forks a child a request would
  * otherwise keep a reader and the maps of each, found at every tick); none
- * of them hides a new process on its pid (known()).  Slot 0 stays.
+ * of them hides a new process on its pid (known()).  Slot 0 stays.  So
+ * are the descendants that were no interpreter and are gone: their pids
+ * would be looked at afresh anyway, and the list would grow with each.
  */
 static void retire(struct run *run)
 {
@@ -240,6 +242,12 @@ static void retire(struct run *run)
 	}
 	if (run->nslot > 1)
 		run->nslot = k;
+	/* and the pids looked at that are free again (signal 0 sends nothing) */
+	k = 0;
+	for (size_t i = 0; i < run->ntried; i++)
+		if (!kill(run->tried[i].pid, 0) || errno != ESRCH)
+			run->tried[k++] = run->tried[i];
+	run->ntried = k;
 }
 
 static int known(struct run *run, pid_t pid)
