@@ -5,9 +5,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <regex.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "ptree.h"
@@ -45,6 +47,65 @@ static pid_t parent_of(pid_t pid)
 pid_t ptree_parent(pid_t pid)
 {
 	return parent_of(pid);
+}
+
+/* Append the pids of /proc/pid/task/tid/children to pids (at most cap). */
+static int task_children(pid_t pid, const char *tid, pid_t *pids, size_t *n, size_t cap)
+{
+	char path[80], buf[4096], *p, *end;
+	ssize_t len;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%s/children", (int)pid, tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	len = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (len < 0)
+		return -1;
+	buf[len] = '\0';
+	/* "pid pid ... ": a number cut short at the end of buf is left */
+	for (p = buf; *n < cap; p = end) {
+		long child = strtol(p, &end, 10);
+
+		if (end == p || (*end != ' ' && *end != '\n'))
+			break;
+		if (child > 0 && child <= INT32_MAX)
+			pids[(*n)++] = (pid_t)child;
+	}
+	return 0;
+}
+
+int ptree_children(pid_t pid, pid_t *pids, size_t cap)
+{
+	char path[48], tid[16];
+	size_t n = 0;
+	unsigned int tasks = 1;
+	struct dirent *de;
+	struct stat sb;
+	DIR *d;
+
+	/* the main thread first: most programs fork from it */
+	snprintf(tid, sizeof(tid), "%d", (int)pid);
+	if (task_children(pid, tid, pids, &n, cap) < 0)
+		return -1;
+	/* the links of /proc/PID/task are 2 and one per thread: one, done */
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	if (stat(path, &sb) < 0 || sb.st_nlink <= 3)
+		return (int)n;
+	d = opendir(path);
+	if (!d)
+		return (int)n;
+	while (tasks < PTREE_TASKS && n < cap && (de = readdir(d))) {
+		if (de->d_name[0] < '1' || de->d_name[0] > '9' || !strcmp(de->d_name, tid))
+			continue;
+		/* a thread gone meanwhile has no children left */
+		task_children(pid, de->d_name, pids, &n, cap);
+		tasks++;
+	}
+	closedir(d);
+	return (int)n;
 }
 
 static void take(struct proc *all, size_t i, pid_t *out, size_t *nout)

@@ -11,6 +11,17 @@
  */
 int ptree_descendants(pid_t root, pid_t **pids);
 
+/*
+ * The children of pid's threads (/proc/pid/task/TID/children, of its first
+ * PTREE_TASKS threads, each file's first 4 KiB), up to cap of them into
+ * pids: what a scan of /proc finds, at the cost of one small read per
+ * thread.  Returns how many, or -1 with errno set (ENOENT: gone, or a
+ * kernel without CONFIG_PROC_CHILDREN).  Pids, not processes: the caller
+ * holds pid and checks that each child it opens is still pid's.
+ */
+#define PTREE_TASKS 64
+int ptree_children(pid_t pid, pid_t *pids, size_t cap);
+
 /* The parent of pid (/proc/pid/stat, field 4), or -1. */
 pid_t ptree_parent(pid_t pid);
 

@@ -23,6 +23,11 @@
 #define NSEC 1000000000ll
 #define STARTUP_WAIT_NS (10 * NSEC)	/* for an interpreter still starting */
 #define OWED_NS (NSEC / 50)		/* ticks made up for, at most: 20 ms of them */
+#define CHILDREN_NS (NSEC / 100)	/* --subprocesses: children looked for this often */
+#define CHILDREN_MAX 256		/* children of one process listed per look */
+#define CHILDREN_LOOKS 16		/* of them not sampled already, looked at (newest first) */
+#define CHILDREN_OPENS 4		/* and opened, of all the processes, per look */
+#define CHILDREN_YOUNG_NS (NSEC / 2)	/* one no interpreter at birth, looked at again */
 
 static int64_t now_ns(void)
 {
@@ -117,10 +122,15 @@ struct slot {
 	uint64_t reads_before, ranges_before;
 };
 
-/* A descendant that was no interpreter when looked at, and its executable. */
+/*
+ * A descendant that was no interpreter when looked at, and its executable;
+ * looked at again until `until' (one found at birth may be an interpreter
+ * whose loader has not mapped its library yet).
+ */
 struct tried {
 	pid_t pid;
 	char exe[256];
+	int64_t until;
 };
 
 struct run {
@@ -131,6 +141,7 @@ struct run {
 	struct tried *tried;
 	size_t ntried, atried;
 	struct procmem root;	/* --subprocesses: the process whose tree it is */
+	struct slot gone;	/* what the slots retire() let go had counted */
 	int64_t start;
 	double cpu0;
 };
@@ -179,6 +190,64 @@ static void progress(struct run *run)
 		res->reads += sl->reads_before + sl->t->mem.calls;
 		res->ranges += sl->ranges_before + sl->t->mem.ranges;
 	}
+	res->stacks += run->gone.before.stacks;
+	res->dropped += run->gone.before.dropped;
+	res->retries += run->gone.before.retries;
+	res->tags_dropped += run->gone.before.tags_dropped;
+	res->unqualified += run->gone.before.unqualified;
+	res->anchored += run->gone.before.anchored;
+	res->reads += run->gone.reads_before;
+	res->ranges += run->gone.ranges_before;
+}
+
+/*
+ * --subprocesses: the slots of subprocesses that ended and are gone are let
+ * go, their counts kept (a server that forks a child a request would
+ * otherwise keep a reader and the maps of each, found at every tick); none
+ * of them hides a new process on its pid (known()).  Slot 0 stays.  So
+ * are the descendants that were no interpreter and are gone: their pids
+ * would be looked at afresh anyway, and the list would grow with each.
+ */
+static void retire(struct run *run)
+{
+	size_t k = 1;
+
+	for (size_t i = 1; i < run->nslot; i++) {
+		struct slot *sl = run->slot[i];
+		struct reader_stats *b = &run->gone.before;
+
+		if (!sl->done || sl->t != &sl->own || procmem_alive(&sl->own.mem)) {
+			run->slot[k++] = sl;
+			continue;
+		}
+		b->stacks += sl->before.stacks;
+		b->dropped += sl->before.dropped;
+		b->retries += sl->before.retries;
+		b->tags_dropped += sl->before.tags_dropped;
+		b->unqualified += sl->before.unqualified;
+		b->anchored += sl->before.anchored;
+		if (sl->r) {
+			b->stacks += reader_stats(sl->r)->stacks;
+			b->dropped += reader_stats(sl->r)->dropped;
+			b->retries += reader_stats(sl->r)->retries;
+			b->tags_dropped += reader_stats(sl->r)->tags_dropped;
+			b->unqualified += reader_stats(sl->r)->unqualified;
+			b->anchored += reader_stats(sl->r)->anchored;
+		}
+		run->gone.reads_before += sl->reads_before + sl->own.mem.calls;
+		run->gone.ranges_before += sl->ranges_before + sl->own.mem.ranges;
+		reader_free(sl->r);
+		target_close(&sl->own);
+		free(sl);
+	}
+	if (run->nslot > 1)
+		run->nslot = k;
+	/* and the pids looked at that are free again (signal 0 sends nothing) */
+	k = 0;
+	for (size_t i = 0; i < run->ntried; i++)
+		if (!kill(run->tried[i].pid, 0) || errno != ESRCH)
+			run->tried[k++] = run->tried[i];
+	run->ntried = k;
 }
 
 /* The target of /proc/PID/exe, "" when it cannot be read. */
@@ -205,14 +274,19 @@ static int known(struct run *run, pid_t pid)
 	/* a shell that became python by exec() is worth another look */
 	for (size_t i = 0; i < run->ntried; i++)
 		if (run->tried[i].pid == pid)
-			return !strcmp(run->tried[i].exe, exe);
+			return !strcmp(run->tried[i].exe, exe) &&
+			       (!run->tried[i].until || now_ns() >= run->tried[i].until);
 	return 0;
 }
 
-static void forget_tried(struct run *run, pid_t pid, const char *exe)
+/* until: 0, or when a process just born stops being looked at again */
+static void forget_tried(struct run *run, pid_t pid, const char *exe, int64_t until)
 {
 	for (size_t i = 0; i < run->ntried; i++) {
 		if (run->tried[i].pid == pid) {
+			/* another image: a window of its own */
+			if (strcmp(run->tried[i].exe, exe))
+				run->tried[i].until = until;
 			snprintf(run->tried[i].exe, sizeof(run->tried[i].exe), "%s", exe);
 			return;
 		}
@@ -222,6 +296,7 @@ static void forget_tried(struct run *run, pid_t pid, const char *exe)
 		run->tried = xreallocarray(run->tried, run->atried, sizeof(*run->tried));
 	}
 	run->tried[run->ntried].pid = pid;
+	run->tried[run->ntried].until = until;
 	snprintf(run->tried[run->ntried].exe, sizeof(run->tried[0].exe), "%s", exe);
 	run->ntried++;
 }
@@ -247,12 +322,71 @@ static int in_tree(struct run *run, const pid_t *pids, int n, struct target *t)
 	return 0;
 }
 
+/*
+ * Open pid, a descendant found, and give it a slot if it is an interpreter
+ * and of the tree still: listed of parent (held), when parent is given,
+ * else as in_tree() says of the snapshot pids.
+ */
+static void consider(struct run *run, pid_t pid, const pid_t *pids, int n,
+		     struct procmem *parent, int64_t until)
+{
+	struct slot *sl;
+	enum perr err;
+
+	/* opened in place: the target points into itself */
+	sl = slot_add(run, NULL);
+	err = target_open(&sl->own, pid);
+	/*
+	 * The process opened is the one listed if, held, its parent is
+	 * still one of the tree (a pid listed and reused in between has
+	 * another parent, the one that started it).
+	 */
+	if (!err && parent && (!procmem_alive(&sl->own.mem) || ptree_parent(pid) != parent->pid ||
+			       !procmem_alive(parent)))
+		err = PERR_EXITED;
+	else if (!err && !parent && !in_tree(run, pids, n, &sl->own))
+		err = PERR_EXITED;
+	if (sl->own.refused && run->opts->announce && err)
+		fprintf(stderr, "pyrospy: not profiling subprocess %d ('%s'): refused to read "
+			"'%s': %s\n", (int)pid, sl->own.comm, sl->own.refused,
+			sl->own.refused_why);
+	else if (sl->own.refused && run->opts->announce)
+		fprintf(stderr, "pyrospy: warning: refused to read '%s' of subprocess %d "
+			"('%s'): %s\n", sl->own.refused, (int)pid, sl->own.comm,
+			sl->own.refused_why);
+	if (!err) {
+		if (run->opts->announce)
+			fprintf(stderr, "pyrospy: profiling subprocess %d (%s %s, %s)\n",
+				(int)sl->own.pid, target_lang_name(sl->own.lang),
+				sl->own.version, sl->own.comm);
+		return;
+	}
+	/* maps past their bounds (procmaps.h): said once, not read every tick */
+	if (err == PERR_TOOBIG && !sl->own.maps.nr) {
+		char exe[256];
+
+		if (run->opts->announce)
+			fprintf(stderr, "pyrospy: not profiling subprocess %d ('%s'): its "
+				"memory maps are past pyrospy's bounds\n", (int)pid, sl->own.comm);
+		exe_of(pid, exe, sizeof(exe));
+		forget_tried(run, pid, exe, 0);
+	}
+	if (err == PERR_NOTINTERP || err == PERR_UNSUPPORTED || err == PERR_PERM ||
+	    err == PERR_REFUSED)
+		forget_tried(run, pid, sl->own.exe_path ? sl->own.exe_path : "", until);
+	target_close(&sl->own);
+	free(sl);
+	run->nslot--;
+}
+
 /* --subprocesses: give every new interpreter among the descendants a slot. */
 static void discover(struct run *run)
 {
 	pid_t *pids;
-	int n = ptree_descendants(run->opts->root, &pids);
+	int n;
 
+	retire(run);
+	n = ptree_descendants(run->opts->root, &pids);
 	/*
 	 * The root alive after the list was made: the pids whose parent was
 	 * its pid were its descendants (a new process on its pid has others).
@@ -266,57 +400,66 @@ static void discover(struct run *run)
 		pids = xreallocarray(pids, (size_t)n + 1, sizeof(*pids));
 		pids[n++] = run->opts->root;
 	}
-	for (int i = 0; i < n; i++) {
-		struct slot *sl;
-		enum perr err;
-
-		if (known(run, pids[i]))
-			continue;
-		/* opened in place: the target points into itself */
-		sl = slot_add(run, NULL);
-		err = target_open(&sl->own, pids[i]);
-		/*
-		 * The process opened is the one listed if, held, its parent is
-		 * still one of the tree (a pid listed and reused in between has
-		 * another parent, the one that started it).
-		 */
-		if (!err && !in_tree(run, pids, n, &sl->own))
-			err = PERR_EXITED;
-		if (sl->own.refused && run->opts->announce && err)
-			fprintf(stderr, "pyrospy: not profiling subprocess %d ('%s'): refused to read "
-				"'%s': %s\n", (int)pids[i], sl->own.comm, sl->own.refused,
-				sl->own.refused_why);
-		else if (sl->own.refused && run->opts->announce)
-			fprintf(stderr, "pyrospy: warning: refused to read '%s' of subprocess %d "
-				"('%s'): %s\n", sl->own.refused, (int)pids[i], sl->own.comm,
-				sl->own.refused_why);
-		if (!err) {
-			if (run->opts->announce)
-				fprintf(stderr, "pyrospy: profiling subprocess %d (%s %s, %s)\n",
-					(int)sl->own.pid, target_lang_name(sl->own.lang),
-					sl->own.version, sl->own.comm);
-			continue;
-		}
-		/* maps past their bounds (procmaps.h): said once, not read every tick */
-		if (err == PERR_TOOBIG && !sl->own.maps.nr) {
-			char exe[256];
-
-			if (run->opts->announce)
-				fprintf(stderr, "pyrospy: not profiling subprocess %d ('%s'): its "
-					"memory maps are past pyrospy's bounds\n", (int)pids[i],
-					sl->own.comm);
-			exe_of(pids[i], exe, sizeof(exe));
-			forget_tried(run, pids[i], exe);
-		}
-		if (err == PERR_NOTINTERP || err == PERR_UNSUPPORTED || err == PERR_PERM ||
-		    err == PERR_REFUSED)
-			forget_tried(run, pids[i], sl->own.exe_path ? sl->own.exe_path : "");
-		target_close(&sl->own);
-		free(sl);
-		run->nslot--;
-	}
+	for (int i = 0; i < n; i++)
+		if (!known(run, pids[i]))
+			consider(run, pids[i], pids, n, NULL, 0);
 	if (n > 0)
 		free(pids);
+}
+
+/* Is pid that of one of the first nslot slots, sampled still? */
+static int held(struct run *run, size_t nslot, pid_t pid)
+{
+	for (size_t i = 0; i < nslot; i++)
+		if (!run->slot[i]->done && run->slot[i]->t->pid == pid)
+			return 1;
+	return 0;
+}
+
+/*
+ * --subprocesses, every tick (every CHILDREN_NS at most): the children of
+ * the processes held, the root and every interpreter sampled, from
+ * /proc/PID/task/TID/children, so that a fork or a spawn is sampled from
+ * the next tick on, not from the next scan of /proc (once a second, which
+ * still finds the rest: the children of a process that is no interpreter,
+ * of threads past the first PTREE_TASKS, past the bounds below).  A small
+ * read per thread of each process held, not one per process of the
+ * machine; of each, CHILDREN_LOOKS new children looked at, and of all,
+ * CHILDREN_OPENS opened: a target that forks without end costs no more.
+ */
+static void discover_children(struct run *run)
+{
+	pid_t kids[CHILDREN_MAX];
+	size_t nheld = run->nslot;	/* the slots added here are new children */
+	int opens = 0;
+
+	for (size_t h = 0; h <= nheld && opens < CHILDREN_OPENS; h++) {
+		struct procmem *parent = h == nheld ? &run->root : &run->slot[h]->t->mem;
+		int n, looks = 0;
+
+		if (h < nheld && run->slot[h]->done)
+			continue;
+		if (h == nheld && held(run, nheld, parent->pid))
+			continue;	/* the root is sampled: looked at already */
+		if (!procmem_alive(parent))
+			continue;
+		n = ptree_children(parent->pid, kids, CHILDREN_MAX);
+		/* the kernel lists children oldest first: the new ones are last */
+		for (int i = n - 1; i >= 0 && looks < CHILDREN_LOOKS && opens < CHILDREN_OPENS; i--) {
+			if (held(run, run->nslot, kids[i]))
+				continue;
+			looks++;
+			if (known(run, kids[i]))
+				continue;
+			/* a zombie is no process to read: it waits for its parent */
+			if (target_exiting(kids[i])) {
+				forget_tried(run, kids[i], "", 0);
+				continue;
+			}
+			opens++;
+			consider(run, kids[i], NULL, 0, parent, now_ns() + CHILDREN_YOUNG_NS);
+		}
+	}
 }
 
 /*
@@ -475,7 +618,7 @@ static int alive(struct procmem *pm)
 enum perr sampler_run(struct target *t, struct profile *p, const struct sampler_opts *opts,
 		      struct sampler_result *res, volatile sig_atomic_t *stop)
 {
-	int64_t period = NSEC / opts->rate, next, ideal, end = 0, second;
+	int64_t period = NSEC / opts->rate, next, ideal, end = 0, second, children;
 	uint64_t owed = 0, owed_max = (uint64_t)(OWED_NS / period) + 1;
 	struct adder adder = { p, opts, NULL, NULL, NULL, 0 };
 	struct run run = { .opts = opts, .res = res };
@@ -489,7 +632,7 @@ enum perr sampler_run(struct target *t, struct profile *p, const struct sampler_
 	run.cpu0 = cpu_seconds();
 	/* wake when asked, not up to 50 us later (the default slack) */
 	prctl(PR_SET_TIMERSLACK, 1ul, 0, 0, 0);
-	run.start = next = ideal = second = now_ns();
+	run.start = next = ideal = second = children = now_ns();
 	rng = (uint64_t)run.start * 0x9E3779B97F4A7C15ull ^ (uint64_t)getpid() ^ 1;
 	res->start = wall_seconds();
 	wall0 = (int64_t)(res->start * 1e9);
@@ -551,6 +694,10 @@ enum perr sampler_run(struct target *t, struct profile *p, const struct sampler_
 			progress(&run);
 			if (opts->tick && opts->tick(opts->arg, p, res))
 				break;
+			now = children = now_ns();
+		} else if (opts->root && now - children >= CHILDREN_NS) {
+			children = now;
+			discover_children(&run);
 			now = now_ns();
 		}
 		if (now > ideal + period) {
