@@ -70,12 +70,21 @@ static int frame_parse(const char *f, size_t len, char *name, size_t cap, int *l
 	return 1;
 }
 
+/* The interpreter runs with YJIT on (helpers.c's root environments). */
+static int yjit_env(const struct interp *in)
+{
+	for (const char *const *e = test_env(in); e && *e; e++)
+		if (!strcmp(*e, "RUBY_YJIT_ENABLE=1"))
+			return 1;
+	return 0;
+}
+
 /*
  * One folded stack (without its count): a reason it is wrong, or NULL.
  * *caller_line is set when the one thing wrong is a caller's line.
  */
 static const char *stack_check(const struct shape *sh, const char *path, const char *stack,
-			       char *why, size_t cap, int *caller_line)
+			       char *why, size_t cap, int *caller_line, int jit)
 {
 	const char *p = stack;
 	char name[512];
@@ -126,7 +135,9 @@ static const char *stack_check(const struct shape *sh, const char *path, const c
 		snprintf(why, cap, "%d %s frames", recs, sh->rec);
 		return why;
 	}
-	if (recs && (last_rec_line < sh->leaf_from || last_rec_line > sh->leaf_to)) {
+	/* under YJIT the innermost frame running machine code has no line (-1) */
+	if (recs && !(jit && last_rec_line == -1) &&
+	    (last_rec_line < sh->leaf_from || last_rec_line > sh->leaf_to)) {
 		snprintf(why, cap, "innermost %s on line %d", sh->rec, last_rec_line);
 		return why;
 	}
@@ -202,7 +213,7 @@ static void fast_recursion_check(const struct interp *in, const struct shape *sh
 		*sp = '\0';
 		n = strtoul(sp + 1, NULL, 10);
 		shown += n;
-		if (stack_check(sh, path, line, why, sizeof(why), &caller_line)) {
+		if (stack_check(sh, path, line, why, sizeof(why), &caller_line, yjit_env(in))) {
 			if (!wrong && !callers)
 				cr_log_info("%s: %s: %.400s (x%lu)", in->bin, why, line, n);
 			if (caller_line)
