@@ -208,7 +208,7 @@ static const char usage_options[] =
 	"      --function         aggregate by function, dropping line numbers\n"
 	"      --max-memory SIZE  the most a profile's names and stacks may hold, 1M to\n"
 	"                         64G (default: 256M); past it, new stacks are counted\n"
-	"                         in an [other] frame\n"
+	"                         in [other] frames\n"
 	"      --subprocesses     also profile the Ruby and Python processes it starts\n"
 	"      --user NAME        exec as root: run the command as user NAME\n"
 	"                         (by default: the user who ran sudo, else root)\n"
