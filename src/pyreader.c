@@ -195,6 +195,7 @@ struct pyreader {
 	 */
 	unsigned char *snap;
 	size_t snap_cap;
+	uint64_t snap_dict, snap_keys, snap_keys_len;	/* what snap holds: see snap_iov() */
 	int snap_ok, snap_use, snap_only, top_same;
 	uint64_t seq_use;		/* 3.11+: the read of the frames, the table's */
 	/* 3.11+: the table's regions as read before the frames, in that read */
@@ -707,6 +708,10 @@ static size_t snap_iov(struct pyreader *pr, struct procmem_iov *iov)
 	}
 	iov[0] = (struct procmem_iov){ pr->tag_dict, pr->snap, 48 };
 	iov[1] = (struct procmem_iov){ pr->tag_keys, pr->snap + 48, (size_t)pr->tag_keys_len };
+	/* snap_read() answers from these, not from tag_keys_len, which may grow since */
+	pr->snap_dict = pr->tag_dict;
+	pr->snap_keys = pr->tag_keys;
+	pr->snap_keys_len = pr->tag_keys_len;
 	pr->snap_ok = 1;
 	return 2;
 }
@@ -1499,8 +1504,8 @@ const char *pyreader_describe(const struct pyreader *pr)
 /* From the tag table as verify() read it; PERR_CORRUPT outside it. */
 static enum perr snap_read(struct pyreader *pr, uint64_t addr, void *out, size_t len)
 {
-	const uint64_t at[2] = { pr->tag_dict, pr->tag_keys };
-	const size_t n[2] = { 48, (size_t)pr->tag_keys_len }, off[2] = { 0, 48 };
+	const uint64_t at[2] = { pr->snap_dict, pr->snap_keys };
+	const size_t n[2] = { 48, (size_t)pr->snap_keys_len }, off[2] = { 0, 48 };
 
 	for (int i = 0; i < 2; i++)
 		if (addr >= at[i] && addr - at[i] <= n[i] && len <= n[i] - (addr - at[i])) {
