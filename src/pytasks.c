@@ -31,6 +31,7 @@
 #define THREAD_MAX	4096
 #define NAME_MAX_CP	256	/* code points of a task's name shown */
 #define SET_MAX		(1u << 16)	/* slots of an awaited-by set */
+#define SET_TRIES	16		/* reads of a changing registry set */
 #define AWAITERS_MAX	16		/* tasks awaiting one through callbacks (3.9-3.13) */
 #define LOOPS_MAX	64		/* event loops told apart (3.9-3.13) */
 #define FUT_LOOP	16		/* a FutureObj's fut_loop, right after its header */
@@ -663,34 +664,53 @@ static int addr_cmp(const void *a, const void *b)
 static enum perr read_set(struct tasks *ts, uint64_t set_addr, int weak, uint64_t *sig)
 {
 	const struct pyvm_layout *L = ts->L;
-	unsigned char set[64], *tab;
-	uint64_t used, mask, table, n = 0, *obj;
+	unsigned char set[64], *tab = NULL;
+	uint64_t used = 0, mask, table, n = 0, *obj = NULL;
 	enum perr err = PERR_OK;
+	int fresh = ts->mem->fresh;
 
-	/* PySetObject: fill 16, used 24, mask 32, table 40 (3.8-3.13) */
-	if (rd(ts, set_addr, set, PYVM_OFF(L, 48)))
-		return PERR_CORRUPT;
-	used = get_u64(set, PYVM_OFF(L, 24));
-	mask = get_u64(set, PYVM_OFF(L, 32));
-	table = get_u64(set, PYVM_OFF(L, 40));
-	if (mask >= (1u << 20) || ((mask + 1) & mask) || used > mask + 1)
-		return PERR_CORRUPT;
-	tab = xmalloc((mask + 1) * 16);
-	obj = xmalloc((used + 1) * sizeof(*obj));
-	if (rd(ts, table, tab, (mask + 1) * 16)) {
-		err = PERR_CORRUPT;
-		goto out;
-	}
-	for (uint64_t i = 0; i <= mask && n <= used; i++) {
-		uint64_t key = get_u64(tab, (uint32_t)(i * 16));
+	/*
+	 * PySetObject: fill 16, used 24, mask 32, table 40 (3.8-3.13).  The
+	 * header and the table are read afresh, one right after the other, as
+	 * often as it takes them to agree (the count of members the header
+	 * says is the count the table holds): a loop that makes and ends tasks
+	 * all the time changes them every few microseconds.
+	 */
+	ts->mem->fresh = 1;
+	for (int t = 0; t < SET_TRIES; t++) {
+		if (rd(ts, set_addr, set, PYVM_OFF(L, 48))) {
+			err = PERR_CORRUPT;
+			break;
+		}
+		used = get_u64(set, PYVM_OFF(L, 24));
+		mask = get_u64(set, PYVM_OFF(L, 32));
+		table = get_u64(set, PYVM_OFF(L, 40));
+		if (mask >= (1u << 20) || ((mask + 1) & mask) || used > mask + 1) {
+			err = PERR_CORRUPT;
+			break;
+		}
+		free(tab);
+		free(obj);
+		tab = xmalloc((mask + 1) * 16);
+		obj = xmalloc((used + 1) * sizeof(*obj));
+		n = 0;
+		if (rd(ts, table, tab, (mask + 1) * 16)) {
+			err = PERR_CORRUPT;
+			continue;	/* freed by a resize in between */
+		}
+		for (uint64_t i = 0; i <= mask && n <= used; i++) {
+			uint64_t key = get_u64(tab, (uint32_t)(i * 16));
 
-		if (key && (int64_t)get_u64(tab, (uint32_t)(i * 16 + 8)) != -1 && n++ < used)
-			obj[n - 1] = key;
+			if (key && (int64_t)get_u64(tab, (uint32_t)(i * 16 + 8)) != -1 && n++ < used)
+				obj[n - 1] = key;
+		}
+		err = n == used ? PERR_OK : PERR_CORRUPT;	/* changed while read */
+		if (!err)
+			break;
 	}
-	if (n != used) {
-		err = PERR_CORRUPT;	/* changed while read */
+	ts->mem->fresh = fresh;
+	if (err)
 		goto out;
-	}
 	qsort(obj, n, sizeof(*obj), addr_cmp);
 	for (uint64_t i = 0; weak && i < n; i++)
 		if (rd64(ts, obj[i] + PYVM_OFF(L, 16), &obj[i])) {	/* wr_object */
@@ -1040,7 +1060,7 @@ static void print_tree(struct tasks *ts, FILE *f)
 /* Did two reads of a task find the same name, awaiters and frames? */
 static int same_task(const struct ptask *a, const struct ptask *b)
 {
-	if (a->addr != b->addr || a->state != b->state || strcmp(a->name, b->name) ||
+	if (a->addr != b->addr || a->tid != b->tid || a->state != b->state || strcmp(a->name, b->name) ||
 	    a->nawaiter != b->nawaiter || a->nframe != b->nframe ||
 	    (a->nawaiter && memcmp(a->awaiter, b->awaiter, a->nawaiter * sizeof(uint64_t))))
 		return 0;
@@ -1051,10 +1071,79 @@ static int same_task(const struct ptask *a, const struct ptask *b)
 	return 1;
 }
 
+/*
+ * Two reads that differ (tasks came, went or moved in between): what both
+ * found the same is what the program had at the instant between them (each
+ * task's first read came before it, its second after).  Kept in part: the
+ * tasks at the top that nobody awaited in either read, and under them
+ * every task they await that stayed the same, so that every line and every
+ * link shown is one the program had; *hidden counts the tasks left out.
+ */
+static void keep_stable(struct tasks *ts, struct tasks *again, struct tasks *part, size_t *hidden)
+{
+	size_t n = ts->ntask, head = 0, tail = 0, shown = 0, all = n;
+	unsigned char *stable = xcalloc(n + 1, 1), *show = xcalloc(n + 1, 1);
+	size_t *queue = xmalloc((n + 1) * sizeof(*queue));
+
+	index_build(again);
+	children_build(ts);	/* indexes ts as well */
+	for (size_t i = 0; i < again->ntask; i++)
+		if (find(ts, again->task[i].addr) == SIZE_MAX)
+			all++;
+	for (size_t i = 0; i < n; i++) {
+		size_t j = find(again, ts->task[i].addr);
+
+		stable[i] = j != SIZE_MAX && same_task(&ts->task[i], &again->task[j]);
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct ptask *k = &ts->task[i];
+		int root = stable[i];
+
+		for (unsigned int j = 0; root && j < k->nawaiter; j++)
+			if (find(ts, k->awaiter[j]) != SIZE_MAX || find(again, k->awaiter[j]) != SIZE_MAX)
+				root = 0;
+		if (root) {
+			show[i] = 1;
+			queue[tail++] = i;
+		}
+	}
+	while (head < tail) {
+		size_t p = queue[head++];
+
+		for (size_t c = ts->first[p]; c < ts->first[p + 1]; c++) {
+			size_t i = ts->child[c];
+
+			if (stable[i] && !show[i]) {
+				show[i] = 1;
+				queue[tail++] = i;
+			}
+		}
+	}
+	tasks_clear(part);
+	for (size_t i = 0; i < n; i++) {
+		if (!show[i]) {
+			task_release(&ts->task[i]);
+			continue;
+		}
+		if (part->ntask == part->cap) {
+			part->cap = part->cap ? part->cap * 2 : 64;
+			part->task = xrealloc(part->task, part->cap * sizeof(*part->task));
+		}
+		part->task[part->ntask++] = ts->task[i];
+		shown++;
+	}
+	ts->ntask = 0;
+	*hidden = all - shown;
+	free(queue);
+	free(show);
+	free(stable);
+}
+
 enum perr pytasks_dump(struct pyreader *pr, struct target *t, FILE *f, unsigned int *ntasks,
 		       const char **why)
 {
-	struct tasks ts = { .pr = pr, .t = t };
+	struct tasks ts = { .pr = pr, .t = t }, part;
+	size_t hidden = 0;
 	uint64_t sig = 0, sig2 = 0;
 	enum perr err;
 	int tries, tls;
@@ -1075,7 +1164,16 @@ enum perr pytasks_dump(struct pyreader *pr, struct target *t, FILE *f, unsigned 
 	/*
 	 * Read everything, then the lists again: the same tasks in the same
 	 * places, else a task came or went meanwhile and all is read again.
+	 * A loop that never rests may change under every read: then what the
+	 * last two reads alike found the same is shown, and what not is said.
 	 */
+	part = ts;
+	part.task = NULL;
+	part.ntask = part.cap = 0;
+	part.byaddr = NULL;
+	part.first = part.child = NULL;
+	part.queue = NULL;
+	part.seen = NULL;
 	for (tries = 0; tries < PYTASKS_TRIES; tries++) {
 		struct timespec pause = { 0, 2 * 1000 * 1000 };
 
@@ -1088,12 +1186,19 @@ enum perr pytasks_dump(struct pyreader *pr, struct target *t, FILE *f, unsigned 
 			again.byaddr = NULL;
 			again.first = again.child = NULL;
 			err = read_all(&again, &sig2);
-			if (!err && (sig2 != sig || again.ntask != ts.ntask))
-				err = PERR_CORRUPT;
-			for (size_t i = 0; !err && i < ts.ntask; i++)
-				if (!same_task(&ts.task[i], &again.task[i]))
+			if (!err) {
+				int whole = sig2 == sig && again.ntask == ts.ntask;
+
+				for (size_t i = 0; whole && i < ts.ntask; i++)
+					whole = same_task(&ts.task[i], &again.task[i]);
+				if (!whole) {
+					keep_stable(&ts, &again, &part, &hidden);
 					err = PERR_CORRUPT;
+				}
+			}
 			tasks_clear(&again);
+			free(again.first);
+			free(again.child);
 			free(again.task);
 			free(again.byaddr);
 			if (!err)
@@ -1107,6 +1212,15 @@ enum perr pytasks_dump(struct pyreader *pr, struct target *t, FILE *f, unsigned 
 	if (!err) {
 		*ntasks = (unsigned int)ts.ntask;
 		print_tree(&ts, f);
+	} else if (!perr_is_fatal(err) && err != PERR_UNSUPPORTED && err != PERR_TOOBIG &&
+		   err != PERR_NOTFOUND && (part.ntask || hidden)) {
+		/* never one whole read: the last two that read alike in part */
+		*ntasks = (unsigned int)part.ntask;
+		fprintf(f, "[not shown: %zu task%s that started, ended or changed under each of %d "
+			"reads, and the tasks only they await]\n", hidden, hidden == 1 ? "" : "s",
+			PYTASKS_TRIES);
+		print_tree(&part, f);
+		err = PERR_OK;
 	} else if (err == PERR_TOOBIG) {
 		*why = "it has more than 100000 asyncio tasks, more than pyrospy reads";
 	} else if (err == PERR_NOTFOUND) {
@@ -1118,6 +1232,13 @@ enum perr pytasks_dump(struct pyreader *pr, struct target *t, FILE *f, unsigned 
 		err = PERR_CORRUPT;
 	}
 	tasks_clear(&ts);
+	tasks_clear(&part);
+	free(part.task);
+	free(part.byaddr);
+	free(part.first);
+	free(part.child);
+	free(part.queue);
+	free(part.seen);
 	pyasync_free(ts.aio);
 	free(ts.task);
 	free(ts.byaddr);

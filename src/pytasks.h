@@ -37,7 +37,9 @@ struct target;
  *
  * Everything is read twice: tasks, awaiters or frames that changed in
  * between (a task finished while read) are read again, up to
- * PYTASKS_TRIES times, and never shown torn.
+ * PYTASKS_TRIES times, and never shown torn.  When none of those reads
+ * agreed, what the last two agreed on is shown (from the tasks at the top,
+ * down through those that stayed the same), saying how many were left out.
  */
 #define PYTASKS_MAX	100000	/* tasks read */
 #define PYTASKS_DEPTH	256	/* coroutines of one task's await chain */

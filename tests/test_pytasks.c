@@ -2,6 +2,8 @@
 #include "config.h"
 
 #include <criterion/criterion.h>
+#include <errno.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -479,7 +481,9 @@ Test(pytasks, own_view_3_13t, .timeout = 60)
  * Tasks finishing while read, on every Python of the matrix
  * (tests/targets/asyncchurn.py: 50 tasks started
  * at a time, each ending two awaits later, beside 20 idle ones): every
- * dump is a whole tree or says it could not get one, never a torn one.
+ * dump is a whole tree, or the part that stayed the same under two reads
+ * with a line saying how many tasks it leaves out, or says it could not
+ * get one; never a torn one.
  * Whole: the header counts the task lines; the 20 idle tasks are all
  * there, each waiting in Event.wait under idle; every other task is the
  * spawner, main's or a churn task, its frames the program's own (3.9's
@@ -491,13 +495,13 @@ static void churn(const struct interp *in)
 	char ready[256], pidbuf[32], *out, *err;
 	const char *args[] = { "dump", "--tasks", "--pid", pidbuf, NULL };
 	const char *sargs[] = { test_target_for(in, "asyncchurn.py"), NULL };
-	unsigned int whole = 0;
+	unsigned int whole = 0, partial = 0;
 	pid_t pid;
 
 	pid = test_start(in, sargs, ready, sizeof(ready));
 	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)pid);
 	for (int run = 0; run < 30; run++) {
-		unsigned int n = 0, tasks = 0, idles = 0;
+		unsigned int n = 0, tasks = 0, idles = 0, hidden = 0;
 		char *line, *save = NULL, *prev = NULL;
 		int st = test_pyrospy(args, &out, &err);
 
@@ -517,6 +521,11 @@ static void churn(const struct interp *in)
 			if (!strncmp(line, "Process ", 8) || !strncmp(line, "Thread ", 7) ||
 			    !strncmp(line, "Tasks of every thread: ", 23))
 				continue;
+			if (!strncmp(line, "[not shown: ", 12)) {
+				cr_assert(sscanf(line, "[not shown: %u task", &hidden) == 1 && hidden > 0,
+					  "%s: %s", in->bin, line);
+				continue;
+			}
 			if (!strncmp(p, "Task \"", 6)) {
 				tasks++;
 				cr_assert(sscanf(p, "Task \"%63[^\"]\" (pending)", name) == 1 &&
@@ -538,13 +547,17 @@ static void churn(const struct interp *in)
 		}
 		cr_assert_eq(tasks, n, "%s: %u task lines, header says %u", in->bin, tasks, n);
 		cr_assert_eq(idles, 20, "%s: %u idle tasks", in->bin, idles);
-		whole++;
+		if (hidden)
+			partial++;
+		else
+			whole++;
 		free(out);
 		free(err);
 	}
 	test_stop(pid);
-	cr_log_info("%s: %u whole trees of 30", in->bin, whole);
-	cr_assert_geq(whole, 15, "%s: only %u dumps of 30 got a whole tree", in->bin, whole);
+	cr_log_info("%s: %u whole trees, %u in part, of 30", in->bin, whole, partial);
+	cr_assert_geq(whole + partial, 15, "%s: only %u dumps of 30 got a tree", in->bin,
+		      whole + partial);
 }
 
 Test(pytasks, churn_3_9, .timeout = 120)
@@ -581,6 +594,111 @@ Test(pytasks, churn_pyenv, .timeout = 120)
 {
 	for (size_t i = 0; i < sizeof(pyenvs) / sizeof(pyenvs[0]); i++)
 		churn(&pyenvs[i]);
+}
+
+/*
+ * A loop that never rests: a task renames itself on every turn beside 20
+ * idle ones (tests/targets/asyncrename.py), the target alone on one core
+ * at a real-time priority, so that nothing else on the machine decides
+ * whether it is running while pyrospy reads (the run of pytasks/churn_*
+ * does: beside other work they read whole trees, alone on an idle machine
+ * none).  Every dump answers: a whole tree, or what stayed the same under
+ * two reads with a line saying how many tasks changed; never torn, never a
+ * refusal.  The 20 idle tasks are always there, under main.
+ */
+static void renaming(const struct interp *in)
+{
+	char ready[256], pidbuf[32], *out, *err;
+	const char *args[] = { "dump", "--tasks", "--pid", pidbuf, NULL };
+	const char *sargs[] = { test_target_for(in, "asyncrename.py"), NULL };
+	struct sched_param rt = { .sched_priority = 1 }, normal = { 0 };
+	unsigned int partial = 0, whole = 0;
+	cpu_set_t one, mine, rest;
+	pid_t pid;
+
+	pid = test_start(in, sargs, ready, sizeof(ready));
+	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)pid);
+	cr_assert_eq(sched_getaffinity(0, sizeof(mine), &mine), 0);
+	CPU_ZERO(&one);
+	CPU_ZERO(&rest);
+	for (int c = 0, seen = 0; c < CPU_SETSIZE; c++)
+		if (CPU_ISSET(c, &mine) && !seen++)
+			CPU_SET(c, &one);
+		else if (CPU_ISSET(c, &mine))
+			CPU_SET(c, &rest);
+	cr_assert(CPU_COUNT(&rest) > 0, "needs two cores");
+	cr_assert_eq(sched_setaffinity(pid, sizeof(one), &one), 0, "%s", strerror(errno));
+	cr_assert_eq(sched_setscheduler(pid, SCHED_FIFO, &rt), 0, "%s", strerror(errno));
+	cr_assert_eq(sched_setaffinity(0, sizeof(rest), &rest), 0);	/* pyrospy inherits it */
+	for (int run = 0; run < 10; run++) {
+		unsigned int n = 0, tasks = 0, idles = 0, hidden = 0;
+		char *line, *save = NULL, *prev = NULL;
+		int st = test_pyrospy(args, &out, &err);
+
+		cr_assert_eq(st, 0, "%s: exit %d: %s", in->bin, st, err);
+		cr_assert(sscanf(out, "Process %*d (%*[^)]): %u asyncio task", &n) == 1, "%s", out);
+		for (line = strtok_r(out, "\n", &save); line; prev = line,
+		     line = strtok_r(NULL, "\n", &save)) {
+			const char *p = line + strspn(line, " ");
+			char name[64] = "";
+
+			if (!strncmp(line, "Process ", 8) || !strncmp(line, "Thread ", 7))
+				continue;
+			if (!strncmp(line, "[not shown: ", 12)) {
+				cr_assert(sscanf(line, "[not shown: %u task", &hidden) == 1 && hidden > 0 &&
+					  strstr(line, " that started, ended or changed under each of 50 reads,"
+						 " and the tasks only they await]"), "%s: %s", in->bin, line);
+				continue;
+			}
+			if (!strncmp(p, "Task \"", 6)) {
+				tasks++;
+				cr_assert(sscanf(p, "Task \"%63[^\"]\" (pending)", name) == 1 &&
+					  (!strncmp(name, "idle-", 5) || !strncmp(name, "tick-", 5) ||
+					   !strncmp(name, "Task-", 5)),
+					  "%s: task line: %s", in->bin, line);
+				continue;
+			}
+			cr_assert(!strncmp(p, "ticker (", 8) || !strncmp(p, "sleep (", 7) ||
+				  !strncmp(p, "main (", 6) || !strncmp(p, "Event.wait (", 12) ||
+				  !strncmp(p, "wait (", 6) || !strncmp(p, "idle (", 6),
+				  "%s: frame line: %s", in->bin, line);
+			if (!strncmp(p, "idle (", 6)) {
+				cr_assert(prev && strstr(prev, "wait ("), "%s: %s", in->bin, line);
+				cr_assert_eq(strspn(line, " "), 10, "%s: not under main: %s", in->bin, line);
+				idles++;
+			}
+		}
+		cr_assert_eq(tasks, n, "%s: %u task lines, header says %u", in->bin, tasks, n);
+		cr_assert_eq(idles, 20, "%s: %u idle tasks", in->bin, idles);
+		cr_assert(hidden ? n == 21 : n == 22, "%s: %u tasks, %u not shown", in->bin, n, hidden);
+		if (hidden)
+			partial++;
+		else
+			whole++;
+		free(out);
+		free(err);
+	}
+	sched_setaffinity(0, sizeof(mine), &mine);
+	sched_setscheduler(pid, SCHED_OTHER, &normal);
+	test_stop(pid);
+	cr_log_info("%s: %u whole trees, %u in part, of 10", in->bin, whole, partial);
+	/* the real-time target ran through most reads: the path in part was taken */
+	cr_assert_geq(partial, 1, "%s: no dump in part", in->bin);
+}
+
+Test(pytasks, renaming_3_11, .timeout = 60)
+{
+	renaming(py(11));
+}
+
+Test(pytasks, renaming_3_14, .timeout = 60)
+{
+	renaming(py(14));
+}
+
+Test(pytasks, renaming_pyenv_3_8, .timeout = 60)
+{
+	renaming(&pyenvs[0]);
 }
 
 /* status, stdout and stderr of dump --tasks on script run by in. */
