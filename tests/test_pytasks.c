@@ -490,19 +490,77 @@ Test(pytasks, own_view_3_13t, .timeout = 60)
  * asyncio.create_task() names a task after making it: for a moment it has
  * the default "Task-N").
  */
+/* Does s start with one of the prefixes of the NULL-ended list? */
+static int starts_any(const char *s, const char *const *prefix)
+{
+	for (; *prefix; prefix++)
+		if (!strncmp(s, *prefix, strlen(*prefix)))
+			return 1;
+	return 0;
+}
+
+/*
+ * One dump --tasks of a tree beside 20 idle tasks, checked: the header
+ * counts the task lines; each task's name and each frame is one of the
+ * program's (names, frames: prefixes); the 20 idle tasks are there, each
+ * waiting in Event.wait under idle (3.9 names functions without their
+ * class); a tree in part says how many it left out.  The tasks read and
+ * the number left out (0: the tree is whole).
+ */
+static unsigned int check_tree(const struct interp *in, char *out, const char *const *names,
+			       const char *const *frames, unsigned int *hidden)
+{
+	unsigned int n = 0, tasks = 0, idles = 0;
+	char *line, *save = NULL, *prev = NULL;
+
+	*hidden = 0;
+	cr_assert(sscanf(out, "Process %*d (%*[^)]): %u asyncio task", &n) == 1, "%s", out);
+	for (line = strtok_r(out, "\n", &save); line; prev = line, line = strtok_r(NULL, "\n", &save)) {
+		const char *p = line + strspn(line, " ");
+		char name[64] = "";
+
+		if (!strncmp(line, "Process ", 8) || !strncmp(line, "Thread ", 7) ||
+		    !strncmp(line, "Tasks of every thread: ", 23))
+			continue;
+		if (!strncmp(line, "[not shown: ", 12)) {
+			cr_assert(sscanf(line, "[not shown: %u task", hidden) == 1 && *hidden > 0 &&
+				  strstr(line, " that started, ended or changed under each of 50 reads,"
+					 " and the tasks only they await]"), "%s: %s", in->bin, line);
+			continue;
+		}
+		if (!strncmp(p, "Task \"", 6)) {
+			tasks++;
+			cr_assert(sscanf(p, "Task \"%63[^\"]\" (pending)", name) == 1 &&
+				  starts_any(name, names), "%s: task line: %s", in->bin, line);
+			continue;
+		}
+		cr_assert(starts_any(p, frames), "%s: frame line: %s", in->bin, line);
+		if (!strncmp(p, "idle (", 6)) {
+			cr_assert(prev && strstr(prev, "wait ("), "%s: %s", in->bin, line);
+			cr_assert_eq(strspn(line, " "), 10, "%s: not under main: %s", in->bin, line);
+			idles++;
+		}
+	}
+	cr_assert_eq(tasks, n, "%s: %u task lines, header says %u", in->bin, tasks, n);
+	cr_assert_eq(idles, 20, "%s: %u idle tasks", in->bin, idles);
+	return n;
+}
+
 static void churn(const struct interp *in)
 {
 	char ready[256], pidbuf[32], *out, *err;
 	const char *args[] = { "dump", "--tasks", "--pid", pidbuf, NULL };
 	const char *sargs[] = { test_target_for(in, "asyncchurn.py"), NULL };
+	static const char *const names[] = { "idle-", "churn-", "spawner", "Task-", NULL };
+	static const char *const frames[] = { "churn (", "sleep (", "spawner (", "main (",
+					      "Event.wait (", "wait (", "idle (", NULL };
 	unsigned int whole = 0, partial = 0;
 	pid_t pid;
 
 	pid = test_start(in, sargs, ready, sizeof(ready));
 	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)pid);
 	for (int run = 0; run < 30; run++) {
-		unsigned int n = 0, tasks = 0, idles = 0, hidden = 0;
-		char *line, *save = NULL, *prev = NULL;
+		unsigned int hidden;
 		int st = test_pyrospy(args, &out, &err);
 
 		if (st == 1 && strstr(err, "its tasks changed under every read")) {
@@ -512,41 +570,7 @@ static void churn(const struct interp *in)
 			continue;
 		}
 		cr_assert_eq(st, 0, "%s: exit %d: %s", in->bin, st, err);
-		cr_assert(sscanf(out, "Process %*d (%*[^)]): %u asyncio task", &n) == 1, "%s", out);
-		for (line = strtok_r(out, "\n", &save); line; prev = line,
-		     line = strtok_r(NULL, "\n", &save)) {
-			const char *p = line + strspn(line, " ");
-			char name[64] = "";
-
-			if (!strncmp(line, "Process ", 8) || !strncmp(line, "Thread ", 7) ||
-			    !strncmp(line, "Tasks of every thread: ", 23))
-				continue;
-			if (!strncmp(line, "[not shown: ", 12)) {
-				cr_assert(sscanf(line, "[not shown: %u task", &hidden) == 1 && hidden > 0,
-					  "%s: %s", in->bin, line);
-				continue;
-			}
-			if (!strncmp(p, "Task \"", 6)) {
-				tasks++;
-				cr_assert(sscanf(p, "Task \"%63[^\"]\" (pending)", name) == 1 &&
-					  (!strncmp(name, "idle-", 5) || !strncmp(name, "churn-", 6) ||
-					   !strcmp(name, "spawner") || !strncmp(name, "Task-", 5)),
-					  "%s: task line: %s", in->bin, line);
-				continue;
-			}
-			cr_assert(!strncmp(p, "churn (", 7) || !strncmp(p, "sleep (", 7) ||
-				  !strncmp(p, "spawner (", 9) || !strncmp(p, "main (", 6) ||
-				  !strncmp(p, "Event.wait (", 12) || !strncmp(p, "wait (", 6) ||
-				  !strncmp(p, "idle (", 6),
-				  "%s: frame line: %s", in->bin, line);
-			if (!strncmp(p, "idle (", 6)) {
-				/* 3.9 names functions without their class */
-				cr_assert(prev && strstr(prev, "wait ("), "%s: %s", in->bin, line);
-				idles++;
-			}
-		}
-		cr_assert_eq(tasks, n, "%s: %u task lines, header says %u", in->bin, tasks, n);
-		cr_assert_eq(idles, 20, "%s: %u idle tasks", in->bin, idles);
+		check_tree(in, out, names, frames, &hidden);
 		if (hidden)
 			partial++;
 		else
@@ -611,6 +635,9 @@ static void renaming(const struct interp *in)
 	char ready[256], pidbuf[32], *out, *err;
 	const char *args[] = { "dump", "--tasks", "--pid", pidbuf, NULL };
 	const char *sargs[] = { test_target_for(in, "asyncrename.py"), NULL };
+	static const char *const names[] = { "idle-", "tick-", "Task-", NULL };
+	static const char *const frames[] = { "ticker (", "sleep (", "main (", "Event.wait (",
+					      "wait (", "idle (", NULL };
 	struct sched_param rt = { .sched_priority = 1 }, normal = { 0 };
 	unsigned int partial = 0, whole = 0;
 	cpu_set_t one, mine, rest;
@@ -631,45 +658,11 @@ static void renaming(const struct interp *in)
 	cr_assert_eq(sched_setscheduler(pid, SCHED_FIFO, &rt), 0, "%s", strerror(errno));
 	cr_assert_eq(sched_setaffinity(0, sizeof(rest), &rest), 0);	/* pyrospy inherits it */
 	for (int run = 0; run < 10; run++) {
-		unsigned int n = 0, tasks = 0, idles = 0, hidden = 0;
-		char *line, *save = NULL, *prev = NULL;
+		unsigned int n, hidden;
 		int st = test_pyrospy(args, &out, &err);
 
 		cr_assert_eq(st, 0, "%s: exit %d: %s", in->bin, st, err);
-		cr_assert(sscanf(out, "Process %*d (%*[^)]): %u asyncio task", &n) == 1, "%s", out);
-		for (line = strtok_r(out, "\n", &save); line; prev = line,
-		     line = strtok_r(NULL, "\n", &save)) {
-			const char *p = line + strspn(line, " ");
-			char name[64] = "";
-
-			if (!strncmp(line, "Process ", 8) || !strncmp(line, "Thread ", 7))
-				continue;
-			if (!strncmp(line, "[not shown: ", 12)) {
-				cr_assert(sscanf(line, "[not shown: %u task", &hidden) == 1 && hidden > 0 &&
-					  strstr(line, " that started, ended or changed under each of 50 reads,"
-						 " and the tasks only they await]"), "%s: %s", in->bin, line);
-				continue;
-			}
-			if (!strncmp(p, "Task \"", 6)) {
-				tasks++;
-				cr_assert(sscanf(p, "Task \"%63[^\"]\" (pending)", name) == 1 &&
-					  (!strncmp(name, "idle-", 5) || !strncmp(name, "tick-", 5) ||
-					   !strncmp(name, "Task-", 5)),
-					  "%s: task line: %s", in->bin, line);
-				continue;
-			}
-			cr_assert(!strncmp(p, "ticker (", 8) || !strncmp(p, "sleep (", 7) ||
-				  !strncmp(p, "main (", 6) || !strncmp(p, "Event.wait (", 12) ||
-				  !strncmp(p, "wait (", 6) || !strncmp(p, "idle (", 6),
-				  "%s: frame line: %s", in->bin, line);
-			if (!strncmp(p, "idle (", 6)) {
-				cr_assert(prev && strstr(prev, "wait ("), "%s: %s", in->bin, line);
-				cr_assert_eq(strspn(line, " "), 10, "%s: not under main: %s", in->bin, line);
-				idles++;
-			}
-		}
-		cr_assert_eq(tasks, n, "%s: %u task lines, header says %u", in->bin, tasks, n);
-		cr_assert_eq(idles, 20, "%s: %u idle tasks", in->bin, idles);
+		n = check_tree(in, out, names, frames, &hidden);
 		cr_assert(hidden ? n == 21 : n == 22, "%s: %u tasks, %u not shown", in->bin, n, hidden);
 		if (hidden)
 			partial++;
