@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include "config.h"
-#include "pytasks.h"
-#include "pyvm.h"
+#include "python/pytasks.h"
+#include "python/pyvm.h"
 
 /*
  * Where asyncio's tasks are, for dump --tasks (src/pytasks.h), x86-64

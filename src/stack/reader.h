@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef PYROSPY_READER_H
+#define PYROSPY_READER_H
+
+#include <stdint.h>
+
+#include "util/perr.h"
+#include "stack/stack.h"
+
+/*
+ * What the language readers (pyreader.c, rbreader.c) have in common: the
+ * options, the counters and the callback.  reader_new() picks the reader
+ * for the target's language.
+ */
+struct target;
+
+/* What to keep of each sample. */
+struct reader_opts {
+	int idle;		/* keep threads that are not running */
+	int gil_only;		/* keep only the thread holding the GIL/GVL */
+	int locals;		/* each frame's local variables (pylocals.h, rblocals.h) */
+	int gvl_wait;		/* Ruby: keep threads queued for the GVL, under a
+				   "(waiting for GVL)" leaf frame */
+	int no_gc;		/* no "(garbage collection)" leaf on the collecting thread */
+	int async_tasks;	/* Python: the running asyncio task and those awaiting it,
+				   as "<task> NAME" frames (pyasync.h) */
+	int anchor;		/* CPython 3.15+: write each thread's last_profiled_frame
+				   and read only the frames above it (pyreader.c) */
+};
+
+/* Counters a reader keeps; the CLI reports them. */
+struct reader_stats {
+	uint64_t samples;	/* calls to *_sample */
+	uint64_t stacks;	/* thread stacks delivered */
+	uint64_t dropped;	/* thread stacks given up as inconsistent */
+	uint64_t retries;	/* stacks read again after a torn read */
+	uint64_t bad_frames;	/* frames that failed validation */
+	uint64_t cache_misses;	/* code objects read */
+	uint64_t cache_stale;	/* cached code found replaced by other code */
+	uint64_t tags_dropped;	/* samples whose tags were torn under the read */
+	uint64_t unqualified;	/* Ruby: a method's class that could not be read */
+	uint64_t anchored;	/* Python 3.15+: stacks whose callers below the anchor
+				   were known unchanged, not read again */
+};
+
+typedef void (*reader_cb)(void *arg, const struct stack *st);
+
+struct reader;
+
+/*
+ * A reader for target t, by its language.  PERR_STARTUP if the runtime is
+ * not initialised yet (try again later); PERR_UNSUPPORTED if no layout
+ * fits; PERR_NOTFOUND if the runtime cannot be found in it.  t must
+ * outlive the reader.
+ */
+enum perr reader_new(struct target *t, const struct reader_opts *opts, struct reader **out);
+void reader_free(struct reader *r);
+
+/*
+ * One sample: cb once for each thread the options keep, with a stack
+ * valid only during the call.  PERR_EXITED or PERR_PERM mean stop; other
+ * trouble is counted in the stats and the sample goes on.
+ */
+enum perr reader_sample(struct reader *r, reader_cb cb, void *arg);
+const struct reader_stats *reader_stats(const struct reader *r);
+const char *reader_describe(const struct reader *r);
+
+/* The Python reader behind r, NULL for Ruby (for pytasks.c). */
+struct pyreader;
+struct pyreader *reader_python(struct reader *r);
+
+#endif
