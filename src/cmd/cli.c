@@ -35,7 +35,7 @@
 #include "python/pytasks.h"
 #include "python/pyvm.h"
 #include "ruby/rubyvm.h"
-#include "stack/reader.h"
+#include "sample/reader.h"
 #include "cmd/diff.h"
 #include "cmd/report.h"
 #include "sample/sampler.h"

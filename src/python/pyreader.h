@@ -5,7 +5,7 @@
 #include <stdint.h>
 
 #include "util/perr.h"
-#include "stack/reader.h"
+#include "stack/reading.h"
 
 struct target;
 struct pyreader;

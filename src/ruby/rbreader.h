@@ -3,7 +3,7 @@
 #define PYROSPY_RBREADER_H
 
 #include "util/perr.h"
-#include "stack/reader.h"
+#include "stack/reading.h"
 
 struct target;
 struct rbreader;

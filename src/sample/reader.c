@@ -5,7 +5,7 @@
 
 #include "python/pyreader.h"
 #include "ruby/rbreader.h"
-#include "stack/reader.h"
+#include "sample/reader.h"
 #include "proc/target.h"
 #include "util/xalloc.h"
 

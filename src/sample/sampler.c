@@ -14,7 +14,7 @@
 
 #include "profile/profile.h"
 #include "proc/ptree.h"
-#include "stack/reader.h"
+#include "sample/reader.h"
 #include "sample/sampler.h"
 #include "stack/tags.h"
 #include "proc/target.h"

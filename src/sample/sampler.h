@@ -6,7 +6,7 @@
 #include <stdint.h>
 
 #include "util/perr.h"
-#include "stack/reader.h"
+#include "sample/reader.h"
 
 struct target;
 struct profile;

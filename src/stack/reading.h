@@ -1,18 +1,17 @@
 /* SPDX-License-Identifier: MIT */
-#ifndef PYROSPY_READER_H
-#define PYROSPY_READER_H
+#ifndef PYROSPY_READING_H
+#define PYROSPY_READING_H
 
 #include <stdint.h>
 
-#include "util/perr.h"
 #include "stack/stack.h"
 
 /*
- * What the language readers (pyreader.c, rbreader.c) have in common: the
- * options, the counters and the callback.  reader_new() picks the reader
- * for the target's language.
+ * What the sampler asks of a language reader (python/pyreader.c,
+ * ruby/rbreader.c) and what it gets back: the options, the counters and
+ * the callback that receives each stack.  sample/reader.h picks the
+ * reader for the target's language.
  */
-struct target;
 
 /* What to keep of each sample. */
 struct reader_opts {
@@ -44,29 +43,5 @@ struct reader_stats {
 };
 
 typedef void (*reader_cb)(void *arg, const struct stack *st);
-
-struct reader;
-
-/*
- * A reader for target t, by its language.  PERR_STARTUP if the runtime is
- * not initialised yet (try again later); PERR_UNSUPPORTED if no layout
- * fits; PERR_NOTFOUND if the runtime cannot be found in it.  t must
- * outlive the reader.
- */
-enum perr reader_new(struct target *t, const struct reader_opts *opts, struct reader **out);
-void reader_free(struct reader *r);
-
-/*
- * One sample: cb once for each thread the options keep, with a stack
- * valid only during the call.  PERR_EXITED or PERR_PERM mean stop; other
- * trouble is counted in the stats and the sample goes on.
- */
-enum perr reader_sample(struct reader *r, reader_cb cb, void *arg);
-const struct reader_stats *reader_stats(const struct reader *r);
-const char *reader_describe(const struct reader *r);
-
-/* The Python reader behind r, NULL for Ruby (for pytasks.c). */
-struct pyreader;
-struct pyreader *reader_python(struct reader *r);
 
 #endif
