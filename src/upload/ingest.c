@@ -40,26 +40,6 @@ const struct ingest_format_ops *ingest_format_of(const struct ingest_opts *o)
 	return (size_t)o->format < ARRAY_SIZE(formats) ? formats[o->format] : &ingest_folded;
 }
 
-void ingest_buf_add(struct ingest_buf *b, const void *data, size_t n)
-{
-	if (b->len + n + 1 > b->cap) {
-		size_t cap = b->cap ? b->cap : 256;
-
-		while (b->len + n + 1 > cap)
-			cap *= 2;
-		b->s = xrealloc(b->s, cap);
-		b->cap = cap;
-	}
-	memcpy(b->s + b->len, data, n);
-	b->len += n;
-	b->s[b->len] = '\0';
-}
-
-void ingest_buf_str(struct ingest_buf *b, const char *s)
-{
-	ingest_buf_add(b, s, strlen(s));
-}
-
 /* --- the name: app, tags, and what the servers accept in them --- */
 
 static int is_alnum(int c)
@@ -205,37 +185,6 @@ char *ingest_name(const struct ingest_opts *o, const char *tags)
 	name = tags_name(o, &ts);
 	tags_release(&ts);
 	return name;
-}
-
-char *ingest_service_name(const struct ingest_opts *o)
-{
-	size_t n = strlen(o->app_name);
-
-	if (ends_with(o->app_name, ".cpu"))
-		n -= 4;
-	return xstrndup(o->app_name, n);
-}
-
-char *ingest_urlencode(const char *s)
-{
-	static const char hex[] = "0123456789ABCDEF";
-	struct ingest_buf b = { 0 };
-
-	ingest_buf_add(&b, "", 0);
-	/*
-	 * Everything but the unreserved set: Go drops a query pair holding a
-	 * raw ';' and reads '+' as a space.
-	 */
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		char esc[3] = { '%', hex[c >> 4], hex[c & 15] };
-
-		if (is_alnum(c) || c == '-' || c == '.' || c == '_' || c == '~')
-			ingest_buf_add(&b, s, 1);
-		else
-			ingest_buf_add(&b, esc, 3);
-	}
-	return b.s;
 }
 
 time_t ingest_align(time_t t)

@@ -6,7 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "upload/ingest.h"
 #include "upload/ingest_format.h"
 #include "profile/profile.h"
 #include "util/xalloc.h"

@@ -6,7 +6,7 @@
 #include <stdint.h>
 #include <time.h>
 
-#include "upload/ingest.h"
+#include "upload/ingest_wire.h"
 #include "util/pb.h"
 #include "profile/profile.h"
 
@@ -56,13 +56,9 @@ struct ingest_format_ops {
 
 extern const struct ingest_format_ops ingest_folded, ingest_trie, ingest_pprof, ingest_push;
 
-/* The encoder o asks for. */
-const struct ingest_format_ops *ingest_format_of(const struct ingest_opts *o);
 
 #define INGEST_MARK_TRUNCATED "[truncated]"
 
-/* o->app_name without a ".cpu" suffix (the service name); caller frees. */
-char *ingest_service_name(const struct ingest_opts *o);
 
 /*
  * A group's stacks as gzipped pprofs (src/pprof.c) for the window [from,
@@ -88,17 +84,6 @@ size_t ingest_pprof_chunks(const struct ingest_opts *o, const struct profile *p,
  */
 void ingest_profile_under(struct profile *dst, const char *tags, const struct profile *src);
 
-/* A growing, NUL-terminated byte buffer. */
-struct ingest_buf {
-	char *s;
-	size_t len, cap;
-};
 
-void ingest_buf_add(struct ingest_buf *b, const void *data, size_t n);
-void ingest_buf_str(struct ingest_buf *b, const char *s);
-
-/* The user's headers (--header, then $PYROSPY_HEADERS), trimmed; NULL-terminated. */
-char **ingest_headers_collect(const struct ingest_opts *o);
-void ingest_headers_free(char **v);
 
 #endif

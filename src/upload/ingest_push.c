@@ -4,7 +4,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "upload/ingest.h"
 #include "upload/ingest_format.h"
 #include "util/pb.h"
 #include "util/xalloc.h"
