@@ -9,7 +9,7 @@
 #include "python/pyasync.h"
 #include "python/pyobj.h"
 #include "python/pyreader.h"
-#include "python/pytasks.h"
+#include "python/pyaio.h"
 #include "python/pyvm.h"
 #include "proc/rmem.h"
 #include "proc/target.h"
@@ -37,8 +37,8 @@ struct pyasync {
 	int ready;			/* 1: layout known; -1: never will be */
 	uint64_t next_look;		/* sample count of the next look for asyncio */
 	uint64_t gap;			/* samples between looks: 1, 2, 4... */
-	struct pytasks_published T;	/* 3.14+ */
-	const struct pytasks_registry *old;	/* or 3.9-3.13 */
+	struct pyaio_published T;	/* 3.14+ */
+	const struct pyaio_registry *old;	/* or 3.9-3.13 */
 	uint64_t current;		/* asyncio.tasks._current_tasks (3.9-3.13) */
 	uint64_t loop;			/* and the loop old_running() found last */
 	struct rmem fresh;		/* what the process holds now, apart from the */
@@ -54,7 +54,7 @@ enum perr pyasync_supported(const struct target *t, const char **why)
 		*why = "it reads the asyncio tasks of Python";
 		return PERR_UNSUPPORTED;
 	}
-	if (t->free_threaded && !pytasks_registry_for(t)) {
+	if (t->free_threaded && !pyaio_registry_for(t)) {
 		*why = "it reads the asyncio tasks of a free-threaded CPython 3.13 only, "
 		       "not of a later one";
 		return PERR_UNSUPPORTED;
@@ -83,7 +83,7 @@ struct pyasync *pyasync_new(struct pyreader *pr, struct target *t)
 	pyobj_init(&a->obj, a->mem, pyreader_layout(pr), t);
 	rmem_init(&a->fresh, t);
 	pyobj_init(&a->fobj, &a->fresh, pyreader_layout(pr), t);
-	a->old = pytasks_registry_for(t);
+	a->old = pyaio_registry_for(t);
 	if (target_symbol(t, "PyCFunction_Type", &a->cfunc_type, &tls))
 		a->cfunc_type = 0;
 	if (target_symbol(t, "PyMethod_Type", &a->method_type, &tls))
@@ -114,6 +114,33 @@ static uint64_t imported(struct pyasync *a, const char *name)
 	    !interp || pyobj_module(&a->obj, interp, name, &mod))
 		return 0;
 	return mod;
+}
+
+/*
+ * The asyncio layout of a 3.14+ target, in a->T: what it publishes, equal
+ * to the shipped table.  PERR_NOTFOUND while asyncio is not imported (try
+ * again later); PERR_UNSUPPORTED and *why otherwise.
+ */
+static enum perr published_layout(struct pyasync *a, const char **why)
+{
+	const struct pyaio_registry *old;
+	int known;
+	enum perr err;
+
+	*why = NULL;
+	err = pyaio_layout(pyreader_mem(a->pr), a->t, pyreader_runtime(a->pr), &old, &a->T, &known,
+			   why);
+	if (err)
+		return err;
+	if (old) {
+		*why = "no AsyncioDebug offsets before CPython 3.14";
+		return PERR_UNSUPPORTED;
+	}
+	if (!known) {
+		*why = "its AsyncioDebug offsets differ from the ones pyrospy knows";
+		return PERR_UNSUPPORTED;
+	}
+	return PERR_OK;
 }
 
 /*
@@ -160,9 +187,9 @@ static int ready(struct pyasync *a, uint64_t samples)
 	 * _asyncio extension module.  A module loaded since the maps were
 	 * read is not in them: read them again once it is imported.
 	 */
-	err = pytasks_layout(a->pr, a->t, &a->T, &why);
+	err = published_layout(a, &why);
 	if (err == PERR_NOTFOUND && imported(a, "_asyncio") && !target_refresh_maps(a->t))
-		err = pytasks_layout(a->pr, a->t, &a->T, &why);
+		err = published_layout(a, &why);
 	if (!err)
 		a->ready = 1;
 	else if (err == PERR_UNSUPPORTED)
@@ -269,7 +296,7 @@ static uint64_t old_running(struct pyasync *a, uint64_t thread_id, int *loop)
 /* What a C task's fields say (3.9-3.13); PERR_CORRUPT if obj is no C task. */
 static enum perr old_task(struct pyasync *a, uint64_t obj, unsigned char *tb, size_t cap)
 {
-	uint32_t need = pytasks_task_len(a->old);
+	uint32_t need = pyaio_task_len(a->old);
 
 	if (need > cap || !obj || !type_named(a, obj, "_asyncio.Task", &a->task_type) ||
 	    rmem_read(a->mem, obj, tb, need))
@@ -288,7 +315,7 @@ static int awaits(struct pyasync *a, uint64_t p, uint64_t fut)
 /* The task a task-wakeup callback wakes (3.9 TaskWakeupMethWrapper, 3.11+ task_wakeup). */
 static uint64_t wakes(struct pyasync *a, uint64_t cb)
 {
-	const struct pytasks_registry *O = a->old;
+	const struct pyaio_registry *O = a->old;
 	uint64_t p = 0, ml, ml_name;
 	char name[12];
 
@@ -426,8 +453,8 @@ uint64_t pyasync_running(struct pyasync *a, uint64_t tstate, uint64_t thread_id,
 	if (a->old)
 		return old_running(a, thread_id, loop);
 	/* asyncio_running_loop, then asyncio_running_task right after it */
-	at = tstate + a->T.aio[PYTASKS_A_TS_LOOP];
-	if (a->T.aio[PYTASKS_A_TS_TASK] != a->T.aio[PYTASKS_A_TS_LOOP] + 8)
+	at = tstate + a->T.aio[PYAIO_A_TS_LOOP];
+	if (a->T.aio[PYAIO_A_TS_TASK] != a->T.aio[PYAIO_A_TS_LOOP] + 8)
 		return 0;
 	if (fresh)
 		rmem_begin(&a->fresh, 1);	/* one read: where it read last time */
@@ -440,7 +467,7 @@ uint64_t pyasync_running(struct pyasync *a, uint64_t tstate, uint64_t thread_id,
 /* The one task of an awaited-by set, 0 if it holds several (*n: how many). */
 static enum perr set_sole(struct pyasync *a, uint64_t set, uint64_t *sole, uint64_t *n)
 {
-	const struct pytasks_published *T = &a->T;
+	const struct pyaio_published *T = &a->T;
 	unsigned char s[64], *tab;
 	uint64_t used, mask, table;
 	enum perr err = PERR_CORRUPT;
@@ -479,7 +506,7 @@ static enum perr set_sole(struct pyasync *a, uint64_t set, uint64_t *sole, uint6
 static enum perr old_chain(struct pyasync *a, uint64_t task, struct stack_frame *out,
 			   unsigned int max, unsigned int *n, uint64_t *coro_frame)
 {
-	const struct pytasks_registry *O = a->old;
+	const struct pyaio_registry *O = a->old;
 	uint64_t seen[PYASYNC_DEPTH];
 	unsigned char tb[256];
 	unsigned int k = 0;
@@ -508,7 +535,7 @@ static enum perr old_chain(struct pyasync *a, uint64_t task, struct stack_frame 
 				*coro_frame = coro + O->gi_iframe;
 			}
 		}
-		if (pytasks_name(&a->obj, a->t->minor, get_u64(tb, O->name), name, sizeof(name)))
+		if (pyaio_task_name(&a->obj, a->t->minor, get_u64(tb, O->name), name, sizeof(name)))
 			return PERR_CORRUPT;
 		snprintf(a->shown[k], NAME_BUF, "<task> %s", name);
 		out[k] = (struct stack_frame){ a->shown[k], "", 0 };
@@ -531,7 +558,7 @@ static enum perr old_chain(struct pyasync *a, uint64_t task, struct stack_frame 
 enum perr pyasync_chain(struct pyasync *a, uint64_t task, struct stack_frame *out,
 			unsigned int max, unsigned int *n, uint64_t *coro_frame)
 {
-	const struct pytasks_published *T = &a->T;
+	const struct pyaio_published *T = &a->T;
 	uint64_t seen[PYASYNC_DEPTH];
 	unsigned char tb[4096];
 	unsigned int k = 0;
@@ -540,7 +567,7 @@ enum perr pyasync_chain(struct pyasync *a, uint64_t task, struct stack_frame *ou
 	*coro_frame = 0;
 	if (a->ready == 1 && a->old)
 		return old_chain(a, task, out, max, n, coro_frame);
-	if (a->ready != 1 || T->aio[PYTASKS_A_TASK_SIZE] > sizeof(tb))
+	if (a->ready != 1 || T->aio[PYAIO_A_TASK_SIZE] > sizeof(tb))
 		return PERR_UNSUPPORTED;
 	while (task && k < max && k < PYASYNC_DEPTH) {
 		uint64_t ab, more = 0;
@@ -550,11 +577,11 @@ enum perr pyasync_chain(struct pyasync *a, uint64_t task, struct stack_frame *ou
 			if (seen[i] == task)
 				return PERR_CORRUPT;	/* a cycle: no program has one */
 		seen[k] = task;
-		if (rmem_read(a->mem, task, tb, T->aio[PYTASKS_A_TASK_SIZE]) ||
-		    tb[T->aio[PYTASKS_A_TASK_IS_TASK]] != 1)
+		if (rmem_read(a->mem, task, tb, T->aio[PYAIO_A_TASK_SIZE]) ||
+		    tb[T->aio[PYAIO_A_TASK_IS_TASK]] != 1)
 			return PERR_CORRUPT;
 		if (!k) {
-			uint64_t coro = get_u64(tb, (uint32_t)T->aio[PYTASKS_A_TASK_CORO]);
+			uint64_t coro = get_u64(tb, (uint32_t)T->aio[PYAIO_A_TASK_CORO]);
 
 			if (!coro)
 				return PERR_CORRUPT;
@@ -566,14 +593,14 @@ enum perr pyasync_chain(struct pyasync *a, uint64_t task, struct stack_frame *ou
 		 * name for a new one that got both addresses (seen: short-1
 		 * shown for short-2).
 		 */
-		if (pytasks_name(&a->obj, a->t->minor,
-				 get_u64(tb, (uint32_t)T->aio[PYTASKS_A_TASK_NAME]), name, sizeof(name)))
+		if (pyaio_task_name(&a->obj, a->t->minor,
+				 get_u64(tb, (uint32_t)T->aio[PYAIO_A_TASK_NAME]), name, sizeof(name)))
 			return PERR_CORRUPT;
 		snprintf(a->shown[k], NAME_BUF, "<task> %s", name);
 		out[k] = (struct stack_frame){ a->shown[k], "", 0 };
 		k++;
-		ab = get_u64(tb, (uint32_t)T->aio[PYTASKS_A_TASK_AWAITED_BY]) & ~(uint64_t)3;
-		if (ab && tb[T->aio[PYTASKS_A_TASK_AB_IS_SET]]) {
+		ab = get_u64(tb, (uint32_t)T->aio[PYAIO_A_TASK_AWAITED_BY]) & ~(uint64_t)3;
+		if (ab && tb[T->aio[PYAIO_A_TASK_AB_IS_SET]]) {
 			if (set_sole(a, ab, &ab, &more))
 				return PERR_CORRUPT;
 			if (more > 1 && k < max && k < PYASYNC_DEPTH) {

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "python/pyaio.h"
 #include "python/pyasync.h"
 #include "python/pyobj.h"
 #include "python/pyreader.h"
@@ -29,7 +30,6 @@
 
 #define INTERP_MAX	64
 #define THREAD_MAX	4096
-#define NAME_MAX_CP	256	/* code points of a task's name shown */
 #define SET_MAX		(1u << 16)	/* slots of an awaited-by set */
 #define SET_TRIES	16		/* reads of a changing registry set */
 #define AWAITERS_MAX	16		/* tasks awaiting one through callbacks (3.9-3.13) */
@@ -66,8 +66,8 @@ struct tasks {
 	struct target *t;
 	struct rmem *mem;
 	const struct pyvm_layout *L;
-	struct pytasks_published T;		/* what the target says, checked (3.14+) */
-	const struct pytasks_registry *old;	/* or this (3.9-3.13) */
+	struct pyaio_published T;		/* what the target says, checked (3.14+) */
+	const struct pyaio_registry *old;	/* or this (3.9-3.13) */
 	struct pyasync *aio;		/* and who awaits whom through callbacks */
 	uint64_t task_type;		/* _asyncio.Task, once found (3.9-3.13) */
 	int state_known;
@@ -116,150 +116,17 @@ static void tasks_clear(struct tasks *ts)
 	ts->ntask = 0;
 }
 
-/*
- * The asyncio offsets the target publishes, checked: every offset inside
- * its struct, and the task's against the shipped table (else fut_state is
- * not trusted).  PERR_NOTFOUND when asyncio is not loaded.
- */
+/* A task's name, malloc'd. */
 static enum perr load_layout(struct tasks *ts, const char **why)
 {
-	const struct pytasks_published *ship = NULL;
-	uint64_t addr, size, img[13];
-	unsigned char *dbg;
-	enum perr err;
-
-	if ((ts->old = pytasks_registry_for(ts->t))) {
-		ts->state_known = 1;
-		return PERR_OK;
-	}
-	if (ts->t->free_threaded) {
-		*why = "pyrospy reads the asyncio tasks of a free-threaded CPython 3.13 only, "
-		       "not of a later one (its objects are laid out otherwise)";
-		return PERR_UNSUPPORTED;
-	}
-	for (size_t i = 0; i < pytasks_npublished; i++)
-		if (pytasks_published[i].minor == ts->t->minor)
-			ship = &pytasks_published[i];
-	if (!ship) {
-		*why = "pyrospy reads the asyncio tasks of CPython 3.8 to 3.15 only";
-		return PERR_UNSUPPORTED;
-	}
-	ts->T = *ship;
-	/* built in (3.15 Debian), else the _asyncio extension module once imported */
-	err = target_section(ts->t, ".AsyncioDebug", &addr, &size);
-	if (err)
-		err = target_object_section(ts->t, "_asyncio.", ".AsyncioDebug", &addr, &size);
-	if (err == PERR_NOTFOUND) {
-		*why = "the program has not imported asyncio";
-		return PERR_NOTFOUND;
-	}
-	if (err)
-		return err;
-	if (size < sizeof(img) || rd(ts, addr, img, sizeof(img))) {
-		*why = "its _asyncio module's AsyncioDebug section cannot be read";
-		return PERR_CORRUPT;
-	}
-	if (img[PYTASKS_A_TASK_SIZE] < 64 || img[PYTASKS_A_TASK_SIZE] > 4096 ||
-	    img[PYTASKS_A_INTERP_SIZE] > (64u << 20) || img[PYTASKS_A_TS_SIZE] > (1u << 20)) {
-		*why = "its AsyncioDebug offsets do not hold together";
-		return PERR_CORRUPT;
-	}
-	for (int i = PYTASKS_A_TASK_NAME; i <= PYTASKS_A_TASK_NODE; i++)
-		if (img[i] + 8 > img[PYTASKS_A_TASK_SIZE])
-			goto bad;
-	if (img[PYTASKS_A_INTERP_HEAD] + 16 > img[PYTASKS_A_INTERP_SIZE])
-		goto bad;
-	for (int i = PYTASKS_A_TS_LOOP; i <= PYTASKS_A_TS_HEAD; i++)
-		if (img[i] + 8 > img[PYTASKS_A_TS_SIZE])
-			goto bad;
-	ts->state_known = !memcmp(img, ship->aio, 7 * sizeof(uint64_t));
-	memcpy(ts->T.aio, img, sizeof(img));
-
-	/* the generic part, from _Py_DebugOffsets, checked against the shipped values */
-	dbg = xmalloc(ship->dbg_size);
-	err = rd(ts, pyreader_runtime(ts->pr), dbg, ship->dbg_size);
-	if (!err && (get_u64(dbg, ship->pos_gi_iframe) != ship->gi_iframe ||
-		     get_u64(dbg, ship->pos_gi_frame_state) != ship->gi_frame_state ||
-		     get_u64(dbg, ship->pos_stackpointer) != ship->stackpointer ||
-		     get_u64(dbg, ship->pos_set_used) != ship->set_used ||
-		     get_u64(dbg, ship->pos_set_table) != ship->set_table ||
-		     get_u64(dbg, ship->pos_set_mask) != ship->set_mask ||
-		     get_u64(dbg, ship->pos_llist_next) != ship->llist_next))
-		err = PERR_UNSUPPORTED;
-	free(dbg);
-	if (err == PERR_UNSUPPORTED)
-		*why = "its _Py_DebugOffsets differ from the layout pyrospy knows for this version";
-	else if (err)
-		*why = "its _Py_DebugOffsets cannot be read";
-	return err;
-bad:
-	*why = "its AsyncioDebug offsets do not hold together";
-	return PERR_CORRUPT;
+	return pyaio_layout(ts->mem, ts->t, pyreader_runtime(ts->pr), &ts->old, &ts->T,
+			    &ts->state_known, why);
 }
 
-enum perr pytasks_layout(struct pyreader *pr, struct target *t, struct pytasks_published *out,
-			 const char **why)
-{
-	struct tasks ts = { .pr = pr, .t = t };
-	enum perr err;
-
-	*why = NULL;
-	ts.mem = pyreader_mem(pr);
-	ts.L = pyreader_layout(pr);
-	if ((err = load_layout(&ts, why)))
-		return err;
-	if (ts.old) {
-		*why = "no AsyncioDebug offsets before CPython 3.14";
-		return PERR_UNSUPPORTED;
-	}
-	if (!ts.state_known) {
-		*why = "its AsyncioDebug offsets differ from the ones pyrospy knows";
-		return PERR_UNSUPPORTED;
-	}
-	*out = ts.T;
-	return PERR_OK;
-}
-
-enum perr pytasks_name(struct pyobj *o, unsigned int minor, uint64_t obj, char *buf, size_t cap)
-{
-	unsigned char lv[48];
-	uint64_t type;
-	int kind, cut = 0;
-	enum perr err;
-
-	if (cap < NAME_MAX_CP * 4 + 8)
-		return PERR_TOOBIG;
-	if ((err = pyobj_type(o, obj, &type, &kind)))
-		return err;
-	if (kind == PYOBJ_STR) {
-		if ((err = pyobj_str(o, obj, NAME_MAX_CP, buf, cap - 3, &cut)))
-			return err;
-		if (cut)
-			strcat(buf, "...");
-		return PERR_OK;
-	}
-	if (kind != PYOBJ_INT || minor < 12 || rmem_read(o->mem, obj, lv, PYVM_OFF(o->lay, 32)))
-		return PERR_CORRUPT;
-	/* 3.12+ compact int: lv_tag at 16 (digits << 3 | sign), 30-bit digits at 24 */
-	{
-		uint64_t tag = get_u64(lv, PYVM_OFF(o->lay, 16)), n = tag >> 3, v = 0;
-
-		if ((tag & 3) == 2 || n > 2)
-			return PERR_CORRUPT;	/* asyncio counts from 1 */
-		if (n >= 1)
-			v = get_u32(lv, PYVM_OFF(o->lay, 24));
-		if (n == 2)
-			v |= (uint64_t)get_u32(lv, PYVM_OFF(o->lay, 28)) << 30;
-		snprintf(buf, cap, "Task-%llu", (unsigned long long)v);
-	}
-	return PERR_OK;
-}
-
-/* A task's name, malloc'd. */
 static enum perr read_name(struct tasks *ts, uint64_t obj, char **out)
 {
-	char buf[NAME_MAX_CP * 4 + 8];
-	enum perr err = pytasks_name(&ts->obj, ts->t->minor, obj, buf, sizeof(buf));
+	char buf[PYAIO_NAME_CAP];
+	enum perr err = pyaio_task_name(&ts->obj, ts->t->minor, obj, buf, sizeof(buf));
 
 	if (!err)
 		*out = xstrdup(buf);
@@ -269,7 +136,7 @@ static enum perr read_name(struct tasks *ts, uint64_t obj, char **out)
 /* The coroutines of a task's await chain, outermost first in k->frame. */
 static enum perr read_chain(struct tasks *ts, struct ptask *k, uint64_t coro)
 {
-	const struct pytasks_published *T = &ts->T;
+	const struct pyaio_published *T = &ts->T;
 	const struct pyvm_layout *L = ts->L;
 	unsigned char g[512];
 	uint64_t mask = L->stackref_tagged ? ~(uint64_t)3 : ~(uint64_t)0;
@@ -333,14 +200,14 @@ static enum perr read_chain(struct tasks *ts, struct ptask *k, uint64_t coro)
 /* The tasks awaiting k: one, or a set of them. */
 static enum perr read_awaiters(struct tasks *ts, struct ptask *k, const unsigned char *tb)
 {
-	const struct pytasks_published *T = &ts->T;
-	uint64_t ab = get_u64(tb, (uint32_t)T->aio[PYTASKS_A_TASK_AWAITED_BY]) & ~(uint64_t)3;
+	const struct pyaio_published *T = &ts->T;
+	uint64_t ab = get_u64(tb, (uint32_t)T->aio[PYAIO_A_TASK_AWAITED_BY]) & ~(uint64_t)3;
 	unsigned char set[64], *tab;
 	uint64_t used, mask, table, n = 0;
 
 	if (!ab)
 		return PERR_OK;
-	if (!tb[T->aio[PYTASKS_A_TASK_AB_IS_SET]]) {
+	if (!tb[T->aio[PYAIO_A_TASK_AB_IS_SET]]) {
 		k->awaiter = xmalloc(sizeof(*k->awaiter));
 		k->awaiter[k->nawaiter++] = ab;
 		return PERR_OK;
@@ -377,14 +244,14 @@ static enum perr read_awaiters(struct tasks *ts, struct ptask *k, const unsigned
 
 static enum perr read_task(struct tasks *ts, uint64_t addr, pid_t tid)
 {
-	const struct pytasks_published *T = &ts->T;
+	const struct pyaio_published *T = &ts->T;
 	unsigned char tb[4096];
 	struct ptask *k;
 	enum perr err;
 
 	if (ts->ntask >= PYTASKS_MAX)
 		return PERR_TOOBIG;
-	if (rd(ts, addr, tb, T->aio[PYTASKS_A_TASK_SIZE]) || tb[T->aio[PYTASKS_A_TASK_IS_TASK]] != 1)
+	if (rd(ts, addr, tb, T->aio[PYAIO_A_TASK_SIZE]) || tb[T->aio[PYAIO_A_TASK_IS_TASK]] != 1)
 		return PERR_CORRUPT;
 	if (ts->ntask == ts->cap) {
 		ts->cap = ts->cap ? ts->cap * 2 : 64;
@@ -397,9 +264,9 @@ static enum perr read_task(struct tasks *ts, uint64_t addr, pid_t tid)
 	k->state = ts->state_known ? (int)get_i32(tb, T->state) : -1;
 	if (k->state < -1 || k->state > 2)
 		return PERR_CORRUPT;
-	if ((err = read_name(ts, get_u64(tb, (uint32_t)T->aio[PYTASKS_A_TASK_NAME]) & ~(uint64_t)3,
+	if ((err = read_name(ts, get_u64(tb, (uint32_t)T->aio[PYAIO_A_TASK_NAME]) & ~(uint64_t)3,
 			     &k->name)) ||
-	    (err = read_chain(ts, k, get_u64(tb, (uint32_t)T->aio[PYTASKS_A_TASK_CORO]) & ~(uint64_t)3)) ||
+	    (err = read_chain(ts, k, get_u64(tb, (uint32_t)T->aio[PYAIO_A_TASK_CORO]) & ~(uint64_t)3)) ||
 	    (err = read_awaiters(ts, k, tb)))
 		return err == PERR_UNSUPPORTED ? err : PERR_CORRUPT;
 	return PERR_OK;
@@ -420,7 +287,7 @@ static enum perr read_list(struct tasks *ts, uint64_t head, pid_t tid, uint64_t 
 	while (node != head) {
 		if (!node || ++n > PYTASKS_MAX || rd64(ts, node + 8, &back) || back != prev)
 			return PERR_CORRUPT;
-		if ((err = read_task(ts, node - ts->T.aio[PYTASKS_A_TASK_NODE], tid)))
+		if ((err = read_task(ts, node - ts->T.aio[PYAIO_A_TASK_NODE], tid)))
 			return err;
 		*sig = *sig * 1000003u ^ node;
 		prev = node;
@@ -491,7 +358,7 @@ static int is_ctask(struct tasks *ts, uint64_t obj)
 static enum perr old_frame(struct tasks *ts, struct ptask *k, uint64_t coro, uint64_t *awaited,
 			   unsigned int *cap)
 {
-	const struct pytasks_registry *O = ts->old;
+	const struct pyaio_registry *O = ts->old;
 	const struct pyvm_layout *L = ts->L;
 	unsigned char g[256], fr[128];
 	const char *name, *file;
@@ -590,35 +457,14 @@ static enum perr old_chain(struct tasks *ts, struct ptask *k, uint64_t coro)
 	return PERR_OK;
 }
 
-const struct pytasks_registry *pytasks_registry_for(const struct target *t)
-{
-	for (size_t i = 0; i < pytasks_nregistry; i++)
-		if (pytasks_registry[i].minor == t->minor &&
-		    pytasks_registry[i].free_threaded == t->free_threaded)
-			return &pytasks_registry[i];
-	return NULL;
-}
-
-uint32_t pytasks_task_len(const struct pytasks_registry *O)
-{
-	uint32_t end[] = { O->state + 4,    O->fut_waiter + 8,    O->coro + 8,
-			   O->name + 8,     O->fut_callback0 + 8, O->fut_callbacks + 8 };
-	uint32_t need = 0;
-
-	for (size_t i = 0; i < sizeof(end) / sizeof(end[0]); i++)
-		if (end[i] > need)
-			need = end[i];
-	return need;
-}
-
 /* A task of 3.9-3.13: its state, name and coroutine chain. */
 static enum perr read_old_task(struct tasks *ts, uint64_t addr)
 {
-	const struct pytasks_registry *O = ts->old;
+	const struct pyaio_registry *O = ts->old;
 	unsigned char tb[256];
 	struct ptask *k;
 	int32_t state;
-	uint32_t need = pytasks_task_len(O);
+	uint32_t need = pyaio_task_len(O);
 
 	if (need > sizeof(tb))
 		return PERR_UNSUPPORTED;
@@ -861,12 +707,12 @@ static enum perr read_all(struct tasks *ts, uint64_t *sig)
 			if (rd64(ts, tstate + L->tstate.interp, &back) || back != interp ||
 			    rd64(ts, tstate + L->tstate.native_thread_id, &tid))
 				return PERR_CORRUPT;
-			if ((err = read_list(ts, tstate + ts->T.aio[PYTASKS_A_TS_HEAD], (pid_t)tid, sig)))
+			if ((err = read_list(ts, tstate + ts->T.aio[PYAIO_A_TS_HEAD], (pid_t)tid, sig)))
 				return err;
 			if (rd64(ts, tstate + L->tstate.next, &tstate))
 				return PERR_CORRUPT;
 		}
-		if ((err = read_list(ts, interp + ts->T.aio[PYTASKS_A_INTERP_HEAD], 0, sig)))
+		if ((err = read_list(ts, interp + ts->T.aio[PYAIO_A_INTERP_HEAD], 0, sig)))
 			return err;
 		if (rd64(ts, interp + L->interp.next, &next))
 			return PERR_CORRUPT;
