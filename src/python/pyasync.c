@@ -8,7 +8,6 @@
 #include "proc/procmem.h"
 #include "python/pyasync.h"
 #include "python/pyobj.h"
-#include "python/pyreader.h"
 #include "python/pyaio.h"
 #include "python/pyvm.h"
 #include "proc/rmem.h"
@@ -30,7 +29,7 @@
 #define CLOSURE_MAX	16		/* cells of gather's _done_callback */
 
 struct pyasync {
-	struct pyreader *pr;
+	struct pyasync_host host;	/* of the Python reader (pyasync.h) */
 	struct target *t;
 	struct rmem *mem;
 	struct pyobj obj;
@@ -66,23 +65,23 @@ enum perr pyasync_supported(const struct target *t, const char **why)
 	return PERR_OK;
 }
 
-struct pyasync *pyasync_new(struct pyreader *pr, struct target *t)
+struct pyasync *pyasync_new(const struct pyasync_host *h, struct target *t)
 {
 	struct pyasync *a = xcalloc(1, sizeof(*a));
 	const char *why;
 
-	a->pr = pr;
+	a->host = *h;
 	a->t = t;
-	a->mem = pyreader_mem(pr);
+	a->mem = h->mem;
 	int tls;
 
 	if (pyasync_supported(t, &why)) {
 		a->ready = -1;
 		return a;
 	}
-	pyobj_init(&a->obj, a->mem, pyreader_layout(pr), t);
+	pyobj_init(&a->obj, a->mem, h->lay, t);
 	rmem_init(&a->fresh, t);
-	pyobj_init(&a->fobj, &a->fresh, pyreader_layout(pr), t);
+	pyobj_init(&a->fobj, &a->fresh, h->lay, t);
 	a->old = pyaio_registry_for(t);
 	if (target_symbol(t, "PyCFunction_Type", &a->cfunc_type, &tls))
 		a->cfunc_type = 0;
@@ -107,10 +106,10 @@ void pyasync_free(struct pyasync *a)
 /* Is module name in sys.modules?  Its address, else 0. */
 static uint64_t imported(struct pyasync *a, const char *name)
 {
-	const struct pyvm_layout *L = pyreader_layout(a->pr);
+	const struct pyvm_layout *L = a->host.lay;
 	uint64_t interp, mod;
 
-	if (rmem_u64(a->mem, pyreader_runtime(a->pr) + L->runtime.interpreters_head, &interp) ||
+	if (rmem_u64(a->mem, a->host.runtime + L->runtime.interpreters_head, &interp) ||
 	    !interp || pyobj_module(&a->obj, interp, name, &mod))
 		return 0;
 	return mod;
@@ -128,7 +127,7 @@ static enum perr published_layout(struct pyasync *a, const char **why)
 	enum perr err;
 
 	*why = NULL;
-	err = pyaio_layout(pyreader_mem(a->pr), a->t, pyreader_runtime(a->pr), &old, &a->T, &known,
+	err = pyaio_layout(a->mem, a->t, a->host.runtime, &old, &a->T, &known,
 			   why);
 	if (err)
 		return err;
@@ -204,7 +203,7 @@ static int type_named(struct pyasync *a, uint64_t obj, const char *name, uint64_
 	char buf[32];
 	uint64_t type, tp_name;
 
-	if (rmem_u64(a->mem, obj + pyreader_layout(a->pr)->ob_type, &type) || !type)
+	if (rmem_u64(a->mem, obj + a->host.lay->ob_type, &type) || !type)
 		return 0;
 	if (*cache)
 		return type == *cache;
@@ -219,7 +218,7 @@ static uint64_t type_of(struct pyasync *a, uint64_t obj)
 {
 	uint64_t type = 0;
 
-	if (rmem_u64(a->mem, obj + pyreader_layout(a->pr)->ob_type, &type))
+	if (rmem_u64(a->mem, obj + a->host.lay->ob_type, &type))
 		return 0;
 	return type;
 }
@@ -281,7 +280,7 @@ static uint64_t old_running(struct pyasync *a, uint64_t thread_id, int *loop)
 	size_t n;
 
 	a->loop = 0;
-	if (pyreader_dict(a->pr, a->current, LOOPS_MAX, key, value, &n))
+	if (a->host.dict(a->host.ctx, a->current, LOOPS_MAX, key, value, &n))
 		return 0;
 	for (size_t i = 0; i < n; i++) {
 		if (pyasync_loop_thread(a, key[i]) != thread_id)

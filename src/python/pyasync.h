@@ -2,12 +2,14 @@
 #ifndef PYROSPY_PYASYNC_H
 #define PYROSPY_PYASYNC_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "util/perr.h"
 #include "stack/stack.h"
 
-struct pyreader;
+struct pyvm_layout;
+struct rmem;
 struct target;
 
 /*
@@ -42,7 +44,22 @@ struct pyasync;
  */
 enum perr pyasync_supported(const struct target *t, const char **why);
 
-struct pyasync *pyasync_new(struct pyreader *pr, struct target *t);
+/*
+ * What the asyncio reader needs of the Python reader it serves, handed
+ * over at its start (pyreader_async_host()): the reader's view of the
+ * target's memory, the layout, where the runtime is, and a reader of a
+ * dict's live entries (a combined table, at most max: else PERR_TOOBIG).
+ */
+struct pyasync_host {
+	struct rmem *mem;
+	const struct pyvm_layout *lay;
+	uint64_t runtime;
+	void *ctx;
+	enum perr (*dict)(void *ctx, uint64_t dict, size_t max, uint64_t *key, uint64_t *value,
+			  size_t *n);
+};
+
+struct pyasync *pyasync_new(const struct pyasync_host *h, struct target *t);
 void pyasync_free(struct pyasync *a);
 
 /*

@@ -1431,8 +1431,12 @@ static enum perr pyreader_setup(struct target *t, const struct reader_opts *opts
 	}
 	/* with the layout settled: they keep what it says (a free-threaded build) */
 	pythread_init(&pr->names, &pr->mem, &pr->lay, t);
-	if (opts->async_tasks)
-		pr->aio = pyasync_new(pr, t);
+	if (opts->async_tasks) {
+		struct pyasync_host h;
+
+		pyreader_async_host(pr, &h);
+		pr->aio = pyasync_new(&h, t);
+	}
 	if (opts->locals) {
 		pylocals_init(&pr->locals, &pr->mem, &pr->lay, t);
 		pr->flocals = xcalloc(STACK_MAX_DEPTH, sizeof(*pr->flocals));
@@ -2262,9 +2266,11 @@ uint64_t pyreader_runtime(const struct pyreader *pr)
 	return pr->runtime;
 }
 
-enum perr pyreader_dict(struct pyreader *pr, uint64_t dict, size_t max, uint64_t *key,
-			uint64_t *value, size_t *n)
+/* A dict's live entries, for the asyncio reader (pyasync_host). */
+static enum perr host_dict(void *ctx, uint64_t dict, size_t max, uint64_t *key, uint64_t *value,
+			   size_t *n)
 {
+	struct pyreader *pr = ctx;
 	struct pydent *e;
 	size_t got;
 	enum perr err = dict_read(pr, dict, max, &e, &got);
@@ -2278,6 +2284,15 @@ enum perr pyreader_dict(struct pyreader *pr, uint64_t dict, size_t max, uint64_t
 	}
 	*n = got;
 	return PERR_OK;
+}
+
+void pyreader_async_host(struct pyreader *pr, struct pyasync_host *h)
+{
+	h->mem = &pr->mem;
+	h->lay = &pr->lay;
+	h->runtime = pr->runtime;
+	h->ctx = pr;
+	h->dict = host_dict;
 }
 
 enum perr pyreader_code(struct pyreader *pr, uint64_t code, int64_t lasti, uint64_t instr,

@@ -60,12 +60,9 @@ uint64_t pyreader_runtime(const struct pyreader *pr);
  */
 pid_t pyreader_thread_tid(struct pyreader *pr, uint64_t ident);
 
-/*
- * The live entries of the dict at dict (a combined table, at most max:
- * else PERR_TOOBIG), into key[] and value[], their number in *n.
- */
-enum perr pyreader_dict(struct pyreader *pr, uint64_t dict, size_t max, uint64_t *key,
-			uint64_t *value, size_t *n);
+/* What the asyncio reader needs of pr (pyasync.h), for pyasync_new(). */
+struct pyasync_host;
+void pyreader_async_host(struct pyreader *pr, struct pyasync_host *h);
 
 /*
  * The qualified name and file of the code object at code, and the line of

@@ -1000,8 +1000,12 @@ enum perr pytasks_dump(struct pyreader *pr, struct target *t, FILE *f, unsigned 
 	if ((err = load_layout(&ts, why)))
 		return err;
 	pyobj_init(&ts.obj, ts.mem, ts.L, t);
-	if (ts.old)
-		ts.aio = pyasync_new(pr, t);
+	if (ts.old) {
+		struct pyasync_host h;
+
+		pyreader_async_host(pr, &h);
+		ts.aio = pyasync_new(&h, t);
+	}
 	if (target_symbol(t, "PyCoro_Type", &ts.coro_type, &tls))
 		ts.coro_type = 0;
 	if (target_symbol(t, "PyAsyncGen_Type", &ts.agen_type, &tls) ||
