@@ -24,6 +24,8 @@
 
 #include "cmd/cli.h"
 #include "cmd/common.h"
+#include "cmd/options.h"
+#include "cmd/session.h"
 #include "cmd/completion.h"
 #include "cmd/taglibs.h"
 #include "util/xalloc.h"
@@ -44,44 +46,6 @@
 #include "stack/tags.h"
 #include "proc/target.h"
 #include "util/utf8.h"
-
-#define DEFAULT_RATE 100
-#define MAX_RATE 10000
-
-struct cli_opts {
-	const char *cmd;	/* subcommand */
-	pid_t pid;
-	const char *pid_of;	/* --pid-of PATTERN */
-	double duration;
-	unsigned int rate;
-	const char *format;
-	const char *output;
-	const char *raw;	/* --raw FILE: a raw recording besides the profile */
-	int idle, gil, gvl_wait, threads, function, subprocesses, no_tags, no_gc;
-	int locals;		/* dump --locals */
-	int tasks;		/* dump --tasks */
-	int async_tasks;	/* --async */
-	int read_only;		/* --read-only */
-	size_t max_memory;	/* --max-memory: a profile's bound (profile.h) */
-	const char *listen;	/* serve --listen ADDR:PORT */
-	const char *allow_host[SERVE_MAX_ALLOW_HOSTS];	/* serve --allow-host NAME */
-	unsigned int nallow_host;
-	char *tagset;		/* --tag as one clean tag set */
-	/* streaming to a Pyroscope server */
-	struct ingest_opts up;
-	const char *tags[INGEST_MAX_TAGS + 1];
-	const char *headers[33];
-	unsigned int ntags, nheaders;
-	int quiet, verbose;
-	char **argv;		/* exec: the command */
-	const char *user;	/* exec --user NAME */
-	int as_root;		/* exec --as-root */
-	const char *auth_token_file, *basic_auth_file;
-	char *file_secret[2];	/* what they hold (auth_token, basic_auth), malloc'd */
-};
-
-static volatile sig_atomic_t stop_flag;
-static volatile sig_atomic_t child_pid;
 
 static void print_version(void)
 {
@@ -105,7 +69,7 @@ static void path_prepend(const char *var, const char *dir)
 	free(v);
 }
 
-static void __attribute__((format(printf, 2, 3))) note(const struct cli_opts *o, const char *fmt, ...)
+void cli_note(const struct cli_opts *o, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -273,7 +237,7 @@ static void print_usage(const char *cmd)
 	fputs(usage_options, stdout);
 }
 
-static int parse_uint(const char *s, unsigned long max, unsigned long *out)
+int cli_parse_uint(const char *s, unsigned long max, unsigned long *out)
 {
 	char *end;
 	unsigned long v;
@@ -306,7 +270,7 @@ static int parse_size(const char *s, size_t min, size_t max, size_t *out)
 	}
 	memcpy(num, s, len);
 	num[len] = '\0';
-	if (!parse_uint(num, max >> shift, &v) || ((size_t)v << shift) < min)
+	if (!cli_parse_uint(num, max >> shift, &v) || ((size_t)v << shift) < min)
 		return 0;
 	*out = (size_t)v << shift;
 	return 1;
@@ -571,7 +535,7 @@ static int parse_opts(struct cli_opts *o, int argc, char **argv)
 					   opt_name(c, name, sizeof(name)), o->cmd);
 		switch (c) {
 		case 'p':
-			if (!parse_uint(optarg, INT_MAX, &v) || v == 0)
+			if (!cli_parse_uint(optarg, INT_MAX, &v) || v == 0)
 				return cli_usage_error(o->cmd, "invalid pid '%s'", optarg);
 			o->pid = (pid_t)v;
 			break;
@@ -582,7 +546,7 @@ static int parse_opts(struct cli_opts *o, int argc, char **argv)
 						optarg);
 			break;
 		case 'r':
-			if (!parse_uint(optarg, MAX_RATE, &v) || v == 0)
+			if (!cli_parse_uint(optarg, MAX_RATE, &v) || v == 0)
 				return cli_usage_error(
 						o->cmd, "invalid rate '%s': want 1 to %d samples per second",
 						optarg, MAX_RATE);
@@ -784,163 +748,7 @@ static int parse_opts(struct cli_opts *o, int argc, char **argv)
 	return check_upload(o);
 }
 
-/*
- * --pid-of: the oldest process whose name or command line matches, e.g.
- * the master of a server in a sidecar that does not know its pid.
- */
-static int resolve_pid_of(struct cli_opts *o)
-{
-	unsigned int n;
-	pid_t pid;
-
-	if (!o->pid_of)
-		return -1;
-	pid = ptree_find(o->pid_of, &n);
-	if (pid < 0 && errno == EINVAL)
-		return cli_usage_error(o->cmd, "invalid pattern '%s' for --pid-of", o->pid_of);
-	if (pid <= 0) {
-		cli_error("no process matches '%s'", o->pid_of);
-		cli_hint("check with: pgrep -a -f '%s'", o->pid_of);
-		return EXIT_NOPROC;
-	}
-	if (n > 1)
-		note(o, "%u processes match '%s': taking the oldest, %d", n, o->pid_of, (int)pid);
-	o->pid = pid;
-	return -1;
-}
-
-#define REFUSED_HINT "pyrospy reads only the files a process mapped; restart a process whose " \
-	"files were replaced, or give pyrospy CAP_CHECKPOINT_RESTORE to read them through " \
-	"/proc/PID/map_files (see SECURITY in pyrospy(1))"
-
-/*
- * A file target_open() refused though the target was found (a decoy named
- * like an interpreter library): one line, even with --quiet.
- */
-static void warn_refused(const struct target *t)
-{
-	if (t->refused)
-		fprintf(stderr, "pyrospy: warning: refused to read '%s' of process %d ('%s'): %s\n",
-			t->refused, (int)t->pid, t->comm, t->refused_why);
-}
-
-/*
- * --gil on a free-threaded CPython (3.13t+): there is no GIL to hold, so
- * the option would keep nothing.  EXIT_UNSUPPORTED with a message, or
- * EXIT_OK.  Likewise --async where it cannot be read (pyasync.h).
- */
-static int gil_refused(const struct cli_opts *o, const struct target *t)
-{
-	const char *why;
-
-	if (o->async_tasks && t && pyasync_supported(t, &why)) {
-		/* the version says "t" itself when free-threaded */
-		cli_error("--async: process %d is %s %s: %s", (int)t->pid,
-			  target_lang_name(t->lang), t->version, why);
-		cli_hint("leave out --async");
-		return EXIT_UNSUPPORTED;
-	}
-	if (!o->gil || !t || !t->free_threaded)
-		return EXIT_OK;
-	cli_error("--gil: Python %s (process %d) is a free-threaded build: it has no GIL",
-		  t->version, (int)t->pid);
-	cli_hint("leave out --gil: without --idle only the threads the kernel shows running "
-		 "are kept");
-	return EXIT_UNSUPPORTED;
-}
-
-/* Turn a failure to open the target into a message, a hint and a status. */
-static int report_target(const struct target *t, enum perr err)
-{
-	pid_t pid = t->pid;
-	char exe[PATH_MAX];
-
-	switch (err) {
-	case PERR_NOPROC:
-		cli_error("no such process %d", (int)pid);
-		cli_hint("check the pid with 'ps -p %d', or use 'pyrospy exec -- COMMAND'", (int)pid);
-		return EXIT_NOPROC;
-	case PERR_EXITED:
-		cli_error("process %d exited", (int)pid);
-		cli_hint("the process ended (or is a zombie) before it could be read");
-		return EXIT_NOPROC;
-	case PERR_PERM:
-		cli_error("permission denied reading process %d ('%s')", (int)pid, t->comm);
-		switch (target_perm_cause(pid)) {
-		case TARGET_PERM_OTHER_USER:
-			cli_hint("the process belongs to another user: run pyrospy as that user or as root (sudo)");
-			break;
-		case TARGET_PERM_YAMA:
-			cli_hint("kernel.yama.ptrace_scope forbids it: run as root, or 'sysctl kernel.yama.ptrace_scope=0'");
-			break;
-		case TARGET_PERM_ROOT:
-			cli_hint("root with CAP_SYS_PTRACE was refused: the process holds capabilities "
-				 "this one lacks, or a security module (SELinux, AppArmor, Landlock) "
-				 "forbids reading it");
-			break;
-		case TARGET_PERM_NOCAP:
-			cli_hint("CAP_SYS_PTRACE is missing (a container default): add it, e.g. 'docker run --cap-add SYS_PTRACE' or securityContext.capabilities.add: [SYS_PTRACE]");
-			break;
-		default:
-			cli_hint("run as root, or as the process's owner with CAP_SYS_PTRACE");
-		}
-		return EXIT_PERM;
-	case PERR_NOTINTERP:
-		/* the path is the target's choice: printed sanitized, like its name */
-		if (t->exe_path)
-			utf8_sanitize(exe, sizeof(exe), t->exe_path, strlen(t->exe_path));
-		cli_error("process %d ('%s', %s) is not a Ruby or Python process", (int)pid,
-		      t->comm, t->exe_path ? exe : "unknown executable");
-		cli_hint("give the pid of a ruby or python3 process (pgrep -a 'ruby|python')");
-		return EXIT_NOTINTERP;
-	case PERR_UNSUPPORTED:
-		cli_error("%s %s is not supported (process %d)", target_lang_name(t->lang),
-		      *t->version ? t->version : "of unknown version", (int)pid);
-		if (t->free_threaded)
-			cli_hint("a free-threaded build whose _Py_DebugOffsets pyrospy cannot "
-				 "make sense of: see FREE-THREADED PYTHON in pyrospy(1)");
-		else
-			cli_hint("pyrospy reads Python 3.8 to 3.15 and Ruby 2.7 to 4.0");
-		return EXIT_UNSUPPORTED;
-	case PERR_REFUSED:
-		cli_error("refused to read '%s' of process %d ('%s'): %s",
-		      t->refused ? t->refused : "?", (int)pid, t->comm,
-		      t->refused_why ? t->refused_why : "refused");
-		cli_hint(REFUSED_HINT);
-		return EXIT_FAIL;
-	default:
-		if (err == PERR_TOOBIG && !t->maps.nr) {
-			cli_error("the memory maps of process %d ('%s') are past pyrospy's bounds",
-				  (int)pid, t->comm);
-			cli_hint("at most %u MiB of /proc/PID/maps, %u MiB kept of them, %u MiB for "
-				 "all processes: see SECURITY in pyrospy(1)", PROCMAPS_MAX_BYTES >> 20,
-				 PROCMAPS_MAX_HELD >> 20, PROCMAPS_MAX_TOTAL >> 20);
-			return EXIT_FAIL;
-		}
-		cli_error("cannot read process %d: %s", (int)pid, perr_str(err));
-		cli_hint("run with -v for details");
-		return EXIT_FAIL;
-	}
-}
-
-static void on_signal(int sig)
-{
-	stop_flag = 1;
-	if (child_pid > 0)
-		kill((pid_t)child_pid, sig);
-}
-
-static void install_signals(void)
-{
-	struct sigaction sa;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-}
-
+/* The format asked for, by -f, by -o's extension, or by default. */
 static const struct out_ops *output_format(const struct cli_opts *o)
 {
 	const struct out_ops *ops = o->format ? out_find(o->format) :
@@ -989,8 +797,8 @@ static int write_profile(const struct cli_opts *o, const struct profile *p,
 	}
 	ret = cli_output_commit(&of, 0);
 	if (ret == EXIT_OK && strcmp(of.path, "-"))
-		note(o, "wrote %s profile to '%s' (%llu samples)", ops->name, of.path,
-		     (unsigned long long)p->total);
+		cli_note(o, "wrote %s profile to '%s' (%llu samples)", ops->name, of.path,
+			 (unsigned long long)p->total);
 out:
 	outfile_close(&of);
 	return ret;
@@ -1055,9 +863,9 @@ static int stream_close(const struct cli_opts *o, struct stream *sm, uint64_t sa
 	if (ret == EXIT_OK && sm->of.f)
 		ret = cli_output_commit(&sm->of, 0);
 	if (ret == EXIT_OK && strcmp(sm->of.path, "-"))
-		note(o, "wrote %s %s to '%s' (%llu samples)", sm->ops->name,
-		     sm->ops == &out_raw ? "recording" : "trace", sm->of.path,
-		     (unsigned long long)samples);
+		cli_note(o, "wrote %s %s to '%s' (%llu samples)", sm->ops->name,
+			 sm->ops == &out_raw ? "recording" : "trace", sm->of.path,
+			 (unsigned long long)samples);
 	outfile_close(&sm->of);
 	return ret;
 }
@@ -1181,7 +989,7 @@ static int profile_target(struct cli_opts *o, struct target *t, pid_t pid, pid_t
 	struct sampler_result res;
 	struct profile p;
 	enum perr err;
-	int ret = gil_refused(o, t);
+	int ret = cli_gil_refused(o, t);
 
 	if (ret != EXIT_OK)
 		return ret;
@@ -1210,20 +1018,20 @@ static int profile_target(struct cli_opts *o, struct target *t, pid_t pid, pid_t
 	}
 
 	if (t)
-		warn_refused(t);
+		cli_warn_refused(t);
 	if (t)
-		note(o, "profiling process %d (%s %s)%s at %u Hz%s", (int)pid,
-		     target_lang_name(t->lang), t->version,
-		     o->subprocesses ? " and its subprocesses" : "", o->rate,
-		     o->duration > 0 ? "" : ", Ctrl-C to stop");
+		cli_note(o, "profiling process %d (%s %s)%s at %u Hz%s", (int)pid,
+			 target_lang_name(t->lang), t->version,
+			 o->subprocesses ? " and its subprocesses" : "", o->rate,
+			 o->duration > 0 ? "" : ", Ctrl-C to stop");
 	else
-		note(o, "profiling the Ruby and Python subprocesses of process %d at %u Hz%s",
-		     (int)pid, o->rate, o->duration > 0 ? "" : ", Ctrl-C to stop");
+		cli_note(o, "profiling the Ruby and Python subprocesses of process %d at %u Hz%s",
+			 (int)pid, o->rate, o->duration > 0 ? "" : ", Ctrl-C to stop");
 	profile_init(&p);
 	p.no_lines = o->function;
 	p.show_pid = o->subprocesses;
 	p.max_bytes = o->max_memory;
-	err = sampler_run(t, &p, &so, &res, &stop_flag);
+	err = sampler_run(t, &p, &so, &res, &cli_stop_flag);
 	if (rec.live)
 		fputs("\r\033[K", stderr);
 	if (rec.in) {
@@ -1234,13 +1042,13 @@ static int profile_target(struct cli_opts *o, struct target *t, pid_t pid, pid_t
 		if (ingest_stop(rec.in))
 			ret = EXIT_FAIL;
 		else
-			note(o, "uploaded every window to %s", o->up.server);
+			cli_note(o, "uploaded every window to %s", o->up.server);
 	}
 	if (err) {
 		if (streaming)
 			stream_close(o, &sm, p.total);
 		profile_release(&p);
-		return t ? report_target(t, err) : EXIT_FAIL;
+		return t ? cli_report_target(t, err) : EXIT_FAIL;
 	}
 	if (o->verbose)
 		fprintf(stderr, "pyrospy: %s\n", res.describe);
@@ -1275,16 +1083,16 @@ static int profile_target(struct cli_opts *o, struct target *t, pid_t pid, pid_t
 	*why = res.end == PERR_OK ? ENDED_BY_US : res.end == PERR_EXITED ? ENDED_EXITED :
 	       res.execs ? ENDED_EXEC_AWAY : ENDED_EARLY;
 	if (*why == ENDED_EXEC_AWAY)
-		note(o, "process %d exec()'d '%s', which cannot be profiled (%s); writing what was "
-		     "sampled", (int)pid, res.exec_comm, perr_str(res.end));
+		cli_note(o, "process %d exec()'d '%s', which cannot be profiled (%s); writing what was "
+			 "sampled", (int)pid, res.exec_comm, perr_str(res.end));
 	else if (res.end == PERR_EXITED && !child)
-		note(o, "process %d exited; writing what was sampled", (int)pid);
+		cli_note(o, "process %d exited; writing what was sampled", (int)pid);
 	else if (res.end == PERR_STARTUP)
-		note(o, "process %d never finished starting its interpreter", (int)pid);
+		cli_note(o, "process %d never finished starting its interpreter", (int)pid);
 	else if (*why == ENDED_EARLY)
-		note(o, "sampling stopped early: %s", perr_str(res.end));
+		cli_note(o, "sampling stopped early: %s", perr_str(res.end));
 	if (!p.total)
-		note(o, "no samples collected%s", o->idle ? "" : " (every thread idle? try --idle)");
+		cli_note(o, "no samples collected%s", o->idle ? "" : " (every thread idle? try --idle)");
 	if (streaming) {
 		int wret = stream_close(o, &sm, p.total);
 
@@ -1309,14 +1117,14 @@ static int cmd_record(struct cli_opts *o)
 	enum ended why;
 	int ret;
 
-	install_signals();
+	cli_install_signals();
 	err = target_open(&t, o->pid);
 	if (!err)
 		ret = profile_target(o, &t, o->pid, 0, &why);
 	else if (o->subprocesses && (err == PERR_NOTINTERP || err == PERR_UNSUPPORTED))
 		ret = profile_target(o, NULL, o->pid, 0, &why);
 	else
-		ret = report_target(&t, err);
+		ret = cli_report_target(&t, err);
 	target_close(&t);
 	return ret;
 }
@@ -1332,8 +1140,8 @@ static void stop_child(const struct cli_opts *o, pid_t pid, int *status)
 			return;
 		nanosleep(&ts, NULL);
 	}
-	note(o, "'%s' (pid %d) is still running 5 s after SIGTERM: sending SIGKILL", o->argv[0],
-	     (int)pid);
+	cli_note(o, "'%s' (pid %d) is still running 5 s after SIGTERM: sending SIGKILL", o->argv[0],
+		 (int)pid);
 	kill(pid, SIGKILL);
 	while (waitpid(pid, status, 0) < 0 && errno == EINTR)
 		;
@@ -1398,7 +1206,7 @@ static int sudo_id(const char *var, unsigned long *id)
 {
 	const char *v = getenv(var);
 
-	return v && parse_uint(v, (unsigned int)-2, id);
+	return v && cli_parse_uint(v, (unsigned int)-2, id);
 }
 
 /* Whom exec runs its command as, before anything runs: -1, or a status. */
@@ -1451,8 +1259,8 @@ static int exec_user_resolve(const struct cli_opts *o, struct exec_user *u)
 		gid = pw->pw_gid;
 	}
 	exec_user_set(u, (uid_t)uid, (gid_t)gid, pw);
-	note(o, "running '%s' as uid %lu%s%s%s, who ran sudo (--as-root keeps root)", o->argv[0],
-	     uid, pw ? " ('" : "", pw ? pw->pw_name : "", pw ? "')" : "");
+	cli_note(o, "running '%s' as uid %lu%s%s%s, who ran sudo (--as-root keeps root)", o->argv[0],
+		 uid, pw ? " ('" : "", pw ? pw->pw_name : "", pw ? "')" : "");
 	return -1;
 }
 
@@ -1517,7 +1325,7 @@ static int exec_command(struct cli_opts *o, const struct exec_user *u, const cha
 	ssize_t n;
 	pid_t pid;
 
-	install_signals();
+	cli_install_signals();
 	/* the child's exec() failure comes back on a close-on-exec pipe */
 	if (pipe2(execfail, O_CLOEXEC) < 0) {
 		cli_error("cannot start '%s': %s", o->argv[0], strerror(errno));
@@ -1557,7 +1365,7 @@ static int exec_command(struct cli_opts *o, const struct exec_user *u, const cha
 			_exit(126);
 		_exit(why_not[0] ? 126 : 127);
 	}
-	child_pid = pid;
+	cli_child_pid = pid;
 	close(execfail[1]);
 	while ((n = read(execfail[0], why_not, sizeof(why_not))) < 0 && errno == EINTR)
 		;
@@ -1567,7 +1375,7 @@ static int exec_command(struct cli_opts *o, const struct exec_user *u, const cha
 
 		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 			;
-		child_pid = 0;
+		cli_child_pid = 0;
 		if (why_not[0]) {
 			cli_error("cannot run '%s' as uid %d: %s", o->argv[0], (int)u->uid,
 				  strerror(errnum));
@@ -1581,7 +1389,7 @@ static int exec_command(struct cli_opts *o, const struct exec_user *u, const cha
 	}
 	memset(&t, 0, sizeof(t));
 	/* --subprocesses: the command may be a shell; its tree is watched */
-	for (int tries = 0; tries < 500 && !stop_flag && !o->subprocesses; tries++) {
+	for (int tries = 0; tries < 500 && !cli_stop_flag && !o->subprocesses; tries++) {
 		struct timespec ts = { 0, 10 * 1000 * 1000 };
 
 		target_close(&t);
@@ -1590,11 +1398,11 @@ static int exec_command(struct cli_opts *o, const struct exec_user *u, const cha
 		if (err == PERR_OK || err == PERR_PERM)
 			break;
 		if (waitpid(pid, &status, WNOHANG) == pid) {
-			child_pid = 0;
+			cli_child_pid = 0;
 			target_close(&t);
 			/* not pyrospy's failure: the command's status says how it went */
-			note(o, "'%s' ended before pyrospy could find an interpreter in it; nothing "
-			     "was sampled", o->argv[0]);
+			cli_note(o, "'%s' ended before pyrospy could find an interpreter in it; nothing "
+				 "was sampled", o->argv[0]);
 			return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 		}
 		nanosleep(&ts, NULL);
@@ -1602,7 +1410,7 @@ static int exec_command(struct cli_opts *o, const struct exec_user *u, const cha
 	if (o->subprocesses)
 		ret = profile_target(o, NULL, pid, pid, &why);
 	else if (err)
-		ret = report_target(&t, err);
+		ret = cli_report_target(&t, err);
 	else
 		ret = profile_target(o, &t, pid, pid, &why);
 	target_close(&t);
@@ -1614,18 +1422,18 @@ static int exec_command(struct cli_opts *o, const struct exec_user *u, const cha
 	 * became another program, or got our signal too: wait, and its status
 	 * is ours.
 	 */
-	if (ret == EXIT_OK && !stop_flag && o->duration > 0 &&
+	if (ret == EXIT_OK && !cli_stop_flag && o->duration > 0 &&
 	    (why == ENDED_BY_US || why == ENDED_EARLY) && waitpid(pid, &status, WNOHANG) == 0) {
-		note(o, "%s: stopping '%s' (pid %d) with SIGTERM",
-		     why == ENDED_BY_US ? "duration reached" : "sampling stopped", o->argv[0],
-		     (int)pid);
+		cli_note(o, "%s: stopping '%s' (pid %d) with SIGTERM",
+			 why == ENDED_BY_US ? "duration reached" : "sampling stopped", o->argv[0],
+			 (int)pid);
 		stop_child(o, pid, &status);
 		stopped = 1;
 	} else {
 		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 			;
 	}
-	child_pid = 0;
+	cli_child_pid = 0;
 	if (ret != EXIT_OK || stopped)
 		return ret;	/* stopped by us: its status says nothing */
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
@@ -1643,14 +1451,14 @@ static int cmd_exec(struct cli_opts *o)
 		return ret;
 	/* not fatal: a command that does not use tags profiles as well without them */
 	if (taglibs_init(&h) != PERR_OK)
-		note(o, "warning: cannot write the tag helpers to a temporary directory (%s): "
-		     "'import pyrospy' and 'require \"pyrospy\"' will fail in '%s'; set TMPDIR "
-		     "to a writable directory", strerror(errno), o->argv[0]);
+		cli_note(o, "warning: cannot write the tag helpers to a temporary directory (%s): "
+			 "'import pyrospy' and 'require \"pyrospy\"' will fail in '%s'; set TMPDIR "
+			 "to a writable directory", strerror(errno), o->argv[0]);
 	/* root's private copy: the command's user reads it, and only root writes it */
 	else if (u.drop && taglibs_share(&h) != PERR_OK)
-		note(o, "warning: cannot let uid %d read the tag helpers (%s): 'import pyrospy' "
-		     "and 'require \"pyrospy\"' will fail in '%s'", (int)u.uid, strerror(errno),
-		     o->argv[0]);
+		cli_note(o, "warning: cannot let uid %d read the tag helpers (%s): 'import pyrospy' "
+			 "and 'require \"pyrospy\"' will fail in '%s'", (int)u.uid, strerror(errno),
+			 o->argv[0]);
 	ret = exec_command(o, &u, h.dir[0] ? h.dir : NULL);
 	taglibs_release(&h);
 	exec_user_release(&u);
@@ -1847,7 +1655,7 @@ static int dump_tasks(struct cli_opts *o, struct target *t, struct reader *r, in
 	}
 	if (err) {
 		free(text);
-		return report_target(t, err);
+		return cli_report_target(t, err);
 	}
 	printf("%sProcess %d (%s, %s %s): %u asyncio task%s\n%s", *any ? "\n" : "", (int)t->pid,
 	       t->comm, target_lang_name(t->lang), t->version, n, n == 1 ? "" : "s", text);
@@ -1887,11 +1695,11 @@ static int dump_one(struct cli_opts *o, pid_t pid, int *any, int *dumped)
 		return EXIT_OK;
 	}
 	if (err) {
-		ret = report_target(&t, err);
+		ret = cli_report_target(&t, err);
 		target_close(&t);
 		return ret;
 	}
-	warn_refused(&t);
+	cli_warn_refused(&t);
 	d.lang = target_lang_name(t.lang);
 	d.f = open_memstream(&text, &len);
 	if (!d.f) {
@@ -1955,7 +1763,7 @@ static int dump_one(struct cli_opts *o, pid_t pid, int *any, int *dumped)
 		cli_hint("try again once the program has started");
 		ret = EXIT_FAIL;
 	} else {
-		ret = report_target(&t, err);
+		ret = cli_report_target(&t, err);
 	}
 	free(text);
 	reader_free(r);
@@ -2040,15 +1848,15 @@ static int cmd_top(struct cli_opts *o)
 	struct profile p;
 	enum perr err;
 
-	install_signals();
+	cli_install_signals();
 	err = target_open(&t, o->pid);
-	if (err || gil_refused(o, &t)) {
-		int ret = err ? report_target(&t, err) : EXIT_UNSUPPORTED;
+	if (err || cli_gil_refused(o, &t)) {
+		int ret = err ? cli_report_target(&t, err) : EXIT_UNSUPPORTED;
 
 		target_close(&t);
 		return ret;
 	}
-	warn_refused(&t);
+	cli_warn_refused(&t);
 	if (isatty(STDIN_FILENO) && tcgetattr(STDIN_FILENO, &saved) == 0) {
 		raw = saved;
 		raw.c_lflag &= ~(tcflag_t)(ICANON | ECHO);
@@ -2059,12 +1867,12 @@ static int cmd_top(struct cli_opts *o)
 	profile_init(&p);
 	p.no_lines = 1;		/* functions, as the table's title says */
 	p.max_bytes = o->max_memory;
-	err = sampler_run(&t, &p, &so, &res, &stop_flag);
+	err = sampler_run(&t, &p, &so, &res, &cli_stop_flag);
 	if (top.tty)
 		tcsetattr(STDIN_FILENO, TCSANOW, &saved);
 	profile_release(&p);
 	if (err) {
-		int ret = report_target(&t, err);
+		int ret = cli_report_target(&t, err);
 
 		target_close(&t);
 		return ret;
@@ -2097,22 +1905,22 @@ static int cmd_serve(struct cli_opts *o)
 	enum perr err;
 	int ret;
 
-	install_signals();
+	cli_install_signals();
 	err = target_open(&t, o->pid);
 	if (err && !(o->subprocesses && (err == PERR_NOTINTERP || err == PERR_UNSUPPORTED))) {
-		ret = report_target(&t, err);
+		ret = cli_report_target(&t, err);
 		target_close(&t);
 		return ret;
 	}
-	if (!err && gil_refused(o, &t)) {
+	if (!err && cli_gil_refused(o, &t)) {
 		target_close(&t);
 		return EXIT_UNSUPPORTED;
 	}
 	if (!err)
-		warn_refused(&t);
-	ret = serve_run(&so, err ? NULL : &t, o->pid, &stop_flag, &err);
+		cli_warn_refused(&t);
+	ret = serve_run(&so, err ? NULL : &t, o->pid, &cli_stop_flag, &err);
 	if (err)
-		ret = report_target(&t, err);
+		ret = cli_report_target(&t, err);
 	target_close(&t);
 	return ret;
 }
@@ -2256,7 +2064,7 @@ int cli_main(int argc, char **argv)
 	}
 	ret = parse_opts(&o, argc - 1, argv + 1);
 	if (ret < 0)
-		ret = resolve_pid_of(&o);
+		ret = cli_resolve_pid_of(&o);
 	if (ret < 0) {
 		if (!strcmp(o.cmd, "dump"))
 			ret = cmd_dump(&o);
