@@ -26,6 +26,7 @@
 #include "cmd/common.h"
 #include "cmd/options.h"
 #include "cmd/session.h"
+#include "cmd/serve_cmd.h"
 #include "cmd/exec.h"
 #include "cmd/record.h"
 #include "cmd/dump.h"
@@ -742,50 +743,6 @@ static int parse_opts(struct cli_opts *o, int argc, char **argv)
 	return check_upload(o);
 }
 
-/* serve: the process (or its subprocesses) sampled, its stacks served over HTTP */
-static int cmd_serve(struct cli_opts *o)
-{
-	struct serve_opts so = {
-		.listen = o->listen,
-		.allow_host = o->allow_host,
-		.nallow_host = o->nallow_host,
-		.rate = o->rate,
-		.duration = o->duration,
-		.max_memory = o->max_memory,
-		.idle = o->idle,
-		.gil = o->gil,
-		.gvl_wait = o->gvl_wait,
-		.no_gc = o->no_gc,
-		.async_tasks = o->async_tasks,
-		.read_only = o->read_only,
-		.subprocesses = o->subprocesses,
-		.quiet = o->quiet,
-		.verbose = o->verbose,
-	};
-	struct target t;
-	enum perr err;
-	int ret;
-
-	cli_install_signals();
-	err = target_open(&t, o->pid);
-	if (err && !(o->subprocesses && (err == PERR_NOTINTERP || err == PERR_UNSUPPORTED))) {
-		ret = cli_report_target(&t, err);
-		target_close(&t);
-		return ret;
-	}
-	if (!err && cli_gil_refused(o, &t)) {
-		target_close(&t);
-		return EXIT_UNSUPPORTED;
-	}
-	if (!err)
-		cli_warn_refused(&t);
-	ret = serve_run(&so, err ? NULL : &t, o->pid, &cli_stop_flag, &err);
-	if (err)
-		ret = cli_report_target(&t, err);
-	target_close(&t);
-	return ret;
-}
-
 /* The text of option name in --help (its first line), into buf; "" if none. */
 static const char *opt_help(const char *name, char *buf, size_t cap)
 {
@@ -932,7 +889,7 @@ int cli_main(int argc, char **argv)
 		else if (!strcmp(o.cmd, "top"))
 			ret = cli_top(&o);
 		else if (!strcmp(o.cmd, "serve"))
-			ret = cmd_serve(&o);
+			ret = cli_serve(&o);
 		else
 			ret = !strcmp(o.cmd, "exec") ? cli_exec(&o) : cli_record(&o);
 	}
