@@ -1,58 +1,28 @@
 /* SPDX-License-Identifier: MIT */
 #include "config.h"
 
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
-#include <grp.h>
 #include <limits.h>
-#include <pwd.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/ioctl.h>
-#include <sys/stat.h>
-#include <sys/syscall.h>
-#include <sys/wait.h>
-#include <termios.h>
-#include <time.h>
-#include <unistd.h>
 
-#include "cmd/cli.h"
 #include "cmd/common.h"
-#include "cmd/options.h"
-#include "cmd/session.h"
-#include "cmd/serve_cmd.h"
-#include "cmd/exec.h"
-#include "cmd/record.h"
-#include "cmd/dump.h"
-#include "cmd/top.h"
 #include "cmd/completion.h"
+#include "cmd/options.h"
+#include "cmd/serve.h"
 #include "cmd/taglibs.h"
-#include "util/xalloc.h"
-#include "upload/ingest.h"
 #include "output/out.h"
-#include "output/outfile.h"
-#include "profile/profile.h"
-#include "proc/ptree.h"
-#include "python/pyasync.h"
-#include "python/pytasks.h"
 #include "python/pyvm.h"
 #include "ruby/rubyvm.h"
-#include "sample/reader.h"
-#include "cmd/diff.h"
-#include "cmd/report.h"
-#include "sample/sampler.h"
-#include "cmd/serve.h"
 #include "stack/tags.h"
-#include "proc/target.h"
-#include "util/utf8.h"
+#include "upload/ingest.h"
+#include "util/xalloc.h"
 
-static void print_version(void)
+void cli_print_version(void)
 {
 	const char *h = taglibs_installed();
 	char py[256], rb[256];
@@ -204,7 +174,7 @@ static const char usage_completion[] =
 	"  eval \"$(pyrospy completion bash)\"    in ~/.bashrc\n"
 	"  pyrospy completion zsh > ~/.zfunc/_pyrospy    with ~/.zfunc on $fpath\n";
 
-static void usage(FILE *f)
+void cli_usage(FILE *f)
 {
 	fputs("usage: pyrospy <command> [options]\n\ncommands:\n", f);
 	for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
@@ -213,7 +183,7 @@ static void usage(FILE *f)
 }
 
 /* The help of one command. */
-static void print_usage(const char *cmd)
+void cli_print_usage(const char *cmd)
 {
 	if (!strcmp(cmd, "completion")) {
 		fputs(usage_completion, stdout);
@@ -515,7 +485,7 @@ static int check_upload(struct cli_opts *o)
 }
 
 /* Returns -1 to go on, or an exit status. */
-static int parse_opts(struct cli_opts *o, int argc, char **argv)
+int cli_parse_opts(struct cli_opts *o, int argc, char **argv)
 {
 	int c;
 
@@ -703,10 +673,10 @@ static int parse_opts(struct cli_opts *o, int argc, char **argv)
 			o->verbose++;
 			break;
 		case 'h':
-			print_usage(o->cmd);
+			cli_print_usage(o->cmd);
 			return EXIT_OK;
 		case 'V':
-			print_version();
+			cli_print_version();
 			return EXIT_OK;
 		case ':':
 			return cli_usage_error(
@@ -773,7 +743,7 @@ static const char *opt_help(const char *name, char *buf, size_t cap)
 }
 
 /* pyrospy completion bash|zsh: from commands[], long_opts[] and opt_cmds() */
-static int cmd_completion(int argc, char **argv)
+int cli_completion(int argc, char **argv)
 {
 	static struct completion_opt opts[ARRAY_SIZE(long_opts)];
 	static char helps[ARRAY_SIZE(long_opts)][128], formats[128];
@@ -821,83 +791,4 @@ static int cmd_completion(int argc, char **argv)
 		return EXIT_FAIL;
 	}
 	return EXIT_OK;
-}
-
-int cli_main(int argc, char **argv)
-{
-	struct cli_opts o = {
-		.rate = DEFAULT_RATE,
-		.max_memory = PROFILE_MAX_MEMORY,
-		.format = NULL,		/* flamegraph, or folded for -o - */
-	};
-	int ret;
-
-	if (argc < 2) {
-		usage(stderr);
-		return EXIT_USAGE;
-	}
-	o.cmd = argv[1];
-	if (!strcmp(o.cmd, "-h") || !strcmp(o.cmd, "--help")) {
-		usage(stdout);
-		return EXIT_OK;
-	}
-	if (!strcmp(o.cmd, "-V") || !strcmp(o.cmd, "--version")) {
-		print_version();
-		return EXIT_OK;
-	}
-	if (!strcmp(o.cmd, "help")) {
-		if (argc < 3) {
-			usage(stdout);
-			return EXIT_OK;
-		}
-		if (!strcmp(argv[2], "report")) {
-			fputs(report_usage, stdout);
-			return EXIT_OK;
-		}
-		if (!strcmp(argv[2], "diff")) {
-			fputs(diff_usage, stdout);
-			return EXIT_OK;
-		}
-		if (!strcmp(argv[2], "record") || !strcmp(argv[2], "exec") ||
-		    !strcmp(argv[2], "dump") || !strcmp(argv[2], "top") || !strcmp(argv[2], "serve") ||
-		    !strcmp(argv[2], "completion")) {
-			print_usage(argv[2]);
-			return EXIT_OK;
-		}
-		return cli_usage_error(NULL, "unknown command '%s'", argv[2]);
-	}
-	if (!strcmp(o.cmd, "completion"))
-		return cmd_completion(argc - 2, argv + 2);
-	/* a command of its own, with its own options */
-	if (!strcmp(o.cmd, "report"))
-		return report_main(argc - 1, argv + 1);
-	if (!strcmp(o.cmd, "diff"))
-		return diff_main(argc - 1, argv + 1);
-	if (strcmp(o.cmd, "record") && strcmp(o.cmd, "exec") && strcmp(o.cmd, "dump") &&
-	    strcmp(o.cmd, "top") && strcmp(o.cmd, "serve")) {
-		cli_error("unknown command '%s'", o.cmd);
-		cli_hint("commands are record, exec, dump, top, serve, report, diff and completion; see "
-			 "'pyrospy --help'");
-		return EXIT_USAGE;
-	}
-	ret = parse_opts(&o, argc - 1, argv + 1);
-	if (ret < 0)
-		ret = cli_resolve_pid_of(&o);
-	if (ret < 0) {
-		if (!strcmp(o.cmd, "dump"))
-			ret = cli_dump(&o);
-		else if (!strcmp(o.cmd, "top"))
-			ret = cli_top(&o);
-		else if (!strcmp(o.cmd, "serve"))
-			ret = cli_serve(&o);
-		else
-			ret = !strcmp(o.cmd, "exec") ? cli_exec(&o) : cli_record(&o);
-	}
-	free(o.tagset);
-	for (size_t i = 0; i < ARRAY_SIZE(o.file_secret); i++)
-		if (o.file_secret[i]) {
-			explicit_bzero(o.file_secret[i], strlen(o.file_secret[i]));
-			free(o.file_secret[i]);
-		}
-	return ret;
 }

@@ -3,6 +3,7 @@
 #define PYROSPY_OPTIONS_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 #include "cmd/serve.h"
@@ -43,6 +44,22 @@ struct cli_opts {
 	const char *auth_token_file, *basic_auth_file;
 	char *file_secret[2];	/* what they hold (auth_token, basic_auth), malloc'd */
 };
+
+/*
+ * argv (argv[0] the command, o->cmd: record, exec, dump, top or serve)
+ * into o, checked: -1 to go on, or the exit status (after --help or
+ * --version, EXIT_OK; after an error, which it said).
+ */
+int cli_parse_opts(struct cli_opts *o, int argc, char **argv);
+
+/* The help of every command and option (pyrospy --help), into f. */
+void cli_usage(FILE *f);
+/* The help of command cmd (record, exec, dump, top, serve, completion) on stdout. */
+void cli_print_usage(const char *cmd);
+/* pyrospy --version: what this binary reads, on stdout. */
+void cli_print_version(void);
+/* pyrospy completion bash|zsh (argv: the words after it): the exit status. */
+int cli_completion(int argc, char **argv);
 
 /* "pyrospy: ..." on stderr, unless --quiet. */
 void cli_note(const struct cli_opts *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
