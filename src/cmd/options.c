@@ -22,6 +22,8 @@
 #include "upload/ingest.h"
 #include "util/xalloc.h"
 
+#define MAX_RATE 10000
+
 void cli_print_version(void)
 {
 	const char *h = taglibs_installed();

@@ -11,7 +11,6 @@
 
 /* The command line of record, exec, dump, top and serve, once parsed. */
 #define DEFAULT_RATE 100
-#define MAX_RATE 10000
 
 struct cli_opts {
 	const char *cmd;	/* subcommand */
