@@ -19,6 +19,11 @@
 #include "profile/profile.h"
 #include "util/xalloc.h"
 
+/*
+ * The first word picks what runs: help, --version and completion here,
+ * every other command in a file of its own (record.c, exec.c, dump.c,
+ * top.c, serve_cmd.c, report.c, diff.c) after options.c parsed its options.
+ */
 int cli_main(int argc, char **argv)
 {
 	struct cli_opts o = {

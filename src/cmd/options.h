@@ -9,9 +9,12 @@
 #include "cmd/serve.h"
 #include "upload/ingest.h"
 
-/* The command line of record, exec, dump, top and serve, once parsed. */
-#define DEFAULT_RATE 100
+#define DEFAULT_RATE 100	/* -r HZ when not given */
 
+/*
+ * The command line of record, exec, dump, top and serve, once parsed;
+ * cli_main() owns it (and frees tagset and file_secret[]).
+ */
 struct cli_opts {
 	const char *cmd;	/* subcommand */
 	pid_t pid;
