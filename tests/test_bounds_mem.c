@@ -12,7 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "cmd/cli.h"
+#include "cmd/common.h"
 #include "helpers.h"
 #include "proc/procmaps.h"
 #include "profile/profile.h"

@@ -8,7 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cmd/cli.h"
+#include "cmd/common.h"
 #include "helpers.h"
 #include "proc/target.h"
 

@@ -7,7 +7,7 @@
 
 /*
  * Shell completion scripts (pyrospy completion bash|zsh), written from
- * the tables the CLI parses and prints --help from (src/cli.c), so that
+ * the tables the CLI parses and prints --help from (options.c), so that
  * what a shell offers is what pyrospy accepts.
  */
 

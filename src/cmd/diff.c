@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cmd/cli.h"
+#include "cmd/common.h"
 #include "cmd/diff.h"
 #include "output/out.h"
 #include "output/outfile.h"

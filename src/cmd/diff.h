@@ -6,7 +6,7 @@
  * pyrospy diff BASE NEW [options], or pyrospy diff IN --base ... --new
  * ...: a differential flame graph (or -f summary, a table) of what
  * changed from BASE to NEW, inputs as report reads them.  argv[0] is
- * "diff".  Returns the exit status (cli.h), having said what went wrong.
+ * "diff".  Returns the exit status (common.h), having said what went wrong.
  */
 int diff_main(int argc, char **argv);
 

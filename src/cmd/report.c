@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "cmd/cli.h"
+#include "cmd/common.h"
 #include "profile/foldedread.h"
 #include "output/out.h"
 #include "output/outfile.h"

@@ -11,7 +11,7 @@ struct profile;
 /*
  * pyrospy report IN [options]: a raw recording (-f raw) written again in
  * any format, with only the samples the filters keep.  argv[0] is
- * "report".  Returns the exit status (cli.h), having said what went wrong.
+ * "report".  Returns the exit status (common.h), having said what went wrong.
  */
 int report_main(int argc, char **argv);
 

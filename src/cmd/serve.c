@@ -16,7 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cmd/cli.h"
+#include "cmd/common.h"
 #include "util/http.h"
 #include "util/pb.h"
 #include "profile/pprof.h"

@@ -61,7 +61,7 @@ int serve_host_name_ok(const char *name);
 /*
  * Listen, then sample t (NULL with subprocesses when pid is no
  * interpreter itself) until *stop or the target goes away, answering
- * requests from a thread of its own.  Returns the exit status (cli.h),
+ * requests from a thread of its own.  Returns the exit status (common.h),
  * having said what went wrong, except when sampling could not start:
  * then *err is set (and EXIT_FAIL returned) for the caller to report
  * with the target.
