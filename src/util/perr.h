@@ -6,7 +6,7 @@
  * Status codes returned by every layer below the CLI.  0 is success; the
  * rest say what went wrong in terms a caller can act on.  Low layers never
  * print: the CLI turns a code into a message, a hint and an exit status
- * (see cli.c and EXIT STATUS in man/pyrospy.1).
+ * (see cmd/session.c and EXIT STATUS in man/pyrospy.1).
  */
 enum perr {
 	PERR_OK = 0,
