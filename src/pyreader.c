@@ -2108,12 +2108,20 @@ enum perr pyreader_sample(struct pyreader *pr, reader_cb cb, void *arg)
 		return PERR_STARTUP;
 	for (; interp && ninterp < INTERP_MAX; ninterp++) {
 		unsigned char gilp[8] = { 0 };
-		uint64_t next, tstate, holder, gc_at = gc_flag_at(pr, interp);
+		uint64_t next, tstate, holder, gc_at = gc_flag_at(pr, interp), interp_id = 0;
 		unsigned int nthreads = 0;
 		int32_t collecting = 0;
 
 		if ((err = rd_u64(pr, interp + L->interp.next, &next)) ||
 		    (err = rd_u64(pr, interp + L->interp.threads_head, &head)))
+			return perr_is_fatal(err) ? err : PERR_OK;
+		/*
+		 * The main interpreter's id is 0: read only when there are
+		 * subinterpreters (3.12+), whose threads' names are their own
+		 * and whose stacks say which interpreter they are of.
+		 */
+		if ((next || ninterp) && L->interp.id != PYVM_NONE &&
+		    (err = rd_u64(pr, interp + L->interp.id, &interp_id)))
 			return perr_is_fatal(err) ? err : PERR_OK;
 		if (L->interp.ceval_gil != PYVM_NONE)
 			rd(pr, interp + L->interp.ceval_gil, gilp, sizeof(gilp));
@@ -2148,6 +2156,7 @@ enum perr pyreader_sample(struct pyreader *pr, reader_cb cb, void *arg)
 			memset(&st, 0, offsetof(struct stack, frame));
 			st.pid = pr->t->pid;
 			st.thread_id = get_u64(ts, L->tstate.thread_id);
+			st.interp = interp_id;
 			st.tags = tags_of(pr, st.thread_id);
 			if (L->tstate.native_thread_id != PYVM_NONE)
 				tid = (pid_t)get_u64(ts, L->tstate.native_thread_id);
@@ -2201,8 +2210,9 @@ enum perr pyreader_sample(struct pyreader *pr, reader_cb cb, void *arg)
 				pr->stats.dropped++;
 			} else if (st.depth) {
 				pr->stats.stacks++;
-				st.thread_name = pythread_name(&pr->names, interp, st.thread_id,
-							       st.tid, pr->stats.samples);
+				st.thread_name = pythread_name(&pr->names, interp, interp_id,
+							       st.thread_id, st.tid,
+							       pr->stats.samples);
 				if (pr->flocals)
 					locals_fill(pr, &st);
 				if ((pr->aio &&
