@@ -335,6 +335,67 @@ ParameterizedTest(size_t *i, exact, fast_recursion_ruby, .timeout = 90)
 	fast_recursion(&test_rubies[*i], &rb_shape, "fastrec.rb", 0);
 }
 
+/* CPython 3.11 to 3.13: the matrix's, and pyenv's 3.12 (no Debian root has one) */
+static const struct interp pyenv_3_12 = {
+	NULL, "/root/.pyenv/versions/3.12.1/bin/python3.12", TARGET_PYTHON, 3, 12,
+};
+
+static size_t pythons_3_11_to_13(const struct interp **out, size_t cap)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < test_npythons_any && n + 1 < cap; i++)
+		if (test_python_any(i)->minor >= 11 && test_python_any(i)->minor <= 13)
+			out[n++] = test_python_any(i);
+	out[n++] = &pyenv_3_12;
+	return n;
+}
+
+ParameterizedTestParameters(exact, caller_off_call_python)
+{
+	const struct interp *v[16];
+
+	return cr_make_param_array(size_t, (void *)test_indexes(pythons_3_11_to_13(v, 16)),
+				   pythons_3_11_to_13(v, 16));
+}
+
+/*
+ * offcall.py holds its caller on the condition before its call while its
+ * callee runs (ctypes): the stack a torn read puts together, a frame read
+ * again just as it was (same code, same caller, same instruction).  It is
+ * never shown (old code: every sample of the thread, `caller (...:28)');
+ * it is dropped and counted, and the other thread is shown as ever.
+ */
+ParameterizedTest(size_t *i, exact, caller_off_call_python, .timeout = 60)
+{
+	const struct interp *v[16], *in;
+	const char *extra[] = { "-r", "200", "-d", "2", "-v", "-f", "folded", NULL };
+	char file[] = "/tmp/pyrospy-offcall-XXXXXX", needle[1200], *err, *out;
+	unsigned long stacks, dropped;
+	int fd = mkstemp(file), st;
+
+	pythons_3_11_to_13(v, 16);
+	in = v[*i];
+	cr_assert(fd >= 0);
+	close(fd);
+	st = test_record_to(in, "offcall.py", extra, file, &err);
+	cr_assert_eq(st, 0, "%s: exit %d: %s", in->bin, st, err);
+	out = test_slurp(file);
+	unlink(file);
+	snprintf(needle, sizeof(needle), "caller (%s:28)", test_target_for(in, "offcall.py"));
+	stacks_dropped(err, &stacks, &dropped);
+	cr_expect_eq(test_folded_count(out, needle), 0, "%s: a caller off its call shown: %s",
+		     in->bin, out);
+	cr_expect_gt(test_folded_count(out, "spin ("), 100, "%s: the other thread: %s", in->bin,
+		     out);
+	cr_expect_gt(dropped, 100, "%s: the held thread's samples not counted dropped: %s",
+		     in->bin, err);
+	cr_log_info("%s: caller held off its call: %lu stacks shown, %lu dropped, %lu with it",
+		    in->bin, stacks, dropped, test_folded_count(out, needle));
+	free(out);
+	free(err);
+}
+
 static const struct interp *python_3_15(void)
 {
 	for (size_t i = 0; i < test_npythons; i++)
