@@ -785,7 +785,7 @@ static enum perr verify(struct pyreader *pr, size_t flen, uint64_t tstate, uint6
 	const struct pyvm_layout *L = &pr->lay;
 	uint64_t now_top = 0, top = pr->nvisit ? pr->visit[0].addr : 0;
 	size_t n = 0, cap = pr->visit_cap ? pr->visit_cap : 1, clen = L->code.size, used = 0, live;
-	int ranges = L->frames != PYVM_FRAMEOBJ && L->minor >= 14;
+	int ranges = L->frames != PYVM_FRAMEOBJ && (L->minor >= 14 || L->call_ops);
 	enum perr err;
 
 	if (cap > pr->vcap) {	/* grown with the walk's frames, not every sample */
@@ -822,15 +822,17 @@ static enum perr verify(struct pyreader *pr, size_t flen, uint64_t tstate, uint6
 	 * order in a data stack, procmem_readv() would read them as one range,
 	 * for a third less CPU a sample; but then 5-13 callers in 10 000 off
 	 * their call line came through on 3.11 and 3.13 in exact/fast_recursion,
-	 * none this way.)  3.14+: a caller next below its callee in the data
-	 * stack is read in one range with it, up to a page of them at once,
-	 * the ranges still innermost first: the kernel pins pages for each
-	 * range anew, and a range a frame cost a third of a 50-deep sample's
-	 * CPU.  Not on 3.11-3.13: there, read in ranges, 5 to 32 callers in
-	 * 10 000 off their call line came through again (0 on 3.14 and 3.15
-	 * in 6 runs).  Why is not established; likely that those versions
-	 * store a frame's instruction pointer at every instruction, so a
-	 * caller's moves right after its callee returns.
+	 * none this way.)  A caller next below its callee in the data stack
+	 * is read in one range with it, up to a page of them at once, the
+	 * ranges still innermost first: the kernel pins pages for each range
+	 * anew, and a range a frame cost a third of a 50-deep sample's CPU.
+	 * On 3.11-3.13, read in ranges, 5 to 32 callers in 10 000 off their
+	 * call line came through (0 on 3.14 and 3.15 in 6 runs): those
+	 * versions store a frame's instruction pointer at every instruction,
+	 * so a frame pushed again reads on its lines before its call, and
+	 * the same again when read again at the same point of the next
+	 * call.  caller_calls() rules such a caller out however the reads
+	 * are ordered, so 3.11-3.13 read in ranges too.
 	 */
 	pr->snap_ok = pr->top_same = 0;
 	/*
