@@ -18,6 +18,8 @@
  *
  * .code.firsttraceable (offsetof _co_firsttraceable) was added later from
  * the same program run against the same headers.
+ * .frame.is_entry (offsetof(_PyInterpreterFrame, is_entry), 68, next to
+ * owner at 69) was added later, compiled against the same headers.
  * .frames, .lines, .lasti_units and .stackref_tagged are not offsets: they
  * say how this version is walked (see src/pyvm.h) and were set from the
  * version's documented behaviour (research notes, sections 3-4).
