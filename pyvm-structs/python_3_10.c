@@ -76,6 +76,7 @@ const struct pyvm_layout pyvm_python_3_10 = {
 		.lasti = 96,
 		.instr = PYVM_NONE,
 		.owner = PYVM_NONE,
+		.is_entry = PYVM_NONE,
 		.localsplus = 352,
 		.state = 108,		/* offsetof(PyFrameObject, f_state) */
 		/* f_state is FRAME_EXECUTING (0) or, while an exception looks for a handler, FRAME_UNWINDING (2) (Include/cpython/frameobject.h) */

@@ -30,12 +30,47 @@
  * say how this version is walked (see src/pyvm.h) and were set from the
  * version's documented behaviour (research notes, sections 3-4).
  */
+/*
+ * .call_ops (pyvm.h): from the 3.12.1 headers (opcode.h) and the
+ * interpreter's own opcode._specializations.  An instruction that runs a
+ * Python frame in the same loop ends with DISPATCH_INLINED(), which
+ * leaves prev_instr on its last inline cache entry (next_instr - 1 after
+ * SKIP_OVER(INLINE_CACHE_ENTRIES_*)): CALL and its family (3 caches; any
+ * of them falls back to CALL), CALL_FUNCTION_EX (none), BINARY_SUBSCR_GETITEM
+ * (1), LOAD_ATTR_PROPERTY and LOAD_ATTR_GETATTRIBUTE_OVERRIDDEN (9),
+ * FOR_ITER_GEN (1), SEND and SEND_GEN (1), with their families, and the
+ * instrumented CALL, CALL_FUNCTION_EX and FOR_ITER.  INSTRUMENTED_LINE and
+ * INSTRUMENTED_INSTRUCTION keep the instruction they replace elsewhere.
+ */
+static const uint8_t call_ops[256] = {
+	/* CALL and its specialisations: 3 caches */
+	[171] = 4, [23] = 4, [24] = 4, [28] = 4, [29] = 4, [34] = 4, [38] = 4, [39] = 4,
+	[40] = 4, [41] = 4, [42] = 4, [43] = 4, [44] = 4, [45] = 4, [46] = 4, [47] = 4,
+	[48] = 4, [56] = 4,
+	/* CALL_FUNCTION_EX */
+	[142] = 1,
+	/* BINARY_SUBSCR and its specialisations: 1 cache */
+	[25] = 2, [19] = 2, [20] = 2, [21] = 2, [22] = 2,
+	/* LOAD_ATTR and its specialisations: 9 caches */
+	[106] = 10, [70] = 10, [72] = 10, [73] = 10, [76] = 10, [77] = 10, [78] = 10,
+	[79] = 10, [80] = 10, [81] = 10, [82] = 10,
+	/* FOR_ITER and its specialisations: 1 cache */
+	[93] = 2, [62] = 2, [63] = 2, [64] = 2, [65] = 2,
+	/* SEND, SEND_GEN: 1 cache */
+	[123] = 2, [168] = 2,
+	/* INSTRUMENTED_CALL, INSTRUMENTED_CALL_FUNCTION_EX, INSTRUMENTED_FOR_ITER */
+	[241] = 4, [244] = 1, [248] = 2,
+	/* INSTRUMENTED_INSTRUCTION, INSTRUMENTED_LINE */
+	[253] = PYVM_CALLOP_ANY, [254] = PYVM_CALLOP_ANY,
+};
+
 const struct pyvm_layout pyvm_python_3_12 = {
 	.minor = 12,
 	.frames = PYVM_CFRAME,
 	.lines = PYVM_LOCATIONS,
 	.lasti_units = 0,
 	.stackref_tagged = 0,
+	.call_ops = call_ops,
 	.shim_owner = 3,	/* FRAME_OWNED_BY_CSTACK */
 	.runtime = {
 		.interpreters_head = 40,
@@ -74,6 +109,7 @@ const struct pyvm_layout pyvm_python_3_12 = {
 		.lasti = PYVM_NONE,
 		.instr = 56,
 		.owner = 70,
+		.is_entry = PYVM_NONE,
 		.localsplus = 72,
 	},
 	.code = {

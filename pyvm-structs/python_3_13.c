@@ -30,12 +30,51 @@
  * say how this version is walked (see src/pyvm.h) and were set from the
  * version's documented behaviour (research notes, sections 3-4).
  */
+/*
+ * .call_ops (pyvm.h): from Debian's 3.13 headers (opcode_ids.h) and the
+ * interpreter's own _opcode_metadata._specializations (the same in the
+ * free-threaded build).  3.13 sets instr_ptr as an instruction starts and
+ * an instruction that runs a Python frame in the same loop leaves it
+ * there: CALL and its family (any of them falls back to CALL), CALL_KW,
+ * CALL_FUNCTION_EX, BINARY_SUBSCR_GETITEM, LOAD_ATTR_PROPERTY,
+ * LOAD_ATTR_GETATTRIBUTE_OVERRIDDEN, FOR_ITER_GEN, SEND and SEND_GEN (with
+ * their families) and the instrumented CALL, CALL_KW, CALL_FUNCTION_EX and
+ * FOR_ITER.  EXIT_INIT_CHECK is where _Py_InitCleanup, the frame
+ * CALL_ALLOC_AND_ENTER_INIT puts under __init__, waits.  INSTRUMENTED_LINE,
+ * INSTRUMENTED_INSTRUCTION and ENTER_EXECUTOR keep the instruction they
+ * replace elsewhere.
+ */
+static const uint8_t call_ops[256] = {
+	/* CALL and its specialisations */
+	[53] = 1, [162] = 1, [163] = 1, [164] = 1, [165] = 1, [166] = 1, [167] = 1, [168] = 1,
+	[169] = 1, [170] = 1, [171] = 1, [172] = 1, [173] = 1, [174] = 1, [175] = 1,
+	[176] = 1, [177] = 1, [178] = 1, [179] = 1, [180] = 1, [181] = 1,
+	/* CALL_KW, CALL_FUNCTION_EX */
+	[57] = 1, [54] = 1,
+	/* BINARY_SUBSCR and its specialisations */
+	[5] = 1, [157] = 1, [158] = 1, [159] = 1, [160] = 1, [161] = 1,
+	/* LOAD_ATTR and its specialisations */
+	[82] = 1, [191] = 1, [192] = 1, [193] = 1, [194] = 1, [195] = 1, [196] = 1, [197] = 1,
+	[198] = 1, [199] = 1, [200] = 1, [201] = 1, [202] = 1,
+	/* FOR_ITER and its specialisations */
+	[72] = 1, [187] = 1, [188] = 1, [189] = 1, [190] = 1,
+	/* SEND, SEND_GEN */
+	[104] = 1, [208] = 1,
+	/* INSTRUMENTED_FOR_ITER, _CALL, _CALL_KW, _CALL_FUNCTION_EX */
+	[243] = 1, [244] = 1, [245] = 1, [246] = 1,
+	/* EXIT_INIT_CHECK */
+	[13] = 1,
+	/* ENTER_EXECUTOR, INSTRUMENTED_INSTRUCTION, INSTRUMENTED_LINE */
+	[70] = PYVM_CALLOP_ANY, [247] = PYVM_CALLOP_ANY, [254] = PYVM_CALLOP_ANY,
+};
+
 const struct pyvm_layout pyvm_python_3_13 = {
 	.minor = 13,
 	.frames = PYVM_IFRAME,
 	.lines = PYVM_LOCATIONS,
 	.lasti_units = 0,
 	.stackref_tagged = 0,
+	.call_ops = call_ops,
 	.shim_owner = 3,	/* FRAME_OWNED_BY_CSTACK */
 	.runtime = {
 		.interpreters_head = 632,
@@ -74,6 +113,7 @@ const struct pyvm_layout pyvm_python_3_13 = {
 		.lasti = PYVM_NONE,
 		.instr = 56,
 		.owner = 70,
+		.is_entry = PYVM_NONE,
 		.localsplus = 72,
 	},
 	.code = {

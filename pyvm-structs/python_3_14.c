@@ -89,6 +89,7 @@ const struct pyvm_layout pyvm_python_3_14 = {
 		.lasti = PYVM_NONE,
 		.instr = 56,
 		.owner = 74,
+		.is_entry = PYVM_NONE,
 		.localsplus = 80,
 	},
 	.code = {

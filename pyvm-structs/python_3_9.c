@@ -69,6 +69,7 @@ const struct pyvm_layout pyvm_python_3_9 = {
 		.lasti = 104,
 		.instr = PYVM_NONE,
 		.owner = PYVM_NONE,
+		.is_entry = PYVM_NONE,
 		.localsplus = 360,
 		.state = 116,		/* offsetof(PyFrameObject, f_executing) */
 		/* f_executing is 1 while the frame runs (Python/ceval.c) */

@@ -70,6 +70,31 @@ Test(foldedread, frames_tags_and_threads)
 	cr_assert_str_eq(g.text, want);
 }
 
+/*
+ * A Python subinterpreter's thread state: " [interpreter N]" after the
+ * tid, before any name; anything else there is no thread frame, a frame.
+ */
+Test(foldedread, subinterpreter_threads)
+{
+	static const char in[] =
+		"thread (34) [interpreter 2]: subloop;spin (<script>:7) 5\n"
+		"pid 12: thread (34) [interpreter 18446744073709551615];f (a.py:1) 1\n"
+		"thread (34): x [interpreter 2];f (a.py:1) 1\n"
+		"thread (34) [interpreter ];f (a.py:1) 1\n"
+		"thread (34) [interpreter 2]x;f (a.py:1) 1\n";
+	static const char want[] =
+		"-|thread (34) [interpreter 2]: subloop|0|34|subloop|<spin><<script>><7>|5\n"
+		"-|pid 12: thread (34) [interpreter 18446744073709551615]|12|34|-|<f><a.py><1>|1\n"
+		"-|thread (34): x [interpreter 2]|0|34|x [interpreter 2]|<f><a.py><1>|1\n"
+		"-|-|0|0|-|<thread (34) [interpreter ]><><0>|<f><a.py><1>|1\n"
+		"-|-|0|0|-|<thread (34) [interpreter 2]x><><0>|<f><a.py><1>|1\n";
+	struct got g;
+	char why[160];
+
+	cr_assert_eq(parse(in, strlen(in), &g, why, sizeof(why)), PERR_OK, "%s", why);
+	cr_assert_str_eq(g.text, want);
+}
+
 Test(foldedread, refuses_what_is_no_folded_line)
 {
 	static const struct {

@@ -174,6 +174,36 @@ Test(profile, projection_merges_threads_and_tags)
 }
 
 /*
+ * A thread running code in a Python subinterpreter has a thread state in
+ * each interpreter, each its own root: " [interpreter N]" after the tid of
+ * the subinterpreter's.  A thread renamed in one interpreter is one root
+ * there, named as it was last, and leaves the other's root as it is.
+ */
+Test(profile, subinterpreter_thread_is_its_own_root)
+{
+	struct profile p;
+	char *s;
+
+	profile_init(&p);
+	for (int i = 0; i < 2; i++) {
+		make_stack(0);
+		st.thread_name = "runner";
+		profile_add(&p, NULL, &st, 1);
+		make_stack(1);
+		st.interp = 1;
+		st.thread_name = i ? "subloop" : "Dummy-1";
+		profile_add(&p, NULL, &st, 2);
+	}
+	s = folded_meta(&p, 1, 0);
+	cr_assert_str_eq(s, "thread (7): runner;<module> (app.py:20);foo (app.py:8);"
+			    "work (app.py:4) 2\n"
+			    "thread (7) [interpreter 1]: subloop;<module> (app.py:20);bar (app.py:12);"
+			    "work (app.py:4) 4\n");
+	free(s);
+	profile_release(&p);
+}
+
+/*
  * Frames are found by the addresses of their strings, but an address is
  * only a hint: the same buffer holding another name (a reader that freed
  * a string and put another there, or one buffer reused for each thread's

@@ -3,6 +3,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,7 +59,9 @@ static void dump_thread(void *arg, const struct stack *st)
 		fprintf(d->f, " \"%s\"", st->thread_name);
 	if (st->ractor)
 		fprintf(d->f, " (ractor %u,", st->ractor);
-	fprintf(d->f, "%s%s%s)\n", st->ractor ? " " : " (",
+	else if (st->interp)
+		fprintf(d->f, " (interpreter %" PRIu64 ",", st->interp);
+	fprintf(d->f, "%s%s%s)\n", st->ractor || st->interp ? " " : " (",
 		st->gvl_wait == 1 ? "waiting for the GVL" : st->idle == 1 ? "idle" :
 		st->idle == 0 ? "running" : "state unknown",
 	       st->holds_gil == 1 ? !strcmp(d->lang, "Ruby") ? ", holds the GVL" :

@@ -382,7 +382,8 @@ static void report_count(struct report *rp, const char *tags, const struct stack
 	rp->pend[pnode]++;
 	/* the thread's last name is that of its last sample, cached or not */
 	if (r->thread < rp->athread_frame && rp->thread_frame[r->thread])
-		profile_thread_note(p, st->pid, st->tid, rp->thread_frame[r->thread] - 1);
+		profile_thread_note(p, st->pid, st->tid, st->interp,
+				    rp->thread_frame[r->thread] - 1);
 }
 
 /*

@@ -69,12 +69,13 @@ static int all_digits(const char *s, size_t n)
 }
 
 /*
- * "[pid N: ]thread (TID)[: NAME]": fills l, or returns 0 when s is none.
- * Digits are few enough to fit (checked), so strtol cannot overflow.
+ * "[pid N: ]thread (TID)[ [interpreter N]][: NAME]": fills l, or returns 0
+ * when s is none.  Digits are few enough to fit (checked), so strtol
+ * cannot overflow.
  */
 static int thread_frame(char *s, struct folded_line *l)
 {
-	char *p = s, *close;
+	char *p = s, *close, *end;
 	long pid = 0, tid;
 
 	if (!strncmp(p, "pid ", 4)) {
@@ -88,14 +89,24 @@ static int thread_frame(char *s, struct folded_line *l)
 	if (strncmp(p, "thread (", 8))
 		return 0;
 	close = strchr(p + 8, ')');
-	if (!close || !all_digits(p + 8, (size_t)(close - p - 8)) || close - p - 8 > 9 ||
-	    (close[1] && strncmp(close + 1, ": ", 2)))
+	if (!close || !all_digits(p + 8, (size_t)(close - p - 8)) || close - p - 8 > 9)
+		return 0;
+	end = close + 1;
+	if (!strncmp(end, " [interpreter ", 14)) {
+		/* a Python subinterpreter's thread state (up to 20 digits) */
+		size_t n = strspn(end + 14, "0123456789");
+
+		if (!n || n > 20 || end[14 + n] != ']')
+			return 0;
+		end += 14 + n + 1;
+	}
+	if (*end && strncmp(end, ": ", 2))
 		return 0;
 	tid = strtol(p + 8, NULL, 10);
 	l->thread = s;
 	l->pid = (pid_t)pid;
 	l->tid = (pid_t)tid;
-	l->thread_name = close[1] ? close + 3 : NULL;
+	l->thread_name = *end ? end + 2 : NULL;
 	return 1;
 }
 

@@ -12,7 +12,7 @@
  * Reading a folded profile (pyrospy's -f folded, or any collapsed stacks),
  * an untrusted file, for pyrospy report: one callback a line.  A line is
  *
- *   [{k=v,...};][[pid N: ]thread (TID)[: NAME];]frame;frame... COUNT
+ *   [{k=v,...};][[pid N: ]thread (TID)[ [interpreter N]][: NAME];]frame;frame... COUNT
  *
  * root first, each frame "name (file:line)", "name (file)" or a bare
  * name (a pseudo-frame).  Text is made valid UTF-8 without control
@@ -42,7 +42,8 @@ struct folded_line {
 typedef int (*foldedread_fn)(void *arg, const struct folded_line *l);
 
 /*
- * A thread frame's text, "[pid N: ]thread (TID)[: NAME]", into l's
+ * A thread frame's text, "[pid N: ]thread (TID)[ [interpreter N]][: NAME]"
+ * (N: a Python subinterpreter's id), into l's
  * thread, pid, tid and thread_name (pointing into s, cut in place);
  * 0 when s is none.
  */

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include "config.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -290,18 +291,25 @@ uint32_t profile_child(struct profile *p, uint32_t parent, uint32_t frame)
 
 struct profile_thread {
 	int32_t pid, tid;	/* pid 0 without show_pid; tid 0: empty slot */
+	uint64_t interp;	/* Python: its interpreter's id, 0 the main one's */
 	uint32_t frame;		/* the thread frame it had last */
 };
 
-/* The slot of the thread (pid, tid): its own, or the empty one where it goes. */
-static struct profile_thread *thread_slot(const struct profile *p, int32_t pid, int32_t tid)
+/*
+ * The slot of the thread (pid, tid) in interpreter interp (a thread in a
+ * subinterpreter is another root than the same thread in the main one):
+ * its own, or the empty one where it goes.
+ */
+static struct profile_thread *thread_slot(const struct profile *p, int32_t pid, int32_t tid,
+					  uint64_t interp)
 {
-	uint32_t j = (uint32_t)mix((uint64_t)(uint32_t)pid << 32 | (uint32_t)tid);
+	uint32_t j = (uint32_t)mix(((uint64_t)(uint32_t)pid << 32 | (uint32_t)tid) ^
+				   interp * 0x9E3779B97F4A7C15ull);
 
 	for (j &= p->thr_cap - 1;; j = (j + 1) & (p->thr_cap - 1)) {
 		struct profile_thread *t = &p->thr[j];
 
-		if (!t->tid || (t->tid == tid && t->pid == pid))
+		if (!t->tid || (t->tid == tid && t->pid == pid && t->interp == interp))
 			return t;
 	}
 }
@@ -311,7 +319,8 @@ static struct profile_thread *thread_slot(const struct profile *p, int32_t pid, 
  * thread is named "thread (TID): NAME" and its name may change (set after
  * its first samples, or renamed): it is the same thread all the same.
  */
-static void thread_note(struct profile *p, int32_t pid, int32_t tid, uint32_t frame)
+static void thread_note(struct profile *p, int32_t pid, int32_t tid, uint64_t interp,
+			uint32_t frame)
 {
 	struct profile_thread *t;
 
@@ -326,13 +335,14 @@ static void thread_note(struct profile *p, int32_t pid, int32_t tid, uint32_t fr
 		p->bytes += (size_t)(p->thr_cap - cap) * sizeof(*p->thr);
 		for (uint32_t i = 0; i < cap; i++)
 			if (old[i].tid)
-				*thread_slot(p, old[i].pid, old[i].tid) = old[i];
+				*thread_slot(p, old[i].pid, old[i].tid, old[i].interp) = old[i];
 		free(old);
 	}
-	t = thread_slot(p, pid, tid);
+	t = thread_slot(p, pid, tid, interp);
 	if (!t->tid) {
 		t->pid = pid;
 		t->tid = tid;
+		t->interp = interp;
 		p->nthr++;
 	} else if (t->frame != frame) {
 		p->renamed = 1;
@@ -340,15 +350,17 @@ static void thread_note(struct profile *p, int32_t pid, int32_t tid, uint32_t fr
 	t->frame = frame;
 }
 
-void profile_thread_note(struct profile *p, pid_t pid, pid_t tid, uint32_t frame)
+void profile_thread_note(struct profile *p, pid_t pid, pid_t tid, uint64_t interp,
+			 uint32_t frame)
 {
-	thread_note(p, p->show_pid ? (int32_t)pid : 0, (int32_t)tid, frame);
+	thread_note(p, p->show_pid ? (int32_t)pid : 0, (int32_t)tid, interp, frame);
 }
 
 uint32_t profile_thread_last(const struct profile *p, uint32_t frame)
 {
 	const char *s;
-	int pid = 0, tid = 0, n = 0;
+	int pid = 0, tid = 0, n = 0, m = 0;
+	uint64_t interp = 0;
 	const struct profile_thread *t;
 
 	if (!p->renamed || frame >= p->nframe || p->frame[frame].kind != PROFILE_THREAD)
@@ -357,9 +369,12 @@ uint32_t profile_thread_last(const struct profile *p, uint32_t frame)
 	s = profile_str(p, p->frame[frame].name);
 	if (p->show_pid && (sscanf(s, "pid %d: %n", &pid, &n) != 1 || !n))
 		return frame;
-	if (sscanf(s + n, "thread (%d)", &tid) != 1 || tid <= 0)
+	if (sscanf(s + n, "thread (%d)%n", &tid, &m) != 1 || tid <= 0 || !m)
 		return frame;
-	t = thread_slot(p, pid, tid);
+	/* " [interpreter N]" before the name, if any: written, not read from a target */
+	if (!strncmp(s + n + m, " [interpreter ", 14))
+		interp = strtoull(s + n + m + 14, NULL, 10);
+	t = thread_slot(p, pid, tid, interp);
 	return t->tid ? t->frame : frame;
 }
 
@@ -521,11 +536,14 @@ static uint32_t stack_ids(struct profile *p, const char *tags, const struct stac
 			  uint32_t *ids, struct need *nd)
 {
 	uint32_t n = 0;
-	char buf[112];
+	char buf[176], in[40] = "";
 	size_t off;
 
 	ids[n++] = stack_frame(p, nd, PROFILE_TAGS, tags ? tags : "", "", 0);
 	off = p->show_pid ? (size_t)snprintf(buf, sizeof(buf), "pid %d: ", (int)st->pid) : 0;
+	/* a subinterpreter's thread state: after the tid, where no name can be */
+	if (st->interp)
+		snprintf(in, sizeof(in), " [interpreter %" PRIu64 "]", st->interp);
 	if (st->thread_name) {
 		/* at most 60 bytes of the name, never half a character */
 		size_t len = strlen(st->thread_name);
@@ -534,14 +552,14 @@ static uint32_t stack_ids(struct profile *p, const char *tags, const struct stac
 			for (len = 60; len && ((unsigned char)st->thread_name[len] & 0xc0) == 0x80;
 			     len--)
 				;
-		snprintf(buf + off, sizeof(buf) - off, "thread (%d): %.*s", (int)st->tid, (int)len,
-			 st->thread_name);
+		snprintf(buf + off, sizeof(buf) - off, "thread (%d)%s: %.*s", (int)st->tid, in,
+			 (int)len, st->thread_name);
 	} else
-		snprintf(buf + off, sizeof(buf) - off, "thread (%d)", (int)st->tid);
+		snprintf(buf + off, sizeof(buf) - off, "thread (%d)%s", (int)st->tid, in);
 	ids[n] = stack_frame(p, nd, PROFILE_THREAD, buf, "", 0);
 	/* made (not only looked for): the thread's latest name */
 	if (!nd)
-		profile_thread_note(p, st->pid, st->tid, ids[n]);
+		profile_thread_note(p, st->pid, st->tid, st->interp, ids[n]);
 	n++;
 	if (st->truncated)
 		ids[n++] = stack_frame(p, nd, PROFILE_MARK, "[truncated]", "", 0);
@@ -606,7 +624,7 @@ uint32_t profile_add(struct profile *p, const char *tags, const struct stack *st
 	n = stack_ids(p, tags, st, ids, &nd);
 	/* a thread frame made before: its thread's (seen before), its latest */
 	if (ids[1] != NONE)
-		profile_thread_note(p, st->pid, st->tid, ids[1]);
+		profile_thread_note(p, st->pid, st->tid, st->interp, ids[1]);
 	for (i = 0; i < n && ids[i] != NONE; i++) {
 		uint32_t c = node_lookup(p, node, ids[i]);
 

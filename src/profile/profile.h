@@ -122,11 +122,13 @@ uint32_t profile_add_path(struct profile *p, const uint32_t *frames, uint32_t n,
 uint32_t profile_child(struct profile *p, uint32_t parent, uint32_t frame);
 
 /*
- * The thread tid of process pid had thread frame `frame' (made by
+ * The thread tid of process pid (in Python's interpreter interp, 0 the
+ * main one) had thread frame `frame' (made by
  * profile_add()) in its latest sample: for a caller that adds that sample
  * by profile_child() and its own counts (report's).
  */
-void profile_thread_note(struct profile *p, pid_t pid, pid_t tid, uint32_t frame);
+void profile_thread_note(struct profile *p, pid_t pid, pid_t tid, uint64_t interp,
+			 uint32_t frame);
 
 /*
  * One thread, one root: the thread frame that the thread of thread frame

@@ -43,6 +43,8 @@
 #define VERIFY_MAX	8192		/* frames a walk checks were still there */
 #define STR_MAX		4096u		/* code points */
 #define TABLE_MAX	(1u << 20)	/* line table bytes */
+#define OPS_MAX		(1u << 20)	/* bytecode bytes whose opcodes are kept (3.11-3.13) */
+#define CALLOP_BACK	10		/* code units from a call to where its frame waits, + 1 */
 #define INTERP_MAX	64
 #define THREAD_MAX	4096
 #define CODE_CACHE	4096		/* entries, power of two */
@@ -86,6 +88,8 @@ struct pycode {
 	uint64_t code_start;	/* first byte of the bytecode */
 	uint64_t code_bytes;
 	int64_t firsttraceable;	/* 3.11+: _co_firsttraceable, in code units; -1: none */
+	uint8_t *ops;		/* 3.11-3.13: each code unit's opcode byte as first read
+				   (caller_calls()); NULL: none kept */
 	uint64_t print[4];	/* what it was made from: see code_print() */
 	unsigned char nameobj[NAMEOBJ];	/* its name's str object, as it was */
 	size_t namelen;			/* how much of it: never past its end */
@@ -102,6 +106,8 @@ struct pyvisit {
 	int line;		/* the line shown for it (0: a shim, or not shown) */
 	int owned;		/* 3.11+: owned by its thread (FRAME_OWNED_BY_THREAD) */
 	int hidden;		/* incomplete (frame_incomplete()): walked, not shown */
+	int entered;		/* 3.11+: run from C (an entry frame, or is_entry on 3.11):
+				   its caller may be at any instruction */
 };
 
 /*
@@ -313,6 +319,7 @@ static void code_release(struct pycode *c)
 	free(c->name);
 	free(c->file);
 	free(c->table);
+	free(c->ops);
 	memset(c, 0, sizeof(*c));
 }
 
@@ -436,10 +443,24 @@ static struct pycode *code_get(struct pyreader *pr, uint64_t addr)
 			goto bad;
 		c.firsttraceable = ft;
 	}
+	if (L->call_ops && c.code_bytes && c.code_bytes <= OPS_MAX) {
+		/* the opcode bytes, for caller_calls(); a code unit is opcode, oparg */
+		size_t n = (size_t)c.code_bytes / 2;
+		uint8_t *units = xmalloc(2 * n);
+
+		if (rd(pr, c.code_start, units, 2 * n)) {
+			free(units);
+			goto bad;
+		}
+		for (size_t k = 0; k < n; k++)
+			units[k] = units[2 * k];
+		c.ops = xrealloc(units, n);
+	}
 	slot = &pr->cache[i];
 	*slot = c;
 	pr->cache_nr++;
-	pr->cache_bytes += c.table_len + strlen(c.name) + strlen(c.file) + sizeof(c);
+	pr->cache_bytes += c.table_len + strlen(c.name) + strlen(c.file) + sizeof(c) +
+			   (c.ops ? (size_t)c.code_bytes / 2 : 0);
 	return slot;
 bad:
 	code_release(&c);
@@ -614,7 +635,50 @@ static void visit_add(struct pyreader *pr, uint64_t addr, const unsigned char *f
 	pr->visit[pr->nvisit++] = (struct pyvisit){ addr, get_u64(fr, L->frame.back),
 						    get_u64(fr, L->frame.code), frame_at(L, fr),
 						    NULL, 0,
-						    L->frame.owner != PYVM_NONE && !fr[L->frame.owner], 0 };
+						    L->frame.owner != PYVM_NONE && !fr[L->frame.owner], 0,
+						    (L->shim_owner != PYVM_NONE &&
+						     fr[L->frame.owner] >= L->shim_owner) ||
+						    (L->frame.is_entry != PYVM_NONE &&
+						     fr[L->frame.is_entry]) };
+}
+
+/*
+ * 3.11-3.13: is the frame v, whose callee is `callee', at an instruction
+ * that runs a Python frame (L->call_ops)?  While its callee lives a
+ * caller stays where it called from; a caller read anywhere else (on the
+ * line before its call, say) was read before it called, or after its
+ * callee returned, with a callee frame that was another moment's: freed
+ * frames keep their bytes, and a frame pushed again at the same address
+ * with the same code and caller reads the same.  That holds whenever the
+ * reads were made and in whatever order: no re-read can tell a frame from
+ * its copy pushed later in the same place, but none is needed to see that
+ * a frame is not at a call.  A callee run from C (an entry frame between
+ * them, or is_entry) may have been called from any instruction: not
+ * judged.  A code object too large for its opcodes to be kept (OPS_MAX)
+ * is not judged either.
+ */
+static int caller_calls(const struct pyvm_layout *L, const struct pyvisit *v,
+			const struct pyvisit *callee)
+{
+	const struct pycode *c = v->c;
+	uint64_t idx;
+
+	if (!L->call_ops || !c || callee->entered || !c->ops)
+		return 1;
+	if (v->at < c->code_start || v->at - c->code_start >= c->code_bytes || (v->at & 1))
+		return 0;	/* not started (3.11, 3.12: prev_instr before the first) */
+	idx = (v->at - c->code_start) / 2;
+	/*
+	 * the instruction is `back' units before where the pointer stays (its
+	 * cache entries on 3.11 and 3.12, at most 9), as its opcode says
+	 */
+	for (uint64_t back = 0; back <= idx && back < CALLOP_BACK; back++) {
+		uint8_t op = L->call_ops[c->ops[idx - back]];
+
+		if (op == PYVM_CALLOP_ANY || op == back + 1)
+			return 1;
+	}
+	return 0;
 }
 
 /*
@@ -721,7 +785,7 @@ static enum perr verify(struct pyreader *pr, size_t flen, uint64_t tstate, uint6
 	const struct pyvm_layout *L = &pr->lay;
 	uint64_t now_top = 0, top = pr->nvisit ? pr->visit[0].addr : 0;
 	size_t n = 0, cap = pr->visit_cap ? pr->visit_cap : 1, clen = L->code.size, used = 0, live;
-	int ranges = L->frames != PYVM_FRAMEOBJ && L->minor >= 14;
+	int ranges = L->frames != PYVM_FRAMEOBJ && (L->minor >= 14 || L->call_ops);
 	enum perr err;
 
 	if (cap > pr->vcap) {	/* grown with the walk's frames, not every sample */
@@ -758,15 +822,17 @@ static enum perr verify(struct pyreader *pr, size_t flen, uint64_t tstate, uint6
 	 * order in a data stack, procmem_readv() would read them as one range,
 	 * for a third less CPU a sample; but then 5-13 callers in 10 000 off
 	 * their call line came through on 3.11 and 3.13 in exact/fast_recursion,
-	 * none this way.)  3.14+: a caller next below its callee in the data
-	 * stack is read in one range with it, up to a page of them at once,
-	 * the ranges still innermost first: the kernel pins pages for each
-	 * range anew, and a range a frame cost a third of a 50-deep sample's
-	 * CPU.  Not on 3.11-3.13: there, read in ranges, 5 to 32 callers in
-	 * 10 000 off their call line came through again (0 on 3.14 and 3.15
-	 * in 6 runs).  Why is not established; likely that those versions
-	 * store a frame's instruction pointer at every instruction, so a
-	 * caller's moves right after its callee returns.
+	 * none this way.)  A caller next below its callee in the data stack
+	 * is read in one range with it, up to a page of them at once, the
+	 * ranges still innermost first: the kernel pins pages for each range
+	 * anew, and a range a frame cost a third of a 50-deep sample's CPU.
+	 * On 3.11-3.13, read in ranges, 5 to 32 callers in 10 000 off their
+	 * call line came through (0 on 3.14 and 3.15 in 6 runs): those
+	 * versions store a frame's instruction pointer at every instruction,
+	 * so a frame pushed again reads on its lines before its call, and
+	 * the same again when read again at the same point of the next
+	 * call.  caller_calls() rules such a caller out however the reads
+	 * are ordered, so 3.11-3.13 read in ranges too.
 	 */
 	pr->snap_ok = pr->top_same = 0;
 	/*
@@ -822,6 +888,10 @@ static enum perr verify(struct pyreader *pr, size_t flen, uint64_t tstate, uint6
 		    (k && frame_at(L, fr) != v->at) ||
 		    (L->frames == PYVM_FRAMEOBJ && !frameobj_running(L, fr)))
 			return PERR_CORRUPT;
+		if (k && !caller_calls(L, v, &pr->visit[k - 1])) {
+			pr->stats.bad_frames++;
+			return PERR_CORRUPT;	/* a caller not at a call: torn */
+		}
 		if (!v->c || k == live || (k && pr->visit[k - 1].c == v->c))
 			continue;
 		code_print(L, pr->cbuf + k * clen, print);
@@ -2112,12 +2182,20 @@ enum perr pyreader_sample(struct pyreader *pr, reader_cb cb, void *arg)
 		return PERR_STARTUP;
 	for (; interp && ninterp < INTERP_MAX; ninterp++) {
 		unsigned char gilp[8] = { 0 };
-		uint64_t next, tstate, holder, gc_at = gc_flag_at(pr, interp);
+		uint64_t next, tstate, holder, gc_at = gc_flag_at(pr, interp), interp_id = 0;
 		unsigned int nthreads = 0;
 		int32_t collecting = 0;
 
 		if ((err = rd_u64(pr, interp + L->interp.next, &next)) ||
 		    (err = rd_u64(pr, interp + L->interp.threads_head, &head)))
+			return perr_is_fatal(err) ? err : PERR_OK;
+		/*
+		 * The main interpreter's id is 0: read only when there are
+		 * subinterpreters (3.12+), whose threads' names are their own
+		 * and whose stacks say which interpreter they are of.
+		 */
+		if ((next || ninterp) && L->interp.id != PYVM_NONE &&
+		    (err = rd_u64(pr, interp + L->interp.id, &interp_id)))
 			return perr_is_fatal(err) ? err : PERR_OK;
 		if (L->interp.ceval_gil != PYVM_NONE)
 			rd(pr, interp + L->interp.ceval_gil, gilp, sizeof(gilp));
@@ -2152,6 +2230,7 @@ enum perr pyreader_sample(struct pyreader *pr, reader_cb cb, void *arg)
 			memset(&st, 0, offsetof(struct stack, frame));
 			st.pid = pr->t->pid;
 			st.thread_id = get_u64(ts, L->tstate.thread_id);
+			st.interp = interp_id;
 			st.tags = tags_of(pr, st.thread_id);
 			if (L->tstate.native_thread_id != PYVM_NONE)
 				tid = (pid_t)get_u64(ts, L->tstate.native_thread_id);
@@ -2205,8 +2284,9 @@ enum perr pyreader_sample(struct pyreader *pr, reader_cb cb, void *arg)
 				pr->stats.dropped++;
 			} else if (st.depth) {
 				pr->stats.stacks++;
-				st.thread_name = pythread_name(&pr->names, interp, st.thread_id,
-							       st.tid, pr->stats.samples);
+				st.thread_name = pythread_name(&pr->names, interp, interp_id,
+							       st.thread_id, st.tid,
+							       pr->stats.samples);
 				if (pr->flocals)
 					locals_fill(pr, &st);
 				if ((pr->aio &&

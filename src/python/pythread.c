@@ -45,19 +45,54 @@ void pythread_release(struct pythread *tn)
 	tn->ent = NULL;
 }
 
-/* The slot of (ident, tid): its own, or the empty one where it goes. */
-static struct pythread_ent *ent_slot(struct pythread *tn, uint64_t ident, pid_t tid)
+/* The slot of (interp_id, ident, tid): its own, or the empty one where it goes. */
+static struct pythread_ent *ent_slot(struct pythread *tn, uint64_t interp_id, uint64_t ident,
+				     pid_t tid)
 {
-	uint64_t h = (ident ^ (uint64_t)(uint32_t)tid * 0x9E3779B97F4A7C15ull) *
-		     0xBF58476D1CE4E5B9ull;
+	uint64_t h = (ident ^ (uint64_t)(uint32_t)tid * 0x9E3779B97F4A7C15ull ^
+		      interp_id * 0x94D049BB133111EBull) * 0xBF58476D1CE4E5B9ull;
 	size_t i = (size_t)(h >> 40) & (PYTHREAD_SLOTS - 1);
 
 	for (;; i = (i + 1) & (PYTHREAD_SLOTS - 1)) {
 		struct pythread_ent *e = &tn->ent[i];
 
-		if ((e->ident == ident && e->tid == tid && e->read_at) || !e->read_at)
+		if ((e->ident == ident && e->tid == tid && e->interp_id == interp_id &&
+		     e->read_at) || !e->read_at)
 			return e;
 	}
+}
+
+/*
+ * The state kept for the interpreter at addr (id id): its own, else an
+ * empty slot, else the one used least recently, started again.  Slots
+ * are never emptied, so none of addr's is past an empty one.
+ */
+static struct pythread_interp *interp_slot(struct pythread *tn, uint64_t addr, uint64_t id,
+					   uint64_t sample)
+{
+	struct pythread_interp *pi = &tn->interp[0];
+
+	for (size_t i = 0; i < PYTHREAD_INTERPS; i++) {
+		struct pythread_interp *q = &tn->interp[i];
+
+		if (q->addr == addr && q->id == id) {
+			pi = q;
+			break;
+		}
+		if (!q->addr) {
+			pi = q;
+			break;
+		}
+		if (q->used_at < pi->used_at)
+			pi = q;
+	}
+	if (pi->addr != addr || pi->id != id) {
+		memset(pi, 0, sizeof(*pi));
+		pi->addr = addr;
+		pi->id = id;
+	}
+	pi->used_at = sample;
+	return pi;
 }
 
 /*
@@ -86,21 +121,21 @@ static size_t comm_read(pid_t pid, pid_t tid, char *out)
 	return (size_t)n;
 }
 
-/* Find threading._active, at most once every SEARCH_EVERY samples. */
-static void active_search(struct pythread *tn, uint64_t interp, uint64_t sample)
+/* Find pi's threading._active, at most once every SEARCH_EVERY samples. */
+static void active_search(struct pythread *tn, struct pythread_interp *pi, uint64_t sample)
 {
 	const struct pyvm_layout *L = tn->obj.lay;
 	uint64_t modules, used, keys, mod, md_dict, active;
 	int kind;
 
-	if (sample < tn->search_at || L->interp.modules == PYVM_NONE)
+	if (sample < pi->search_at || L->interp.modules == PYVM_NONE)
 		return;
-	tn->search_at = sample + SEARCH_EVERY;
+	pi->search_at = sample + SEARCH_EVERY;
 	/* PyDictObject: ma_used at 16, ma_keys at 32; look again only when it changed */
-	if (rmem_u64(tn->obj.mem, interp + L->interp.modules, &modules) || !modules ||
+	if (rmem_u64(tn->obj.mem, pi->addr + L->interp.modules, &modules) || !modules ||
 	    rmem_u64(tn->obj.mem, modules + PYVM_OFF(L, 16), &used) ||
 	    rmem_u64(tn->obj.mem, modules + PYVM_OFF(L, 32), &keys) ||
-	    (keys == tn->seen[0] && used == tn->seen[1]))
+	    (keys == pi->seen[0] && used == pi->seen[1]))
 		return;
 	if (pyobj_dict_get(&tn->obj, modules, "threading", &mod) ||
 	    pyobj_type(&tn->obj, mod, &md_dict, &kind) ||
@@ -111,30 +146,30 @@ static void active_search(struct pythread *tn, uint64_t interp, uint64_t sample)
 	    pyobj_type(&tn->obj, active, &keys, &kind) ||
 	    (tn->obj.type[PYOBJ_DICT] && kind != PYOBJ_DICT)) {
 		/* not imported yet, or its body not run yet: when sys.modules changes */
-		tn->seen[0] = keys;
-		tn->seen[1] = used;
+		pi->seen[0] = keys;
+		pi->seen[1] = used;
 		return;
 	}
-	tn->active = active;
+	pi->active = active;
 }
 
-/* Thread.name of the thread ident, into out; 0 if none could be read. */
-static int python_name(struct pythread *tn, uint64_t interp, uint64_t ident, uint64_t sample,
-		       char *out, size_t cap)
+/* Thread.name of the thread ident in pi, into out; 0 if none could be read. */
+static int python_name(struct pythread *tn, struct pythread_interp *pi, uint64_t ident,
+		       uint64_t sample, char *out, size_t cap)
 {
 	uint64_t thread, name;
 	int cut;
 	enum perr err;
 
-	if (!tn->active)
-		active_search(tn, interp, sample);
-	if (!tn->active)
+	if (!pi->active)
+		active_search(tn, pi, sample);
+	if (!pi->active)
 		return 0;
-	err = pyobj_dict_get_hash(&tn->obj, tn->active, ident, &thread);
+	err = pyobj_dict_get_hash(&tn->obj, pi->active, ident, &thread);
 	if (err && err != PERR_NOTFOUND) {
-		tn->active = 0;		/* replaced (threading reloaded?) or torn: look again */
-		tn->seen[0] = tn->seen[1] = 0;
-		tn->search_at = 0;
+		pi->active = 0;		/* replaced (threading reloaded?) or torn: look again */
+		pi->seen[0] = pi->seen[1] = 0;
+		pi->search_at = 0;
 		return 0;
 	}
 	if (err || pyobj_attr(&tn->obj, thread, "_name", &name) ||
@@ -166,12 +201,12 @@ static size_t whole_chars(const char *s, size_t n)
  * Read the thread's names now: Python's, and the kernel's when it is
  * neither the start of Python's nor the process's name.
  */
-static char *name_read(struct pythread *tn, uint64_t interp, uint64_t ident, pid_t tid,
-		       uint64_t sample)
+static char *name_read(struct pythread *tn, struct pythread_interp *pi, uint64_t ident,
+		       pid_t tid, uint64_t sample)
 {
 	char py[PYTHREAD_NAME_MAX * 4 + 1 + sizeof(STACK_CUT_MARK)], comm[COMM_MAX], proc[COMM_MAX];
 	char clean[COMM_MAX * 3 + 1], head[COMM_MAX * 3 + 1];
-	int has_py = python_name(tn, interp, ident, sample, py, sizeof(py));
+	int has_py = python_name(tn, pi, ident, sample, py, sizeof(py));
 	size_t nc = tid > 0 ? comm_read(tn->pid, tid, comm) : 0, np;
 
 	if (nc) {
@@ -193,10 +228,10 @@ static char *name_read(struct pythread *tn, uint64_t interp, uint64_t ident, pid
 	return NULL;
 }
 
-const char *pythread_name(struct pythread *tn, uint64_t interp, uint64_t ident, pid_t tid,
-			  uint64_t sample)
+const char *pythread_name(struct pythread *tn, uint64_t interp, uint64_t interp_id,
+			  uint64_t ident, pid_t tid, uint64_t sample)
 {
-	struct pythread_ent *e = ent_slot(tn, ident, tid);
+	struct pythread_ent *e = ent_slot(tn, interp_id, ident, tid);
 	uint64_t every = PYTHREAD_REFRESH + (uint64_t)(e - tn->ent) % (PYTHREAD_REFRESH / 2);
 	char *name;
 
@@ -205,14 +240,15 @@ const char *pythread_name(struct pythread *tn, uint64_t interp, uint64_t ident, 
 	if (!e->read_at) {
 		if (tn->nent >= PYTHREAD_SLOTS / 2) {
 			ents_clear(tn);		/* threads came and went: start again */
-			e = ent_slot(tn, ident, tid);
+			e = ent_slot(tn, interp_id, ident, tid);
 		}
 		tn->nent++;
+		e->interp_id = interp_id;
 		e->ident = ident;
 		e->tid = tid;
 	}
 	e->read_at = sample ? sample : 1;
-	name = name_read(tn, interp, ident, tid, sample);
+	name = name_read(tn, interp_slot(tn, interp, interp_id, sample), ident, tid, sample);
 	if (name || !e->name) {		/* a failed read keeps the last name */
 		free(e->name);
 		e->name = name;

@@ -24,6 +24,7 @@
  * An offset of PYVM_NONE means "this version has no such field".
  */
 #define PYVM_NONE UINT32_MAX
+#define PYVM_CALLOP_ANY	0xff
 
 enum pyvm_frames {
 	PYVM_FRAMEOBJ,		/* 3.8-3.10: PyFrameObject chain, f_lasti */
@@ -54,6 +55,19 @@ struct pyvm_layout {
 	int free_threaded;
 	uint32_t head_extra;
 	uint32_t shim_owner;		/* frames with owner >= this are shims; NONE: no shims */
+	/*
+	 * 3.11-3.13: the instructions from which a frame runs a Python
+	 * function's frame in the same run of the interpreter loop (no entry
+	 * frame between them): call_ops[opcode] is 1 + the code units from
+	 * the instruction to where its frame's instruction pointer stays while
+	 * the callee runs (its inline cache entries on 3.11 and 3.12, none on
+	 * 3.13), PYVM_CALLOP_ANY for an opcode that stands in for another
+	 * (instrumentation, a trace), 0 for any other.  A whole family of
+	 * specialised instructions is listed when one of them calls: the
+	 * bytecode pyrospy keeps was read once, and may have been specialised
+	 * since.  NULL: not checked (see pyreader.c, caller_calls()).
+	 */
+	const uint8_t *call_ops;
 
 	struct {
 		uint32_t interpreters_head;
@@ -97,6 +111,7 @@ struct pyvm_layout {
 		uint32_t lasti;			/* int f_lasti (<= 3.10) */
 		uint32_t instr;			/* prev_instr / instr_ptr (3.11+) */
 		uint32_t owner;			/* char owner (3.11+) */
+		uint32_t is_entry;		/* bool is_entry (3.11 only): run from C */
 		uint32_t localsplus;
 		uint32_t tlbc_index;		/* 3.14+ free-threaded: int32 index of the
 						   thread's bytecode copy; 0: none */

@@ -32,6 +32,7 @@ struct stack {
 	int gvl_wait;		/* Ruby: queued to take the GVL; 0 no (or Python), -1 unknown */
 	int truncated;		/* frames beyond STACK_MAX_DEPTH dropped */
 	unsigned int ractor;	/* Ruby: the number of its ractor if not the main one, else 0 */
+	uint64_t interp;	/* Python: the id of its interpreter if not the main one, else 0 */
 	unsigned int depth;
 	/* with reader_opts.locals: each frame's locals as text (NULL: none) */
 	const char *const *locals;
