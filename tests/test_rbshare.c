@@ -31,8 +31,8 @@
  * as a stopped one.  So the target and pyrospy get a core each, at the
  * highest priority (nice -19), for the seconds of the test: a busy
  * machine then reads as an idle one.  It runs in the accuracy pass all
- * the same (tests/run-integration): its 200 dumps take 13 to 25 s a Ruby
- * under the sanitizers, a long time to take two cores from other tests.
+ * the same (tests/run-integration): with its 200 dumps it takes 13 to
+ * 35 s a Ruby under the sanitizers, long to take two cores from others.
  */
 
 #define SNAPS	200		/* stopped snapshots */
