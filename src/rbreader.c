@@ -204,7 +204,6 @@ struct rbreader {
 	uint64_t ec_val[TAG_VARS];	/* its values, read with its frames... */
 	int ec_val_ok;			/* ...when this is set */
 	int ec_val_torn;		/* they changed while the frames were read */
-	int walk_final;			/* the walk failed: drop, do not read again */
 	unsigned char ec_hdr[STORE_HDR], ec_hdr0[STORE_HDR];
 	unsigned char *ec_ent, *ec_ent0;	/* STORAGE_MAX entries, after and before */
 	uint64_t tag_key[TAG_VARS];	/* keys of the four variables, 0: not seen */
@@ -1432,7 +1431,6 @@ struct frames {
 	uint64_t n;			/* control frames, innermost first */
 	const unsigned char *buf;	/* their bytes */
 	int truncated;			/* the outermost ones were left out */
-	int moved;			/* the current frame changed as they were copied */
 };
 
 /* Check the EC header and derive the frame count; PERR_OK with n = 0 if idle. */
@@ -1446,7 +1444,6 @@ static enum perr frames_from_ec(struct rbreader *rr, const unsigned char *hdr, s
 	fr->cfp = get_u64(hdr, L->ec.cfp);
 	fr->n = 0;
 	fr->truncated = 0;
-	fr->moved = 0;
 	if (!fr->vm_stack)
 		return PERR_OK;		/* not started, or finished */
 	if ((fr->vm_stack & 7) || vm_size > (1u << 24) || (fr->cfp & 7))
@@ -1497,9 +1494,9 @@ static int frames_guessed(struct rbreader *rr, struct ecguess *g, unsigned char 
 			  struct frames *fr)
 {
 	const struct rubyvm_layout *L = rr->L;
-	struct procmem_iov iov[10];
-	unsigned char again[256], mid[8];
-	uint64_t end, lo, hi, cfp0, off, env_lo, env_hi, now;
+	struct procmem_iov iov[9];
+	unsigned char again[256];
+	uint64_t end, lo, hi, cfp0, off, env_lo, env_hi;
 	size_t done, len, niov, hlen, elen, b;
 	int tags;
 
@@ -1526,12 +1523,11 @@ static int frames_guessed(struct rbreader *rr, struct ecguess *g, unsigned char 
 	}
 	iov[b + 0] = (struct procmem_iov){ g->ec, hdr, L->ec.size };
 	iov[b + 1] = (struct procmem_iov){ cfp0, rr->cfps, len };
-	iov[b + 2] = (struct procmem_iov){ g->ec + L->ec.cfp, mid, 8 };
-	iov[b + 3] = (struct procmem_iov){ lo, rmem_big_prepare(&rr->mem, lo, (size_t)(hi - lo)),
+	iov[b + 2] = (struct procmem_iov){ lo, rmem_big_prepare(&rr->mem, lo, (size_t)(hi - lo)),
 					   (size_t)(hi - lo) };
-	iov[b + 4] = (struct procmem_iov){ cfp0, rr->cfps + len, len };
-	iov[b + 5] = (struct procmem_iov){ g->ec, again, L->ec.size };
-	niov = b + 6;
+	iov[b + 3] = (struct procmem_iov){ cfp0, rr->cfps + len, len };
+	iov[b + 4] = (struct procmem_iov){ g->ec, again, L->ec.size };
+	niov = b + 5;
 	if (tags) {
 		iov[niov++] = (struct procmem_iov){ g->store.tbl, rr->ec_hdr, hlen };
 		iov[niov++] = (struct procmem_iov){ g->store.at, rr->ec_ent, elen };
@@ -1552,38 +1548,25 @@ static int frames_guessed(struct rbreader *rr, struct ecguess *g, unsigned char 
 			rr->ec_val_ok = !storage_check(rr, &g->store, rr->ec_hdr, rr->ec_ent,
 						       rr->ec_val);
 	}
-	if (done < b + 6 ||
+	if (done < b + 5 ||
 	    frames_from_ec(rr, hdr, fr, &end) || !fr->n || fr->vm_stack != g->vm_stack ||
 	    end != g->end || fr->cfp < cfp0)
 		goto miss;
 	/*
-	 * The sample is of the first read's instant: its current frame and
-	 * those below it.  Frames pushed and popped above that frame are
-	 * fine (they existed when read), and so are frames that returned by
-	 * the last read of the EC.  Those were once read again: then a block
-	 * that runs 100 ns an iteration (issue 34, item 1) was kept only when
-	 * the read happened to end in it again, and the read again most often
-	 * found its iterator instead (0 to 14 % of samples had the block
-	 * innermost where the stopped process has it in 23 to 32 %,
-	 * docs/ruby-blocks.md).  From the current frame out, nothing may
-	 * change but the pc and sp of the frames that ran meanwhile.  Frames
-	 * copied after they returned (stale slots under a caller's next
-	 * callee, labels/ruby: Pt.new;Quiet#loud;spin without the Loud#loud
-	 * between) are what walk()'s checks of each caller find; `moved'
-	 * (the current frame changed before the read of the EC just after
-	 * the frames) tells walk() the innermost ones may be such.
+	 * Frames pushed and popped above the first read's innermost frame
+	 * are fine (they existed when read); from there out, nothing may
+	 * change.  The EC read again shallower than that: the frames between
+	 * may have been copied after they returned, stale slots under a
+	 * caller's next callee (labels/ruby: Pt.new;Quiet#loud;spin, without
+	 * the Loud#loud between, 1 run in 5): read again.
 	 */
-	now = get_u64(again, L->ec.cfp);
-	fr->moved = get_u64(mid, 0) != fr->cfp;
-	if (now < cfp0 || now >= end || (end - now) % L->cfp.size)
+	off = get_u64(again, L->ec.cfp);
+	if (off < cfp0 || off >= end || (end - off) % L->cfp.size || off > fr->cfp)
 		goto miss;
-	for (uint64_t a = fr->cfp; a < end; a += L->cfp.size) {
-		size_t from = a <= now || a == fr->cfp ? 16 : 0;
-
-		if (memcmp(rr->cfps + (a - cfp0) + from, rr->cfps + len + (a - cfp0) + from,
-			   L->cfp.size - from))
-			goto miss;
-	}
+	off = fr->cfp - cfp0;
+	if (len - off > 16 &&
+	    memcmp(rr->cfps + off + 16, rr->cfps + len + off + 16, (size_t)(len - off - 16)))
+		goto miss;
 	off = fr->cfp - cfp0;
 	fr->buf = rr->cfps + off;
 	env_span(rr, fr, &env_lo, &env_hi);
@@ -1986,13 +1969,6 @@ static enum perr walk(struct rbreader *rr, uint64_t ec, struct stack *st, int st
 			    !block_sp_fits(above_q, above_ep, get_u64(f, L->cfp.sp)))))) {
 			/* the frame above returned: it and what it called are gone */
 			rr->stats.bad_frames++;
-			/*
-			 * It was current, or called, when the EC was read, and
-			 * returned as the frames were: read again, the sample
-			 * would be of a later instant, more often its caller's.
-			 * Dropped.
-			 */
-			rr->walk_final = fr.moved;
 			return PERR_CORRUPT;
 		} else {
 			sf->line = iseq_line(q, (pc - q->encoded) / 8 ? (pc - q->encoded) / 8 - 1 : 0);
@@ -2481,12 +2457,9 @@ static enum perr sample_thread(struct rbreader *rr, uint64_t th_addr, const unsi
 			rmem_reset(&rr->mem);
 			objs_reset(rr);
 		}
-		rr->walk_final = 0;
 		err = walk(rr, ec, st, tries < WALK_TRIES - 1);
 		if (perr_is_fatal(err))
 			return err;
-		if (err && rr->walk_final)
-			break;
 		/*
 		 * Check the cached entries the walk used even when it failed:
 		 * a stale one (an iseq collected and another put in its place)
