@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 #include "config.h"
-#include "pytasks.h"
-#include "pyvm.h"
+#include "python/pyaio.h"
+#include "python/pyvm.h"
 
 /*
- * Where asyncio's tasks are, for dump --tasks (src/pytasks.h), x86-64
+ * Where asyncio's tasks are, for dump --tasks and record --async (src/python/pyaio.h), x86-64
  * default (GIL) builds.
  *
  * 3.14 and 3.15: aio[] is the _Py_AsyncioModuleDebugOffsets the target
@@ -26,7 +26,7 @@
  * and keeps the awaited object one stack slot deeper (stackpointer[-2],
  * as Modules/_remote_debugging/asyncio.c reads it).
  */
-const struct pytasks_published pytasks_published[] = {
+const struct pyaio_published pyaio_published[] = {
 	{
 		.minor = 14,
 		.aio = { 168, 136, 96, 108, 109, 128, 152, 225864, 10880, 936, 864, 872, 880 },
@@ -50,7 +50,7 @@ const struct pytasks_published pytasks_published[] = {
 		.set_used = 24, .set_table = 40, .set_mask = 32, .llist_next = 0,
 	},
 };
-const size_t pytasks_npublished = sizeof(pytasks_published) / sizeof(pytasks_published[0]);
+const size_t pyaio_npublished = sizeof(pyaio_published) / sizeof(pyaio_published[0]);
 
 /*
  * 3.8 to 3.13: nothing is published.  The C Task objects of _asyncio
@@ -114,7 +114,7 @@ const size_t pytasks_npublished = sizeof(pytasks_published) / sizeof(pytasks_pub
  * builtins, name, qualname, code, defaults, kwdefaults, then closure),
  * Include/funcobject.h, and id() of a closure found there live.
  */
-const struct pytasks_registry pytasks_registry[] = {
+const struct pyaio_registry pyaio_registry[] = {
 	{
 		.minor = 8, .registry = "_all_tasks",
 		.state = 72, .fut_waiter = 104, .coro = 112, .name = 120,
@@ -180,4 +180,4 @@ const struct pytasks_registry pytasks_registry[] = {
 		.wakeup = NULL, .wakeup_task = 40,
 	},
 };
-const size_t pytasks_nregistry = sizeof(pytasks_registry) / sizeof(pytasks_registry[0]);
+const size_t pyaio_nregistry = sizeof(pyaio_registry) / sizeof(pyaio_registry[0]);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include "config.h"
-#include "pyvm.h"
+#include "python/pyvm.h"
 
 /*
  * Layout of CPython 3.14's _Py_DebugOffsets (moved to

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include "config.h"
-#include "pyvm.h"
+#include "python/pyvm.h"
 
 /*
  * Layout of CPython 3.15's _Py_DebugOffsets (internal/pycore_debug_offsets.h):

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include "config.h"
-#include "pyvm.h"
+#include "python/pyvm.h"
 
 /*
  * CPython 3.9, x86-64 Linux, default (GIL) build.

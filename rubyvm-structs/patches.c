@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include "config.h"
-#include "rubyvm.h"
+#include "ruby/rubyvm.h"
 
 /*
  * Fields that moved between patch releases of one minor version (x86-64

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include "config.h"
-#include "rubyvm.h"
+#include "ruby/rubyvm.h"
 
 /*
  * CRuby 3.0, x86-64 Linux, default configure.

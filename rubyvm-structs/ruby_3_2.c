@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include "config.h"
-#include "rubyvm.h"
+#include "ruby/rubyvm.h"
 
 /*
  * CRuby 3.2, x86-64 Linux, default configure (USE_RVARGC, so the

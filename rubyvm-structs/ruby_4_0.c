@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include "config.h"
-#include "rubyvm.h"
+#include "ruby/rubyvm.h"
 
 /*
  * CRuby 4.0.0 to 4.0.5, x86-64 Linux, default configure.

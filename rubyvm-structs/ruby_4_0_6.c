@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include "config.h"
-#include "rubyvm.h"
+#include "ruby/rubyvm.h"
 
 /*
  * CRuby 4.0.6 and later 4.0.x, x86-64 Linux, default configure.

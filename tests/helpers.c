@@ -17,7 +17,7 @@
 #include <zlib.h>
 
 #include "helpers.h"
-#include "target.h"
+#include "proc/target.h"
 
 const struct interp test_pythons[] = {
 	{ "bullseye", "python3.9", TARGET_PYTHON, 3, 9 },
@@ -487,9 +487,9 @@ void test_use_helpers(const struct interp *in)
 	char dir[1024], src[1024], dst[1024];
 
 	if (!in->root) {
-		snprintf(dir, sizeof(dir), "%s/src/%s", SRCDIR, lang);
+		snprintf(dir, sizeof(dir), "%s/taglibs/%s", SRCDIR, lang);
 	} else {
-		snprintf(src, sizeof(src), "%s/src/%s", SRCDIR, lang);
+		snprintf(src, sizeof(src), "%s/taglibs/%s", SRCDIR, lang);
 		snprintf(dst, sizeof(dst), "%s/%s/tmp", test_chroots(), in->root);
 		cr_assert_eq(test_copy_into(src, dst), 0, "cannot copy the %s helpers into chroot %s",
 			     lang, in->root);

@@ -135,7 +135,7 @@ char *test_run(const char *cmd, int *status);
 pid_t test_receiver(const char *log, const char *extra, char *port, size_t cap);
 
 /*
- * Make the tag helpers (src/python, src/ruby) importable by targets of in,
+ * Make the tag helpers (taglibs/python, taglibs/ruby) importable by targets of in,
  * started from now on: copied into its chroot's /tmp, and put on
  * PYTHONPATH or RUBYLIB of this test process.
  */

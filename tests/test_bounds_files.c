@@ -19,7 +19,7 @@
 #include <zlib.h>
 
 #include "helpers.h"
-#include "pb.h"
+#include "util/pb.h"
 
 /*
  * Issue 33, items 2, 4, 5 and 9: the files pyrospy report and diff read

@@ -12,12 +12,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "cli.h"
+#include "cmd/common.h"
 #include "helpers.h"
-#include "procmaps.h"
-#include "profile.h"
-#include "stack.h"
-#include "target.h"
+#include "proc/procmaps.h"
+#include "profile/profile.h"
+#include "stack/stack.h"
+#include "proc/target.h"
 
 /*
  * What a hostile target may make pyrospy hold or spend, measured as the

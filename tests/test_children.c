@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "helpers.h"
-#include "target.h"
+#include "proc/target.h"
 
 /*
  * --subprocesses: a child is found at the tick after it appears, not at

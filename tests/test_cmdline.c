@@ -14,8 +14,8 @@
 #include <unistd.h>
 
 #include "helpers.h"
-#include "xalloc.h"
-#include "target.h"
+#include "util/xalloc.h"
+#include "proc/target.h"
 
 static const struct interp host_python = { NULL, "/usr/bin/python3.11", TARGET_PYTHON, 3, 11 };
 

@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "helpers.h"
-#include "target.h"
+#include "proc/target.h"
 
 /*
  * The two ways pyrospy meets a containerised application, built with real

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "helpers.h"
-#include "target.h"
+#include "proc/target.h"
 
 /*
  * Targets that die, stop or go very deep while being profiled: pyrospy

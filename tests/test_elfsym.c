@@ -18,7 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "elfsym.h"
+#include "proc/elfsym.h"
 
 #define PY311 "/usr/bin/python3.11"
 #define RUBY31 "/usr/lib/x86_64-linux-gnu/libruby-3.1.so.3.1"

@@ -12,8 +12,8 @@
 #include <unistd.h>
 
 #include "helpers.h"
-#include "target.h"
-#include "xalloc.h"
+#include "proc/target.h"
+#include "util/xalloc.h"
 
 /*
  * Exact or nothing: every stack pyrospy shows is one the program had.

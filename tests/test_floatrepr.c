@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "floatrepr.h"
+#include "util/floatrepr.h"
 
 #define NVALUES 4000
 

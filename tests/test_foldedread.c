@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "foldedread.h"
-#include "xalloc.h"
+#include "profile/foldedread.h"
+#include "util/xalloc.h"
 
 /*
  * Folded profiles as report reads them (src/foldedread.c): frames split

@@ -8,9 +8,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cli.h"
+#include "cmd/common.h"
 #include "helpers.h"
-#include "target.h"
+#include "proc/target.h"
 
 /*
  * Targets run as nobody and profiled by root name themselves, their

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "http.h"
+#include "util/http.h"
 
 /* The request heads pyrospy serve reads (src/http.c): what passes, what does not. */
 

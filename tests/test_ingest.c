@@ -12,8 +12,8 @@
 #include <unistd.h>
 
 #include "helpers.h"
-#include "ingest.h"
-#include "profile.h"
+#include "upload/ingest.h"
+#include "profile/profile.h"
 
 static struct ingest_opts opts(void)
 {

@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "mapfile.h"
+#include "proc/mapfile.h"
 
 /*
  * A directory standing for a target's root, with the links a hostile

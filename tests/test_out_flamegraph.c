@@ -8,9 +8,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "out.h"
-#include "profile.h"
-#include "stack.h"
+#include "output/out.h"
+#include "profile/profile.h"
+#include "stack/stack.h"
 
 static struct stack st;
 

@@ -9,8 +9,8 @@
 #define ZLIB_CONST
 #include <zlib.h>
 
-#include "pb.h"
-#include "xalloc.h"
+#include "util/pb.h"
+#include "util/xalloc.h"
 
 /*
  * The protobuf writer (src/pb.c) field by field, and the writer itself,
@@ -18,10 +18,10 @@
  * out_pprof stays the one out_find() returns.
  */
 #define out_pprof out_pprof_under_test
-#include "../src/out_pprof.c"
+#include "../src/output/out_pprof.c"
 #undef out_pprof
 
-#include "stack.h"
+#include "stack/stack.h"
 
 static void assert_bytes(const struct pb *b, const unsigned char *want, size_t len)
 {

@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "out.h"
-#include "profile.h"
-#include "stack.h"
+#include "output/out.h"
+#include "profile/profile.h"
+#include "stack/stack.h"
 
 static struct stack st;
 

@@ -14,7 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "outfile.h"
+#include "output/outfile.h"
 
 #define NOBODY 65534
 

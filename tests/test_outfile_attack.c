@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "helpers.h"
-#include "target.h"
+#include "proc/target.h"
 
 /*
  * Issue 16, item 1: root runs pyrospy from the directory of the process it

@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "helpers.h"
-#include "target.h"
+#include "proc/target.h"
 
 /*
  * A target is a process, not a number.  Root profiles a target of

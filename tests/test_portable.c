@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "helpers.h"
-#include "target.h"
+#include "proc/target.h"
 
 /*
  * pyrospy-portable (make portable, as root) against every interpreter of

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "procmaps.h"
+#include "proc/procmaps.h"
 
 static const char sample[] =
 	"55d0c4a00000-55d0c4a2e000 r--p 00000000 fe:00 1192656                    /usr/bin/python3.11\n"

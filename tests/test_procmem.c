@@ -14,7 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "procmem.h"
+#include "proc/procmem.h"
 
 /*
  * A forked child shares our address layout, so the addresses of these

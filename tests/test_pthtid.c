@@ -4,7 +4,7 @@
 #include <criterion/criterion.h>
 #include <string.h>
 
-#include "pthtid.h"
+#include "proc/pthtid.h"
 
 /*
  * struct pthread as glibc 2.31 to 2.41 lay it out on x86-64, in the words

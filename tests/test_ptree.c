@@ -8,7 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "ptree.h"
+#include "proc/ptree.h"
 
 /* A child that waits to be killed (or for its thread to end, or 30 s). */
 static pid_t child(void)

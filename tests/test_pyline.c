@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "helpers.h"
-#include "pyline.h"
+#include "python/pyline.h"
 
 Test(pyline, lnotab_by_hand)
 {

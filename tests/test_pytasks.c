@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "helpers.h"
-#include "target.h"
+#include "proc/target.h"
 
 /*
  * dump --tasks against CPython's own reader of the same process: `pythonX

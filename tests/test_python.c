@@ -10,8 +10,8 @@
 #include <unistd.h>
 
 #include "helpers.h"
-#include "pyvm.h"
-#include "target.h"
+#include "python/pyvm.h"
+#include "proc/target.h"
 
 /* Real CPython interpreters of every version in the matrix, profiled by pyrospy. */
 

@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "helpers.h"
-#include "utf8.h"
+#include "util/utf8.h"
 
 /*
  * Python threads' names (threading.Thread.name, and the kernel's name when

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pyvm.h"
+#include "python/pyvm.h"
 
 Test(pyvm, every_supported_minor_has_a_layout)
 {

@@ -13,7 +13,7 @@
 #include <zlib.h>
 
 #include "helpers.h"
-#include "target.h"
+#include "proc/target.h"
 
 /*
  * The raw recording, end to end on every interpreter of the matrix:

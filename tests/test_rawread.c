@@ -6,10 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "out.h"
-#include "rawread.h"
-#include "stack.h"
-#include "xalloc.h"
+#include "output/out.h"
+#include "profile/rawread.h"
+#include "stack/stack.h"
+#include "util/xalloc.h"
 
 /*
  * The raw recording: what out_raw writes, rawread reads back field for

@@ -3,7 +3,7 @@
 
 #include <criterion/criterion.h>
 
-#include "rubyvm.h"
+#include "ruby/rubyvm.h"
 
 /* Every minor from 2.7 to 4.0, any patch release; nothing outside. */
 Test(rubyvm, every_supported_version_has_a_layout)

@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #include "helpers.h"
-#include "target.h"
+#include "proc/target.h"
 
 /*
  * pyrospy serve scraped as Go programs are: by Debian's `go tool pprof

@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "helpers.h"
-#include "target.h"
+#include "proc/target.h"
 
 /*
  * Span profiles from outside: a traced app (tests/targets/span.py,

@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "helpers.h"
-#include "taglibs.h"
+#include "cmd/taglibs.h"
 
 /* A TMPDIR of the test's own, so that what is left behind can be seen. */
 static char tmp[64];
@@ -45,18 +45,19 @@ static int entries(const char *dir)
 }
 
 /*
- * Every helper of the sources (the .py of src/python, the .rb of src/ruby
- * and its subdirectories: ruby/pyroscope/otel.rb) is written out byte for
- * byte, in a new directory of TMPDIR that only its owner may enter;
- * release removes it.
+ * Every helper of the sources (the .py of taglibs/python, the .rb of
+ * taglibs/ruby and its subdirectories: ruby/pyroscope/otel.rb) is written
+ * out byte for byte, in a new directory of TMPDIR that only its owner may
+ * enter; release removes it.
  */
 Test(taglibs, extract_is_the_sources, .init = make_tmp, .fini = remove_tmp)
 {
-	static const char *const patterns[] = { SRCDIR "/src/python/*.py", SRCDIR "/src/ruby/*.rb",
-						SRCDIR "/src/ruby/*/*.rb" };
+	static const char *const patterns[] = { SRCDIR "/taglibs/python/*.py",
+						SRCDIR "/taglibs/ruby/*.rb",
+						SRCDIR "/taglibs/ruby/*/*.rb" };
 	struct taglibs h;
 	struct stat st;
-	size_t srclen = strlen(SRCDIR "/src/"), nfiles = 0, nembedded = 0;
+	size_t srclen = strlen(SRCDIR "/taglibs/"), nfiles = 0, nembedded = 0;
 
 	cr_assert_eq(taglibs_extract(&h), PERR_OK, "%s", strerror(errno));
 	cr_assert(h.owned);

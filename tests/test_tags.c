@@ -11,11 +11,11 @@
 #include <unistd.h>
 
 #include "helpers.h"
-#include "target.h"
+#include "proc/target.h"
 
 /*
- * Tags, end to end: real interpreters run the helpers of src/python and
- * src/ruby, pyrospy reads the marks from outside, and the folded output
+ * Tags, end to end: real interpreters run the helpers of taglibs/python
+ * and taglibs/ruby, pyrospy reads the marks from outside, and the folded output
  * (a "{k=v,...};" frame at the root of a tagged stack) says what it saw.
  */
 

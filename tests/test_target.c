@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "helpers.h"
-#include "target.h"
+#include "proc/target.h"
 
 /*
  * Every interpreter of the matrix, started for real (most in a chroot, so

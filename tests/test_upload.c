@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "helpers.h"
-#include "target.h"
+#include "proc/target.h"
 
 /*
  * Streaming to a Pyroscope server, end to end: pyrospy records a real

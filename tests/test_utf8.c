@@ -5,7 +5,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "utf8.h"
+#include "util/utf8.h"
 
 Test(utf8, latin1_ucs2_ucs4)
 {

@@ -7,8 +7,8 @@
 #include <string.h>
 
 #include "helpers.h"
-#include "pyvm.h"
-#include "rubyvm.h"
+#include "python/pyvm.h"
+#include "ruby/rubyvm.h"
 
 /* The value of "key: ..." in out, as a " v1 v2 ... " string (caller frees). */
 static char *line_of(const char *out, const char *key)

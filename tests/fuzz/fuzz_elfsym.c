@@ -7,7 +7,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "elfsym.h"
+#include "proc/elfsym.h"
 #include "fuzz.h"
 
 /*

@@ -5,9 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "foldedread.h"
+#include "profile/foldedread.h"
 #include "fuzz.h"
-#include "utf8.h"
+#include "util/utf8.h"
 
 /*
  * The folded profile reader (src/foldedread.c) on fuzzed text: whatever

@@ -7,8 +7,8 @@
 #include <zlib.h>
 
 #include "fuzz.h"
-#include "pprofread.h"
-#include "utf8.h"
+#include "profile/pprofread.h"
+#include "util/utf8.h"
 
 /*
  * The pprof reader (src/pprofread.c) on fuzzed bytes: whatever the

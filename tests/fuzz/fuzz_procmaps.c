@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "fuzz.h"
-#include "procmaps.h"
+#include "proc/procmaps.h"
 
 /*
  * procmaps_parse() on fuzzed text, then every query on what it kept.  The

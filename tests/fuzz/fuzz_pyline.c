@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "fuzz.h"
-#include "pyline.h"
+#include "python/pyline.h"
 
 /*
  * The three CPython line-table decoders on a fuzzed table.  Input:

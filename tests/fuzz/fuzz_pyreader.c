@@ -5,7 +5,7 @@
 
 #include "fuzz.h"
 #include "fuzz_target.h"
-#include "pyreader.h"
+#include "python/pyreader.h"
 
 /*
  * The Python stack reader against fuzzed remote memory: a fake process

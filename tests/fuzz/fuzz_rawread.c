@@ -8,9 +8,9 @@
 #include <zlib.h>
 
 #include "fuzz.h"
-#include "raw.h"
-#include "rawread.h"
-#include "stack.h"
+#include "profile/raw.h"
+#include "profile/rawread.h"
+#include "stack/stack.h"
 
 /*
  * The raw recording's reader (src/rawread.c) on fuzzed files: whatever

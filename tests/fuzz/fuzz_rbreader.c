@@ -5,7 +5,7 @@
 
 #include "fuzz.h"
 #include "fuzz_target.h"
-#include "rbreader.h"
+#include "ruby/rbreader.h"
 
 /*
  * The Ruby stack reader against fuzzed remote memory: a fake process

@@ -6,7 +6,7 @@
 
 #include "fuzz.h"
 #include "fuzz_target.h"
-#include "tags.h"
+#include "stack/tags.h"
 
 /*
  * The cleaning of tags read from a program (src/tags.c) on fuzzed bytes:

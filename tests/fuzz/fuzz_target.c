@@ -7,8 +7,8 @@
 #include <string.h>
 
 #include "fuzz_target.h"
-#include "tags.h"
-#include "utf8.h"
+#include "stack/tags.h"
+#include "util/utf8.h"
 
 /* Every Ruby layout table and every patch-release override (rubyvm-structs/). */
 static const unsigned int rb_versions[][3] = {

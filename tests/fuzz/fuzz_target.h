@@ -5,8 +5,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "stack.h"
-#include "target.h"
+#include "stack/stack.h"
+#include "proc/target.h"
 
 /*
  * A fake interpreter process for the reader fuzz targets: its memory is

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "fuzz.h"
-#include "utf8.h"
+#include "util/utf8.h"
 
 /*
  * The string converters on fuzzed bytes.  Input: [mode u8][cap u16][data].

@@ -13,9 +13,9 @@
 #include <unistd.h>
 
 #include "fuzz_target.h"
-#include "pyreader.h"
-#include "rbreader.h"
-#include "target.h"
+#include "python/pyreader.h"
+#include "ruby/rbreader.h"
+#include "proc/target.h"
 
 /*
  * Write a reader fuzz input (fuzz_target.h) from a live interpreter:

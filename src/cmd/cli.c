@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: MIT */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd/cli.h"
+#include "cmd/common.h"
+#include "cmd/diff.h"
+#include "cmd/dump.h"
+#include "cmd/exec.h"
+#include "cmd/options.h"
+#include "cmd/record.h"
+#include "cmd/report.h"
+#include "cmd/serve_cmd.h"
+#include "cmd/session.h"
+#include "cmd/top.h"
+#include "profile/profile.h"
+#include "util/xalloc.h"
+
+/*
+ * The first word picks what runs: help, --version and completion here,
+ * every other command in a file of its own (record.c, exec.c, dump.c,
+ * top.c, serve_cmd.c, report.c, diff.c) after options.c parsed its options.
+ */
+int cli_main(int argc, char **argv)
+{
+	struct cli_opts o = {
+		.rate = DEFAULT_RATE,
+		.max_memory = PROFILE_MAX_MEMORY,
+		.format = NULL,		/* flamegraph, or folded for -o - */
+	};
+	int ret;
+
+	if (argc < 2) {
+		cli_usage(stderr);
+		return EXIT_USAGE;
+	}
+	o.cmd = argv[1];
+	if (!strcmp(o.cmd, "-h") || !strcmp(o.cmd, "--help")) {
+		cli_usage(stdout);
+		return EXIT_OK;
+	}
+	if (!strcmp(o.cmd, "-V") || !strcmp(o.cmd, "--version")) {
+		cli_print_version();
+		return EXIT_OK;
+	}
+	if (!strcmp(o.cmd, "help")) {
+		if (argc < 3) {
+			cli_usage(stdout);
+			return EXIT_OK;
+		}
+		if (!strcmp(argv[2], "report")) {
+			fputs(report_usage, stdout);
+			return EXIT_OK;
+		}
+		if (!strcmp(argv[2], "diff")) {
+			fputs(diff_usage, stdout);
+			return EXIT_OK;
+		}
+		if (!strcmp(argv[2], "record") || !strcmp(argv[2], "exec") ||
+		    !strcmp(argv[2], "dump") || !strcmp(argv[2], "top") || !strcmp(argv[2], "serve") ||
+		    !strcmp(argv[2], "completion")) {
+			cli_print_usage(argv[2]);
+			return EXIT_OK;
+		}
+		return cli_usage_error(NULL, "unknown command '%s'", argv[2]);
+	}
+	if (!strcmp(o.cmd, "completion"))
+		return cli_completion(argc - 2, argv + 2);
+	/* a command of its own, with its own options */
+	if (!strcmp(o.cmd, "report"))
+		return report_main(argc - 1, argv + 1);
+	if (!strcmp(o.cmd, "diff"))
+		return diff_main(argc - 1, argv + 1);
+	if (strcmp(o.cmd, "record") && strcmp(o.cmd, "exec") && strcmp(o.cmd, "dump") &&
+	    strcmp(o.cmd, "top") && strcmp(o.cmd, "serve")) {
+		cli_error("unknown command '%s'", o.cmd);
+		cli_hint("commands are record, exec, dump, top, serve, report, diff and completion; see "
+			 "'pyrospy --help'");
+		return EXIT_USAGE;
+	}
+	ret = cli_parse_opts(&o, argc - 1, argv + 1);
+	if (ret < 0)
+		ret = cli_resolve_pid_of(&o);
+	if (ret < 0) {
+		if (!strcmp(o.cmd, "dump"))
+			ret = cli_dump(&o);
+		else if (!strcmp(o.cmd, "top"))
+			ret = cli_top(&o);
+		else if (!strcmp(o.cmd, "serve"))
+			ret = cli_serve(&o);
+		else
+			ret = !strcmp(o.cmd, "exec") ? cli_exec(&o) : cli_record(&o);
+	}
+	free(o.tagset);
+	for (size_t i = 0; i < ARRAY_SIZE(o.file_secret); i++)
+		if (o.file_secret[i]) {
+			explicit_bzero(o.file_secret[i], strlen(o.file_secret[i]));
+			free(o.file_secret[i]);
+		}
+	return ret;
+}

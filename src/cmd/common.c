@@ -1,0 +1,112 @@
+/* SPDX-License-Identifier: MIT */
+#include "config.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cmd/common.h"
+#include "output/outfile.h"
+
+void cli_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("pyrospy: error: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+void cli_hint(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("hint: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+int cli_usage_error(const char *cmd, const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("pyrospy: error: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	cli_hint("see 'pyrospy help %s'", cmd ? cmd : "");
+	return EXIT_USAGE;
+}
+
+/*
+ * Open the output: output as given, or STEM.EXT in the current directory.
+ * On failure say why and return the exit status, else EXIT_OK.
+ */
+int cli_output_open(struct outfile *of, const char *output, const char *stem, const char *ext)
+{
+	enum perr err = output ? outfile_open(of, output) : outfile_open_new(of, stem, ext);
+
+	if (err == PERR_UNSAFE) {
+		cli_error("refused to %s '%s': it belongs to uid %u, in a directory others can write",
+		      S_ISLNK(of->bad_mode) ? "follow symlink" : "open", of->bad,
+		      (unsigned)of->bad_uid);
+		cli_hint("another user's link or FIFO there may lead anywhere: give the real path, or "
+		     "write to a directory of your own");
+		return EXIT_FAIL;
+	}
+	if (err == PERR_PERM) {
+		cli_error("cannot replace '%s': it belongs to uid %u, in a sticky directory", of->bad,
+		      (unsigned)of->bad_uid);
+		cli_hint("only its owner may replace it: remove it first, or choose another --output");
+		return EXIT_FAIL;
+	}
+	if (err) {
+		cli_error("cannot open '%s': %s", of->path, strerror(errno));
+		cli_hint("check the directory exists and is writable, or use --output -");
+		return EXIT_FAIL;
+	}
+	return EXIT_OK;
+}
+
+/* A write to the output failed: say so and return the exit status. */
+int cli_output_failed(const struct outfile *of)
+{
+	cli_error("cannot write '%s': %s", of->path, strerror(errno));
+	cli_hint("check free space, or use --output -");
+	return EXIT_FAIL;
+}
+
+/*
+ * Finish the output (outfile_commit(), or outfile_place() when place is
+ * set: in place, but still open); say why it failed and return the exit
+ * status, else EXIT_OK.
+ */
+int cli_output_commit(struct outfile *of, int place)
+{
+	int chosen = of->exclusive;
+	enum perr err = place ? outfile_place(of) : outfile_commit(of);
+
+	if (err == PERR_PERM) {
+		cli_error("cannot replace '%s': %s", of->path, strerror(errno));
+		cli_hint("in a sticky directory only its owner may replace a file: remove it first, or "
+		     "choose another --output");
+		return EXIT_FAIL;
+	}
+	if (err && errno == EEXIST && chosen) {
+		cli_error("cannot create '%s': it and the next %d names exist", of->path,
+		      OUTFILE_MAX_NAMES - 1);
+		cli_hint("remove old profiles, or name the file with --output");
+		return EXIT_FAIL;
+	}
+	if (err)
+		return cli_output_failed(of);
+	return EXIT_OK;
+}
+

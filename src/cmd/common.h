@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef PYROSPY_COMMON_H
+#define PYROSPY_COMMON_H
+
+/*
+ * What every command shares, below them all: the exit statuses, the error
+ * and hint lines, and the messages of an output file that cannot be
+ * written.  It includes no other command's header.
+ */
+
+/*
+ * Exit statuses (EXIT STATUS in man/pyrospy.1).  `exec' exits with the
+ * command's own status when profiling worked.
+ */
+enum cli_exit {
+	EXIT_OK = 0,
+	EXIT_FAIL = 1,		/* runtime failure: output not writable, ... */
+	EXIT_USAGE = 2,		/* bad option or value */
+	EXIT_NOPROC = 3,	/* no such process, or it exited before attach */
+	EXIT_PERM = 4,		/* not allowed to read the process */
+	EXIT_NOTINTERP = 5,	/* not a Ruby or Python process */
+	EXIT_UNSUPPORTED = 6,	/* interpreter version not supported */
+	EXIT_BADFILE = 7,	/* report: the input is no recording, or is damaged */
+};
+
+/* "pyrospy: error: ..." and "hint: ..." lines on stderr (see STYLE.md). */
+void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void cli_hint(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* An error in how pyrospy was called, the hint 'see pyrospy help CMD': EXIT_USAGE. */
+int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/*
+ * Opening, failing to write and finishing an output file (outfile.h), each
+ * saying on stderr what went wrong and returning the exit status (EXIT_OK
+ * when nothing did).
+ * output NULL: STEM.EXT in the current directory.  place: outfile_place().
+ */
+struct outfile;
+int cli_output_open(struct outfile *of, const char *output, const char *stem, const char *ext);
+int cli_output_failed(const struct outfile *of);
+int cli_output_commit(struct outfile *of, int place);
+
+#endif

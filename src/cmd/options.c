@@ -1,0 +1,796 @@
+/* SPDX-License-Identifier: MIT */
+#include "config.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "cmd/common.h"
+#include "cmd/completion.h"
+#include "cmd/options.h"
+#include "cmd/serve.h"
+#include "cmd/taglibs.h"
+#include "output/out.h"
+#include "python/pyvm.h"
+#include "ruby/rubyvm.h"
+#include "stack/tags.h"
+#include "upload/ingest.h"
+#include "util/xalloc.h"
+
+#define MAX_RATE 10000
+
+void cli_print_version(void)
+{
+	const char *h = taglibs_installed();
+	char py[256], rb[256];
+
+	/* from the layout tables: what this binary reads, not what it was meant to */
+	pyvm_versions(py, sizeof(py));
+	rubyvm_versions(rb, sizeof(rb));
+	printf("pyrospy %s\npython: %s\nruby: %s\ntag helpers: %s\n", PACKAGE_VERSION, py, rb,
+	       h ? h : "built in (written to a private temporary directory by exec)");
+}
+
+void cli_note(const struct cli_opts *o, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (o->quiet)
+		return;
+	fputs("pyrospy: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+static const char usage_record[] =
+	"usage: pyrospy record --pid PID [options]\n";
+static const char usage_exec[] =
+	"usage: pyrospy exec [options] -- COMMAND [ARGS...]\n";
+static const char usage_top[] =
+	"usage: pyrospy top --pid PID|--pid-of PATTERN [-r HZ] [-d SECS] [--idle] [--gil]\n"
+	"                   [--gvl-wait] [--no-gc] [--async] [--read-only] [--max-memory SIZE]\n"
+	"\n"
+	"A live table of the functions taking the most samples, by self and total,\n"
+	"refreshed every second; q or Ctrl-C quits.\n";
+static const char usage_serve[] =
+	"usage: pyrospy serve --pid PID|--pid-of PATTERN [--listen ADDR:PORT]\n"
+	"                     [--allow-host NAME]...\n"
+	"                     [--subprocesses] [-r HZ] [-d SECS] [--idle] [--gil] [--gvl-wait]\n"
+	"                     [--async] [--read-only] [--max-memory SIZE]\n"
+	"\n"
+	"Sample the process for as long as it runs, and answer scrapers over HTTP as\n"
+	"Go programs do: GET /debug/pprof/profile?seconds=N is a gzipped pprof of the\n"
+	"next N seconds (1 to 300, default 30), e.g.\n"
+	"  go tool pprof http://127.0.0.1:6060/debug/pprof/profile?seconds=10\n"
+	"The address it listens on is said on stderr.\n";
+static const char usage_dump[] =
+	"usage: pyrospy dump --pid PID|--pid-of PATTERN [--subprocesses] [--locals] [--tasks]\n"
+	"                    [--no-gc] [-q] [-v]\n"
+	"\n"
+	"Print every thread's stack once, innermost frame first, with its thread id,\n"
+	"name, whether it holds the GIL/GVL and whether it is running or idle.\n"
+	"\n"
+	"      --locals           under each Python or Ruby frame, its local variables:\n"
+	"                         name: type = short repr\n"
+	"      --tasks            the asyncio tasks instead (Python 3.8+):\n"
+	"                         each with its name, state and the coroutines where\n"
+	"                         it waits, under each task awaiting it\n"
+	"      --no-gc            no (garbage collection) frame on the collecting thread\n";
+static const char usage_options[] =
+	"\n"
+	"options:\n"
+	"  -p, --pid PID          process to profile (record)\n"
+	"      --pid-of PATTERN   the oldest process whose name or command line matches\n"
+	"  -d, --duration SECS    stop after SECS seconds (default: until Ctrl-C or exit)\n"
+	"  -r, --rate HZ          samples per second, 1 to 10000 (default: 100)\n"
+	"  -f, --format FMT       flamegraph (default), folded (default for -o -),\n"
+	"                         speedscope, pprof, summary, raw (every sample; also\n"
+	"                         for -o FILE.raw; see pyrospy report), chrome (a\n"
+	"                         trace of every thread's stack over time)\n"
+	"  -o, --output FILE      write the profile to FILE, - for stdout\n"
+	"                         (default: pyrospy-PID-DATE.EXT in the current directory)\n"
+	"      --raw FILE         also write every sample to FILE, a raw recording\n"
+	"      --listen ADDR:PORT serve: where to answer (default: 127.0.0.1:6060;\n"
+	"                         0.0.0.0:PORT for every interface, PORT 0 for any)\n"
+	"      --allow-host NAME  serve: also answer requests whose Host is NAME\n"
+	"                         (repeatable; the address reached is always taken)\n"
+	"      --idle             keep threads that are not running\n"
+	"      --gil              keep only the thread holding the GIL/GVL\n"
+	"      --gvl-wait         keep Ruby threads waiting to take the GVL, under a\n"
+	"                         '(waiting for GVL)' leaf frame\n"
+	"      --threads          put a 'thread (TID)' frame at the root of each stack\n"
+	"      --tag KEY=VALUE    a tag for every sample (repeatable); the program's\n"
+	"                         own tags (see pyrospy(1), TAGS) win over it\n"
+	"      --no-tags          merge the tag sets: no {k=v} frame at the root\n"
+	"      --no-gc            no (garbage collection) frame on the collecting thread\n"
+	"      --async            Python 3.8+: the running asyncio task and\n"
+	"                         the tasks awaiting it, as '<task> NAME' frames\n"
+	"      --read-only        never write into the target (CPython 3.15+: no\n"
+	"                         last_profiled_frame; every sample reads whole stacks)\n"
+	"      --function         aggregate by function, dropping line numbers\n"
+	"      --max-memory SIZE  the most a profile's names and stacks may hold, 1M to\n"
+	"                         64G (default: 256M); past it, new stacks are counted\n"
+	"                         in [other] frames\n"
+	"      --subprocesses     also profile the Ruby and Python processes it starts\n"
+	"      --user NAME        exec as root: run the command as user NAME\n"
+	"                         (by default: the user who ran sudo, else root)\n"
+	"      --as-root          exec as root: run the command as root, under sudo too\n"
+	"      --locals           dump: each Python or Ruby frame's local variables\n"
+	"      --tasks            dump: the asyncio tasks, as a tree\n"
+
+	"  -q, --quiet            print nothing but errors\n"
+	"  -v, --verbose          say more (repeat for more)\n"
+	"  -h, --help             show this help\n"
+	"  -V, --version          show the version\n"
+	"\n"
+	"streaming to a Pyroscope server (every 10 s; no file unless -o is given):\n"
+	"      --server URL       the server's base URL, e.g. http://pyroscope:4040\n"
+	"      --app-name NAME    the application's name (NAME.cpu on the server)\n"
+	"      --protocol P       ingest (default: POST /ingest, any Pyroscope) or push\n"
+	"                         (Grafana Pyroscope's push API, gzipped pprof)\n"
+	"      --ingest-format F  folded (default), trie (smaller uploads) or pprof\n"
+	"      --auth-token TOKEN bearer token, shown by ps: rather $PYROSPY_AUTH_TOKEN\n"
+	"                         or --auth-token-file\n"
+	"      --auth-token-file FILE\n"
+	"                         the bearer token: the first line of FILE\n"
+	"      --basic-auth U:P   basic authentication, shown by ps: rather\n"
+	"                         $PYROSPY_BASIC_AUTH or --basic-auth-file\n"
+	"      --basic-auth-file FILE\n"
+	"                         basic authentication: USER:PASSWORD, FILE's first line\n"
+	"      --tenant-id ID     X-Scope-OrgID ($PYROSPY_TENANT_ID)\n"
+	"      --header 'K: V'    an extra HTTP header (repeatable; $PYROSPY_HEADERS)\n"
+	"      --cacert FILE      CA certificates to verify the server with\n"
+	"      --insecure         do not verify the server's TLS certificate\n";
+
+/*
+ * The commands: those taking options first, in the order of the CMD_ bits
+ * below; the others take the words given.  --help and the shell
+ * completion scripts are written from this table and long_opts[].
+ */
+static const struct completion_cmd commands[] = {
+	{ "record", "profile a running process: pyrospy record --pid PID", NULL },
+	{ "exec", "run a command and profile it: pyrospy exec -- python3 app.py", NULL },
+	{ "dump", "print every thread's stack once: pyrospy dump --pid PID", NULL },
+	{ "top", "a live table of the hottest functions: pyrospy top --pid PID", NULL },
+	{ "serve", "a pprof endpoint to scrape: pyrospy serve --pid PID", NULL },
+	{ "report", "a raw recording in any format, filtered: pyrospy report rec.raw", NULL },
+	{ "diff", "a differential flame graph of two profiles: pyrospy diff old.raw new.raw",
+	  NULL },
+	{ "help", "show help for a command: pyrospy help record",
+	  "record exec dump top serve report diff completion" },
+	{ "completion", "a shell's completion script: pyrospy completion bash (or zsh)",
+	  "bash zsh" },
+};
+
+static const char usage_completion[] =
+	"usage: pyrospy completion bash|zsh\n"
+	"\n"
+	"Print the shell's completion script for pyrospy's commands and options:\n"
+	"  eval \"$(pyrospy completion bash)\"    in ~/.bashrc\n"
+	"  pyrospy completion zsh > ~/.zfunc/_pyrospy    with ~/.zfunc on $fpath\n";
+
+void cli_usage(FILE *f)
+{
+	fputs("usage: pyrospy <command> [options]\n\ncommands:\n", f);
+	for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
+		fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].help);
+	fprintf(f, "%s\nSee pyrospy(1) for everything else.\n", usage_options);
+}
+
+/* The help of one command. */
+void cli_print_usage(const char *cmd)
+{
+	if (!strcmp(cmd, "completion")) {
+		fputs(usage_completion, stdout);
+		return;
+	}
+	if (!strcmp(cmd, "dump") || !strcmp(cmd, "top")) {
+		fputs(!strcmp(cmd, "dump") ? usage_dump : usage_top, stdout);
+		return;
+	}
+	if (!strcmp(cmd, "serve")) {
+		fputs(usage_serve, stdout);
+		fputs(usage_options, stdout);
+		return;
+	}
+	fputs(!strcmp(cmd, "exec") ? usage_exec : usage_record, stdout);
+	fputs(usage_options, stdout);
+}
+
+int cli_parse_uint(const char *s, unsigned long max, unsigned long *out)
+{
+	char *end;
+	unsigned long v;
+
+	if (!*s || *s == '-' || *s == '+')
+		return 0;
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || *end || v > max)
+		return 0;
+	*out = v;
+	return 1;
+}
+
+/* "64M": a size in bytes, with K, M or G for KiB, MiB or GiB, within [min, max]. */
+static int parse_size(const char *s, size_t min, size_t max, size_t *out)
+{
+	static const char units[] = "KMG";
+	unsigned long v;
+	const char *u;
+	char num[32];
+	size_t len = strlen(s), shift = 0;
+
+	if (!len || len >= sizeof(num))
+		return 0;
+	u = strchr(units, s[len - 1] & ~0x20);
+	if (s[len - 1] && u) {
+		shift = 10 * (size_t)(u - units + 1);
+		len--;
+	}
+	memcpy(num, s, len);
+	num[len] = '\0';
+	if (!cli_parse_uint(num, max >> shift, &v) || ((size_t)v << shift) < min)
+		return 0;
+	*out = (size_t)v << shift;
+	return 1;
+}
+
+static int parse_seconds(const char *s, double *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || *end || end == s || !(v > 0) || v > 1e9)
+		return 0;
+	*out = v;
+	return 1;
+}
+
+enum {
+	OPT_IDLE = 256, OPT_GIL, OPT_THREADS, OPT_NO_TAGS, OPT_FUNCTION, OPT_SUBPROCESSES, OPT_SERVER,
+	OPT_APP_NAME, OPT_TAG, OPT_AUTH_TOKEN, OPT_BASIC_AUTH, OPT_TENANT_ID, OPT_HEADER,
+	OPT_INSECURE, OPT_CACERT, OPT_INGEST_FORMAT, OPT_PID_OF, OPT_PROTOCOL, OPT_RAW, OPT_LOCALS,
+	OPT_TASKS, OPT_LISTEN, OPT_NO_GC, OPT_GVL_WAIT, OPT_ASYNC, OPT_READ_ONLY, OPT_MAX_MEMORY,
+	OPT_ALLOW_HOST,
+	OPT_USER, OPT_AS_ROOT, OPT_AUTH_TOKEN_FILE, OPT_BASIC_AUTH_FILE,
+};
+
+static const struct option long_opts[] = {
+	{ "pid", required_argument, NULL, 'p' },
+	{ "pid-of", required_argument, NULL, OPT_PID_OF },
+	{ "duration", required_argument, NULL, 'd' },
+	{ "rate", required_argument, NULL, 'r' },
+	{ "format", required_argument, NULL, 'f' },
+	{ "output", required_argument, NULL, 'o' },
+	{ "raw", required_argument, NULL, OPT_RAW },
+	{ "idle", no_argument, NULL, OPT_IDLE },
+	{ "gil", no_argument, NULL, OPT_GIL },
+	{ "gvl-wait", no_argument, NULL, OPT_GVL_WAIT },
+	{ "threads", no_argument, NULL, OPT_THREADS },
+	{ "no-tags", no_argument, NULL, OPT_NO_TAGS },
+	{ "no-gc", no_argument, NULL, OPT_NO_GC },
+	{ "function", no_argument, NULL, OPT_FUNCTION },
+	{ "subprocesses", no_argument, NULL, OPT_SUBPROCESSES },
+	{ "locals", no_argument, NULL, OPT_LOCALS },
+	{ "tasks", no_argument, NULL, OPT_TASKS },
+	{ "async", no_argument, NULL, OPT_ASYNC },
+	{ "read-only", no_argument, NULL, OPT_READ_ONLY },
+	{ "max-memory", required_argument, NULL, OPT_MAX_MEMORY },
+	{ "listen", required_argument, NULL, OPT_LISTEN },
+	{ "allow-host", required_argument, NULL, OPT_ALLOW_HOST },
+	{ "server", required_argument, NULL, OPT_SERVER },
+	{ "app-name", required_argument, NULL, OPT_APP_NAME },
+	{ "tag", required_argument, NULL, OPT_TAG },
+	{ "auth-token", required_argument, NULL, OPT_AUTH_TOKEN },
+	{ "basic-auth", required_argument, NULL, OPT_BASIC_AUTH },
+	{ "auth-token-file", required_argument, NULL, OPT_AUTH_TOKEN_FILE },
+	{ "basic-auth-file", required_argument, NULL, OPT_BASIC_AUTH_FILE },
+	{ "tenant-id", required_argument, NULL, OPT_TENANT_ID },
+	{ "header", required_argument, NULL, OPT_HEADER },
+	{ "insecure", no_argument, NULL, OPT_INSECURE },
+	{ "cacert", required_argument, NULL, OPT_CACERT },
+	{ "ingest-format", required_argument, NULL, OPT_INGEST_FORMAT },
+	{ "protocol", required_argument, NULL, OPT_PROTOCOL },
+	{ "user", required_argument, NULL, OPT_USER },
+	{ "as-root", no_argument, NULL, OPT_AS_ROOT },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, 'V' },
+	{ NULL, 0, NULL, 0 },
+};
+
+/*
+ * Which commands take an option: every option works in every command that
+ * accepts it, and the others refuse it rather than ignore it.  Bit i is
+ * commands[i] (the completion scripts rely on it).
+ */
+#define CMD_RECORD	1u
+#define CMD_EXEC	2u
+#define CMD_DUMP	4u
+#define CMD_TOP		8u
+#define CMD_SERVE	16u
+#define CMD_ALL		(CMD_RECORD | CMD_EXEC | CMD_DUMP | CMD_TOP | CMD_SERVE)
+
+static unsigned int cmd_bit(const char *cmd)
+{
+	return !strcmp(cmd, "exec") ? CMD_EXEC : !strcmp(cmd, "dump") ? CMD_DUMP :
+	       !strcmp(cmd, "top") ? CMD_TOP : !strcmp(cmd, "serve") ? CMD_SERVE : CMD_RECORD;
+}
+
+static unsigned int opt_cmds(int c)
+{
+	switch (c) {
+	case 'p': case OPT_PID_OF:
+		return CMD_RECORD | CMD_DUMP | CMD_TOP | CMD_SERVE;	/* exec says why not itself */
+	case 'd': case 'r': case OPT_IDLE: case OPT_GIL: case OPT_GVL_WAIT: case OPT_ASYNC:
+	case OPT_READ_ONLY:
+		return CMD_RECORD | CMD_EXEC | CMD_TOP | CMD_SERVE;
+	case OPT_SUBPROCESSES:
+		return CMD_RECORD | CMD_EXEC | CMD_DUMP | CMD_SERVE;
+	case OPT_LOCALS: case OPT_TASKS:
+		return CMD_DUMP;
+	case OPT_LISTEN: case OPT_ALLOW_HOST:
+		return CMD_SERVE;
+	case OPT_USER: case OPT_AS_ROOT:
+		return CMD_EXEC;
+	case OPT_MAX_MEMORY:
+		return CMD_RECORD | CMD_EXEC | CMD_TOP | CMD_SERVE;
+	case 'q': case 'v': case 'h': case 'V': case OPT_NO_GC:
+		return CMD_ALL;
+	default:	/* what shapes a profile file or an upload */
+		return CMD_RECORD | CMD_EXEC;
+	}
+}
+
+/* "--rate (-r)" for messages */
+static const char *opt_name(int c, char *buf, size_t cap)
+{
+	for (const struct option *lo = long_opts; lo->name; lo++) {
+		if (lo->val != c)
+			continue;
+		if (c < 256)
+			snprintf(buf, cap, "--%s (-%c)", lo->name, c);
+		else
+			snprintf(buf, cap, "--%s", lo->name);
+		return buf;
+	}
+	snprintf(buf, cap, "-%c", c);
+	return buf;
+}
+
+/*
+ * --auth-token-file, --basic-auth-file (opt without "-file"): the secret
+ * into *dst, unless the option itself gave one.  -1 to go on, or a status.
+ */
+static int read_secret_file(struct cli_opts *o, const char *opt, const char *path, int i,
+			    const char **dst)
+{
+	char err[256];
+	int others;
+
+	if (!path)
+		return -1;
+	if (*dst)
+		return cli_usage_error(o->cmd, "give --%s or --%s-file, not both", opt, opt);
+	o->file_secret[i] = ingest_read_secret(path, &others, err, sizeof(err));
+	if (!o->file_secret[i]) {
+		cli_error("--%s-file: %s", opt, err);
+		cli_hint("give a regular file of at most %d bytes, the secret on its first line",
+			 INGEST_SECRET_FILE_MAX);
+		return EXIT_USAGE;
+	}
+	/* a warning, not a refusal: secrets mounted by Kubernetes are 0644 by default */
+	if (others)
+		fprintf(stderr, "pyrospy: warning: every user may read '%s' (--%s-file): "
+			"chmod o-r it\n", path, opt);
+	*dst = o->file_secret[i];
+	return -1;
+}
+
+/* A header whose value is likely a key: "Authorization", "X-Api-Key", "Cookie", ... */
+static int header_is_secret(const char *h)
+{
+	static const char *const words[] = { "auth", "key", "token", "secret", "cookie",
+					     "passw", "session", "credential" };
+	size_t n = strcspn(h, ":");
+
+	for (size_t i = 0; i < ARRAY_SIZE(words); i++) {
+		size_t w = strlen(words[i]);
+
+		for (size_t j = 0; j + w <= n; j++)
+			if (!strncasecmp(h + j, words[i], w))
+				return 1;
+	}
+	return 0;
+}
+
+/*
+ * Secrets given as arguments are in /proc/PID/cmdline for every local user
+ * to read (ps): one line each, even with --quiet, naming the way out.
+ */
+static void warn_argv_secrets(int token, int basic, const char *const *headers)
+{
+	static const char what[] = "pyrospy: warning: %s on the command line is shown to every "
+				   "user by ps: give it in %s%s%s\n";
+
+	if (token)
+		fprintf(stderr, what, "--auth-token", "$PYROSPY_AUTH_TOKEN", " or ",
+			"--auth-token-file FILE");
+	if (basic)
+		fprintf(stderr, what, "--basic-auth", "$PYROSPY_BASIC_AUTH", " or ",
+			"--basic-auth-file FILE");
+	for (const char *const *h = headers; *h; h++) {
+		char name[80];
+
+		if (!header_is_secret(*h))
+			continue;
+		/* the name only, which ingest_check() found to be a token of letters */
+		snprintf(name, sizeof(name), "--header '%.*s'", (int)strcspn(*h, ":"), *h);
+		fprintf(stderr, what, name, "$PYROSPY_HEADERS", "", "");
+	}
+}
+
+/* --server and friends: complete from the environment and check. */
+static int check_upload(struct cli_opts *o)
+{
+	char err[256];
+	int argv_token = o->up.auth_token != NULL, argv_basic = o->up.basic_auth != NULL, ret;
+
+	ret = read_secret_file(o, "auth-token", o->auth_token_file, 0, &o->up.auth_token);
+	if (ret < 0)
+		ret = read_secret_file(o, "basic-auth", o->basic_auth_file, 1, &o->up.basic_auth);
+	if (ret >= 0)
+		return ret;
+	o->tags[o->ntags] = NULL;
+	o->headers[o->nheaders] = NULL;
+	o->up.tags = o->tags;
+	o->up.headers = o->headers;
+	o->up.rate = o->rate;
+	if (tags_check(o->tags, err, sizeof(err)))
+		return cli_usage_error(o->cmd, "%s", err);
+	for (unsigned int i = 0; i < o->ntags; i++) {
+		const char *eq = strchr(o->tags[i], '=');
+		char *one = xstrfmt("%.*s=%s", (int)(eq - o->tags[i]), o->tags[i], eq + 1);
+		char *set = tags_merge(one, o->tagset);
+
+		free(one);
+		free(o->tagset);
+		o->tagset = set;
+	}
+	if (!o->up.server) {
+		if (o->up.app_name || o->up.auth_token || o->up.basic_auth ||
+		    o->up.tenant_id || o->nheaders || o->up.insecure || o->up.cacert)
+			return cli_usage_error(
+					o->cmd, "--app-name and the auth options need --server URL");
+		return -1;
+	}
+	if (strcmp(o->cmd, "record") && strcmp(o->cmd, "exec"))
+		return cli_usage_error(o->cmd, "--server works with record and exec");
+	if (!o->up.app_name)
+		return cli_usage_error(o->cmd, "--server needs --app-name NAME");
+	ingest_env(&o->up);
+	if (ingest_check(&o->up, err, sizeof(err)))
+		return cli_usage_error(o->cmd, "%s", err);
+	warn_argv_secrets(argv_token, argv_basic, o->headers);
+	return -1;
+}
+
+/* Returns -1 to go on, or an exit status. */
+int cli_parse_opts(struct cli_opts *o, int argc, char **argv)
+{
+	int c;
+
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+:p:d:r:f:o:qvhV", long_opts, NULL)) != -1) {
+		unsigned long v;
+		char name[64];
+
+		if (c != ':' && c != '?' && !(opt_cmds(c) & cmd_bit(o->cmd)))
+			return cli_usage_error(o->cmd, "option %s does not apply to %s",
+					   opt_name(c, name, sizeof(name)), o->cmd);
+		switch (c) {
+		case 'p':
+			if (!cli_parse_uint(optarg, INT_MAX, &v) || v == 0)
+				return cli_usage_error(o->cmd, "invalid pid '%s'", optarg);
+			o->pid = (pid_t)v;
+			break;
+		case 'd':
+			if (!parse_seconds(optarg, &o->duration))
+				return cli_usage_error(
+						o->cmd, "invalid duration '%s': want seconds > 0",
+						optarg);
+			break;
+		case 'r':
+			if (!cli_parse_uint(optarg, MAX_RATE, &v) || v == 0)
+				return cli_usage_error(
+						o->cmd, "invalid rate '%s': want 1 to %d samples per second",
+						optarg, MAX_RATE);
+			o->rate = (unsigned int)v;
+			break;
+		case 'f':
+			if (!out_find(optarg))
+				return cli_usage_error(
+						o->cmd, "unknown format '%s': want one of %s",
+						optarg, out_names());
+			o->format = optarg;
+			break;
+		case 'o':
+			if (!*optarg)
+				return cli_usage_error(o->cmd, "empty output file name");
+			o->output = optarg;
+			break;
+		case OPT_RAW:
+			if (!*optarg)
+				return cli_usage_error(o->cmd, "empty file name for --raw");
+			o->raw = optarg;
+			break;
+		case OPT_IDLE:
+			o->idle = 1;
+			break;
+		case OPT_GIL:
+			o->gil = 1;
+			break;
+		case OPT_GVL_WAIT:
+			o->gvl_wait = 1;
+			break;
+		case OPT_READ_ONLY:
+			o->read_only = 1;
+			break;
+		case OPT_THREADS:
+			o->threads = 1;
+			break;
+		case OPT_NO_TAGS:
+			o->no_tags = 1;
+			break;
+		case OPT_NO_GC:
+			o->no_gc = 1;
+			break;
+		case OPT_FUNCTION:
+			o->function = 1;
+			break;
+		case OPT_MAX_MEMORY:
+			if (!parse_size(optarg, (size_t)1 << 20, (size_t)64 << 30, &o->max_memory))
+				return cli_usage_error(
+						o->cmd, "invalid size '%s' for --max-memory: want 1M to 64G",
+						optarg);
+			break;
+		case OPT_SUBPROCESSES:
+			o->subprocesses = 1;
+			break;
+		case OPT_PID_OF:
+			o->pid_of = optarg;
+			break;
+		case OPT_SERVER:
+			o->up.server = optarg;
+			break;
+		case OPT_APP_NAME:
+			o->up.app_name = optarg;
+			break;
+		case OPT_TAG:
+			if (o->ntags == INGEST_MAX_TAGS)
+				return cli_usage_error(o->cmd, "more than %d --tag options",
+						   INGEST_MAX_TAGS);
+			o->tags[o->ntags++] = optarg;
+			break;
+		case OPT_AUTH_TOKEN:
+			o->up.auth_token = optarg;
+			break;
+		case OPT_BASIC_AUTH:
+			o->up.basic_auth = optarg;
+			break;
+		case OPT_AUTH_TOKEN_FILE:
+			o->auth_token_file = optarg;
+			break;
+		case OPT_BASIC_AUTH_FILE:
+			o->basic_auth_file = optarg;
+			break;
+		case OPT_USER:
+			if (!*optarg)
+				return cli_usage_error(o->cmd, "empty user name for --user");
+			o->user = optarg;
+			break;
+		case OPT_AS_ROOT:
+			o->as_root = 1;
+			break;
+		case OPT_TENANT_ID:
+			o->up.tenant_id = optarg;
+			break;
+		case OPT_HEADER:
+			if (o->nheaders == ARRAY_SIZE(o->headers) - 1)
+				return cli_usage_error(o->cmd, "too many --header options");
+			o->headers[o->nheaders++] = optarg;
+			break;
+		case OPT_INSECURE:
+			o->up.insecure = 1;
+			break;
+		case OPT_LOCALS:
+			o->locals = 1;
+			break;
+		case OPT_TASKS:
+			o->tasks = 1;
+			break;
+		case OPT_ASYNC:
+			o->async_tasks = 1;
+			break;
+		case OPT_LISTEN: {
+			char host[256], port[16];
+
+			if (serve_parse_listen(optarg, host, sizeof(host), port, sizeof(port)))
+				return cli_usage_error(
+						o->cmd, "invalid --listen '%s': want ADDR:PORT, e.g. "
+						"127.0.0.1:6060, 0.0.0.0:6060 or [::1]:6060", optarg);
+			o->listen = optarg;
+			break;
+		}
+		case OPT_ALLOW_HOST:
+			if (!serve_host_name_ok(optarg))
+				return cli_usage_error(o->cmd, "invalid --allow-host '%s': want a "
+						       "host name or an IP address without port, "
+						       "e.g. profiler.internal", optarg);
+			if (o->nallow_host == SERVE_MAX_ALLOW_HOSTS)
+				return cli_usage_error(o->cmd, "more than 16 --allow-host");
+			o->allow_host[o->nallow_host++] = optarg;
+			break;
+		case OPT_CACERT:
+			o->up.cacert = optarg;
+			break;
+		case OPT_INGEST_FORMAT:
+			if (!strcmp(optarg, "folded"))
+				o->up.format = INGEST_FORMAT_FOLDED;
+			else if (!strcmp(optarg, "trie"))
+				o->up.format = INGEST_FORMAT_TRIE;
+			else if (!strcmp(optarg, "pprof"))
+				o->up.format = INGEST_FORMAT_PPROF;
+			else
+				return cli_usage_error(
+						o->cmd, "unknown ingest format '%s': want folded, trie "
+						"or pprof", optarg);
+			break;
+		case OPT_PROTOCOL:
+			if (!strcmp(optarg, "ingest"))
+				o->up.protocol = INGEST_PROTOCOL_INGEST;
+			else if (!strcmp(optarg, "push"))
+				o->up.protocol = INGEST_PROTOCOL_PUSH;
+			else
+				return cli_usage_error(
+						o->cmd, "unknown protocol '%s': want ingest or push",
+						optarg);
+			break;
+		case 'q':
+			o->quiet = 1;
+			break;
+		case 'v':
+			o->verbose++;
+			break;
+		case 'h':
+			cli_print_usage(o->cmd);
+			return EXIT_OK;
+		case 'V':
+			cli_print_version();
+			return EXIT_OK;
+		case ':':
+			return cli_usage_error(
+					o->cmd, "option '%s' needs a value", argv[optind - 1]);
+		default:
+			if (optopt)
+				return cli_usage_error(o->cmd, "unknown option '-%c'", optopt);
+			return cli_usage_error(o->cmd, "unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (o->raw && (!strcmp(o->raw, o->output ? o->output : "") ||
+		       (o->format && out_find(o->format)->open) ||
+		       (!o->format && o->output && out_by_ext(o->output))))
+		return cli_usage_error(
+				o->cmd, "--raw FILE is a raw recording besides another output: "
+				"give -o another file and format");
+	if (!strcmp(o->cmd, "exec")) {
+		if (optind >= argc)
+			return cli_usage_error(o->cmd, "no command to run");
+		if (o->pid || o->pid_of)
+			return cli_usage_error(o->cmd, "--pid and --pid-of cannot be used with exec");
+		o->argv = argv + optind;
+		if (o->user && o->as_root)
+			return cli_usage_error(o->cmd, "give --user or --as-root, not both");
+	} else {
+		if (optind < argc)
+			return cli_usage_error(o->cmd, "unexpected argument '%s'", argv[optind]);
+		if (o->pid && o->pid_of)
+			return cli_usage_error(o->cmd, "give --pid or --pid-of, not both");
+		if (!o->pid && !o->pid_of)
+			return cli_usage_error(
+					o->cmd, "%s needs --pid PID (or --pid-of PATTERN)", o->cmd);
+	}
+	return check_upload(o);
+}
+
+/* The text of option name in --help (its first line), into buf; "" if none. */
+static const char *opt_help(const char *name, char *buf, size_t cap)
+{
+	size_t nlen = strlen(name);
+
+	buf[0] = '\0';
+	for (const char *p = usage_options; (p = strstr(p, "--")); p += 2) {
+		const char *line = p, *end;
+
+		if (strncmp(p + 2, name, nlen) || (p[2 + nlen] != ' ' && p[2 + nlen] != '\n'))
+			continue;
+		while (line > usage_options && line[-1] != '\n')
+			line--;
+		end = strchr(p, '\n');
+		/* "  -p, --pid PID          process to profile": the text is at column 25 */
+		if (strncmp(line, "  -", 3) && strncmp(line, "      --", 8))
+			continue;
+		/* "      --auth-token-file FILE": a name too long has its text on the next line */
+		if (end && end - line > 24 && line[24] != ' ') {
+			line = end + 1;
+			end = strchr(line, '\n');
+		}
+		if (end && end - line > 25)
+			snprintf(buf, cap, "%.*s", (int)(end - line - 25), line + 25);
+		break;
+	}
+	return buf;
+}
+
+/* pyrospy completion bash|zsh: from commands[], long_opts[] and opt_cmds() */
+int cli_completion(int argc, char **argv)
+{
+	static struct completion_opt opts[ARRAY_SIZE(long_opts)];
+	static char helps[ARRAY_SIZE(long_opts)][128], formats[128];
+	struct completion c = {
+		.cmds = commands, .ncmds = ARRAY_SIZE(commands), .opts = opts,
+		.exec_cmd = "exec", .top_words = "-h --help -V --version",
+	};
+
+	if (argc != 1)
+		return cli_usage_error("completion", "completion takes one shell: bash or zsh");
+	/* out_names() is "a, b, c" */
+	for (size_t i = 0, j = 0; out_names()[i] && j < sizeof(formats) - 1; i++)
+		if (out_names()[i] != ',')
+			formats[j++] = out_names()[i];
+	for (const struct option *lo = long_opts; lo->name; lo++) {
+		struct completion_opt *co = &opts[c.nopts];
+
+		co->name = lo->name;
+		co->short_name = lo->val < 256 ? lo->val : 0;
+		co->help = opt_help(lo->name, helps[c.nopts], sizeof(helps[0]));
+		co->cmds = opt_cmds(lo->val);
+		co->arg = lo->has_arg == no_argument ? COMPLETION_NONE : COMPLETION_TEXT;
+		if (lo->val == 'p') {
+			co->arg = COMPLETION_PID;
+		} else if (lo->val == 'o' || lo->val == OPT_CACERT || lo->val == OPT_RAW ||
+			   lo->val == OPT_AUTH_TOKEN_FILE || lo->val == OPT_BASIC_AUTH_FILE) {
+			co->arg = COMPLETION_FILE;
+		} else if (lo->val == 'f') {
+			co->arg = COMPLETION_WORDS;
+			co->words = formats;
+		} else if (lo->val == OPT_INGEST_FORMAT) {
+			co->arg = COMPLETION_WORDS;
+			co->words = "folded trie pprof";
+		} else if (lo->val == OPT_PROTOCOL) {
+			co->arg = COMPLETION_WORDS;
+			co->words = "ingest push";
+		}
+		c.nopts++;
+	}
+	if (completion_write(stdout, argv[0], &c) < 0) {
+		if (errno == EINVAL)
+			return cli_usage_error("completion", "no completion for shell '%s': want bash or zsh",
+					   argv[0]);
+		cli_error("cannot write the completion script: %s", strerror(errno));
+		return EXIT_FAIL;
+	}
+	return EXIT_OK;
+}

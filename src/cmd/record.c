@@ -1,0 +1,389 @@
+/* SPDX-License-Identifier: MIT */
+#include "config.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cmd/common.h"
+#include "cmd/options.h"
+#include "cmd/record.h"
+#include "cmd/session.h"
+#include "output/out.h"
+#include "output/outfile.h"
+#include "profile/profile.h"
+#include "proc/target.h"
+#include "sample/sampler.h"
+#include "stack/stack.h"
+#include "upload/ingest.h"
+
+/* The format asked for, by -f, by -o's extension, or by default. */
+static const struct out_ops *output_format(const struct cli_opts *o)
+{
+	const struct out_ops *ops = o->format ? out_find(o->format) :
+				    o->output ? out_by_ext(o->output) : NULL;
+
+	if (ops)
+		return ops;
+	return out_find(o->output && !strcmp(o->output, "-") ? "folded" : "flamegraph");
+}
+
+static void output_stem(char *name, size_t cap, pid_t pid)
+{
+	time_t now = time(NULL);
+	struct tm tm;
+
+	localtime_r(&now, &tm);
+	snprintf(name, cap, "pyrospy-%d-%04d%02d%02d-%02d%02d%02d", (int)pid,
+		 tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
+		 tm.tm_sec);
+}
+
+static int write_profile(const struct cli_opts *o, const struct profile *p,
+			 const struct sampler_result *res, pid_t pid)
+{
+	const struct out_ops *ops = output_format(o);
+	struct out_meta meta;
+	struct outfile of;
+	char title[64], name[96];
+	int ret;
+
+	snprintf(title, sizeof(title), "pid %d", (int)pid);
+	memset(&meta, 0, sizeof(meta));
+	meta.title = title;
+	meta.duration = res->elapsed;
+	meta.rate = o->rate;
+	meta.start = res->start;
+	meta.threads = o->threads;
+	meta.no_tags = o->no_tags;
+	output_stem(name, sizeof(name), pid);
+	ret = cli_output_open(&of, o->output, name, ops->ext);
+	if (ret != EXIT_OK)
+		goto out;
+	if (ops->write(of.f, p, &meta)) {
+		ret = cli_output_failed(&of);
+		goto out;
+	}
+	ret = cli_output_commit(&of, 0);
+	if (ret == EXIT_OK && strcmp(of.path, "-"))
+		cli_note(o, "wrote %s profile to '%s' (%llu samples)", ops->name, of.path,
+			 (unsigned long long)p->total);
+out:
+	outfile_close(&of);
+	return ret;
+}
+
+/*
+ * A streaming format (raw, chrome): the file is opened, and put in place, before
+ * sampling starts, and every sample goes to it as it comes, so that what
+ * was flushed stays readable whatever happens to pyrospy.
+ */
+struct stream {
+	const struct out_ops *ops;
+	struct out_stream *s;
+	struct outfile of;
+};
+
+static void stream_sample(void *arg, int64_t when_ns, const char *tags, const struct stack *st)
+{
+	struct stream *sm = arg;
+
+	/* a failure sticks in the writer and is reported at the end */
+	sm->ops->sample(sm->s, when_ns, tags, st);
+}
+
+static int stream_open(const struct cli_opts *o, struct stream *sm, const char *path, pid_t pid)
+{
+	struct out_meta meta;
+	struct timespec ts;
+	char title[64], name[96];
+	int ret;
+
+	snprintf(title, sizeof(title), "pid %d", (int)pid);
+	clock_gettime(CLOCK_REALTIME, &ts);
+	memset(&meta, 0, sizeof(meta));
+	meta.title = title;
+	meta.rate = o->rate;
+	meta.start = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	output_stem(name, sizeof(name), pid);
+	ret = cli_output_open(&sm->of, path, name, sm->ops->ext);
+	if (ret != EXIT_OK)
+		return ret;
+	sm->s = sm->ops->open(sm->of.f, &meta, (o->idle ? OUT_KEPT_IDLE : 0u) |
+						 (o->gil ? OUT_KEPT_GIL : 0u) |
+						 (o->subprocesses ? OUT_KEPT_PIDS : 0u));
+	if (!sm->s)
+		return cli_output_failed(&sm->of);
+	ret = cli_output_commit(&sm->of, 1);
+	if (ret != EXIT_OK) {
+		sm->ops->close(sm->s);
+		sm->s = NULL;
+	}
+	return ret;
+}
+
+static int stream_close(const struct cli_opts *o, struct stream *sm, uint64_t samples)
+{
+	int ret = EXIT_OK;
+
+	if (sm->s && sm->ops->close(sm->s))
+		ret = cli_output_failed(&sm->of);
+	sm->s = NULL;
+	if (ret == EXIT_OK && sm->of.f)
+		ret = cli_output_commit(&sm->of, 0);
+	if (ret == EXIT_OK && strcmp(sm->of.path, "-"))
+		cli_note(o, "wrote %s %s to '%s' (%llu samples)", sm->ops->name,
+			 sm->ops == &out_raw ? "recording" : "trace", sm->of.path,
+			 (unsigned long long)samples);
+	outfile_close(&sm->of);
+	return ret;
+}
+
+/*
+ * What happens besides sampling while recording: the live status line on a
+ * terminal, and with --server the current 10 s window, handed to the
+ * uploader when the wall clock crosses into the next one.
+ */
+struct recording {
+	int live;
+	struct ingest *in;
+	struct profile window;
+	time_t from;
+	int no_lines, show_pid;
+	size_t max_bytes;
+	uint64_t other;		/* of the windows uploaded */
+};
+
+static void window_reset(struct recording *rec)
+{
+	rec->other += rec->window.other;
+	profile_release(&rec->window);
+	profile_init(&rec->window);
+	rec->window.no_lines = rec->no_lines;
+	rec->window.max_bytes = rec->max_bytes;
+	rec->window.show_pid = rec->show_pid;
+}
+
+/* Hand the window over if now is past it. */
+static void window_rotate(struct recording *rec, time_t now)
+{
+	time_t at = ingest_align(now);
+
+	if (at == rec->from)
+		return;
+	ingest_window(rec->in, &rec->window, rec->from, rec->from + INGEST_WINDOW);
+	window_reset(rec);
+	rec->from = at;
+}
+
+static void recording_add(void *arg, const char *tags, const struct stack *st)
+{
+	struct recording *rec = arg;
+
+	window_rotate(rec, time(NULL));
+	profile_add(&rec->window, tags, st, 1);
+}
+
+static int recording_tick(void *arg, const struct profile *p, const struct sampler_result *res)
+{
+	struct recording *rec = arg;
+	struct ingest_stats is;
+
+	if (rec->in)
+		window_rotate(rec, time(NULL));
+	if (!rec->live)
+		return 0;
+	fprintf(stderr, "\r\033[Kpyrospy: %.0f s, %llu samples (%.0f Hz), %llu stacks, %llu dropped, "
+		"%llu late", res->elapsed, (unsigned long long)res->ticks,
+		res->elapsed > 0 ? (double)res->ticks / res->elapsed : 0.0,
+		(unsigned long long)p->total, (unsigned long long)res->dropped,
+		(unsigned long long)res->late);
+	if (rec->in) {
+		ingest_stats(rec->in, &is);
+		fprintf(stderr, "; uploaded %llu windows, %u requests waiting%s%s",
+			(unsigned long long)is.delivered, is.pending, *is.last_error ? ": " : "",
+			is.last_error);
+	}
+	return 0;
+}
+
+int cli_profile_target(struct cli_opts *o, struct target *t, pid_t pid, pid_t child,
+		       enum ended *why)
+{
+	struct recording rec = {
+		.live = !o->quiet && isatty(STDERR_FILENO),
+		.no_lines = o->function,
+		.show_pid = o->subprocesses,
+		.max_bytes = o->max_memory,
+	};
+	/*
+	 * Every sample to a streaming writer: the output itself (-f raw or
+	 * chrome; a file only when asked for while streaming to a server), or
+	 * a raw recording besides it (--raw FILE).
+	 */
+	struct stream sm = { .ops = output_format(o)->open ? output_format(o) : &out_raw };
+	int raw_out = output_format(o)->open && (!o->up.server || o->output);
+	int streaming = raw_out || o->raw;
+	struct sampler_opts so = {
+		.rate = o->rate,
+		.duration = o->duration,
+		.reader = { .idle = o->idle, .gil_only = o->gil, .gvl_wait = o->gvl_wait,
+			    .no_gc = o->no_gc, .async_tasks = o->async_tasks,
+			    .anchor = !o->read_only },
+		.child = child,
+		.root = o->subprocesses ? pid : 0,
+		.announce = !o->quiet,
+		.verbose = o->verbose,
+		.tags = o->tagset,
+		.add = o->up.server ? recording_add : NULL,
+		/* streaming for days: the whole run's profile only for a file */
+		.count_only = (o->up.server && !o->output) || raw_out,
+		.tick = rec.live || o->up.server ? recording_tick : NULL,
+		.arg = &rec,
+		.sample = streaming ? stream_sample : NULL,
+		.sample_arg = &sm,
+	};
+	struct sampler_result res;
+	struct profile p;
+	enum perr err;
+	int ret = cli_gil_refused(o, t);
+
+	if (ret != EXIT_OK)
+		return ret;
+	if (streaming) {
+		ret = stream_open(o, &sm, raw_out ? o->output : o->raw, pid);
+		if (ret != EXIT_OK) {
+			outfile_close(&sm.of);
+			return ret;
+		}
+	}
+	if (o->up.server) {
+		o->up.spy_name = !t ? "pyrospy" : t->lang == TARGET_RUBY ? "pyrospy-ruby" :
+								     "pyrospy-python";
+		/* the OpenTelemetry names: sys.implementation.name, RUBY_ENGINE */
+		o->up.runtime_name = !t ? NULL : t->lang == TARGET_RUBY ? "ruby" : "cpython";
+		o->up.runtime_version = t ? t->version : NULL;
+		o->up.log = stderr;
+		rec.in = ingest_start(&o->up);
+		if (!rec.in) {
+			if (streaming)
+				stream_close(o, &sm, 0);
+			return EXIT_FAIL;	/* it said why, and what to do */
+		}
+		window_reset(&rec);
+		rec.from = ingest_align(time(NULL));
+	}
+
+	if (t)
+		cli_warn_refused(t);
+	if (t)
+		cli_note(o, "profiling process %d (%s %s)%s at %u Hz%s", (int)pid,
+			 target_lang_name(t->lang), t->version,
+			 o->subprocesses ? " and its subprocesses" : "", o->rate,
+			 o->duration > 0 ? "" : ", Ctrl-C to stop");
+	else
+		cli_note(o, "profiling the Ruby and Python subprocesses of process %d at %u Hz%s",
+			 (int)pid, o->rate, o->duration > 0 ? "" : ", Ctrl-C to stop");
+	profile_init(&p);
+	p.no_lines = o->function;
+	p.show_pid = o->subprocesses;
+	p.max_bytes = o->max_memory;
+	err = sampler_run(t, &p, &so, &res, &cli_stop_flag);
+	if (rec.live)
+		fputs("\r\033[K", stderr);
+	if (rec.in) {
+		/* the partial window too, then what is spooled, bounded in time */
+		ingest_window(rec.in, &rec.window, rec.from, rec.from + INGEST_WINDOW);
+		rec.other += rec.window.other;
+		profile_release(&rec.window);
+		if (ingest_stop(rec.in))
+			ret = EXIT_FAIL;
+		else
+			cli_note(o, "uploaded every window to %s", o->up.server);
+	}
+	if (err) {
+		if (streaming)
+			stream_close(o, &sm, p.total);
+		profile_release(&p);
+		return t ? cli_report_target(t, err) : EXIT_FAIL;
+	}
+	if (o->verbose)
+		fprintf(stderr, "pyrospy: %s\n", res.describe);
+	/* even with -q: the profile is not what it would have been */
+	if (p.other || rec.other)
+		fprintf(stderr, "pyrospy: warning: the profile reached --max-memory %zu MiB: %llu "
+			"samples of new stacks are counted in [other] frames\n", o->max_memory >> 20,
+			(unsigned long long)(p.other > rec.other ? p.other : rec.other));
+	if (o->verbose || (!o->quiet && res.dropped * 100 > res.stacks + res.dropped))
+		fprintf(stderr,
+			"pyrospy: %llu samples in %.1f s (%.0f Hz), %llu stacks, %llu dropped, "
+			"%llu torn reads retried, %llu late, %.1f reads and %.0f us CPU per "
+			"sample\n",
+			(unsigned long long)res.ticks, res.elapsed,
+			res.elapsed > 0 ? (double)res.ticks / res.elapsed : 0.0,
+			(unsigned long long)res.stacks, (unsigned long long)res.dropped,
+			(unsigned long long)res.retries, (unsigned long long)res.late,
+			res.ticks ? (double)res.reads / (double)res.ticks : 0.0,
+			res.ticks ? res.cpu * 1e6 / (double)res.ticks : 0.0);
+	if (o->verbose && res.ticks)
+		fprintf(stderr, "pyrospy: %.1f ranges of the target's memory read per sample\n",
+			(double)res.ranges / (double)res.ticks);
+	if (o->verbose && res.tags_dropped)
+		fprintf(stderr, "pyrospy: tags dropped %llu times (changed under the read, or a "
+			"set not readable)\n", (unsigned long long)res.tags_dropped);
+	if (o->verbose && res.anchored)
+		fprintf(stderr, "pyrospy: %llu stacks read only above the frame CPython keeps for "
+			"profilers (last_profiled_frame)\n", (unsigned long long)res.anchored);
+	if (o->verbose && res.unqualified)
+		fprintf(stderr, "pyrospy: %llu Ruby method names shown without their class "
+			"(it could not be read)\n", (unsigned long long)res.unqualified);
+	*why = res.end == PERR_OK ? ENDED_BY_US : res.end == PERR_EXITED ? ENDED_EXITED :
+	       res.execs ? ENDED_EXEC_AWAY : ENDED_EARLY;
+	if (*why == ENDED_EXEC_AWAY)
+		cli_note(o, "process %d exec()'d '%s', which cannot be profiled (%s); writing what was "
+			 "sampled", (int)pid, res.exec_comm, perr_str(res.end));
+	else if (res.end == PERR_EXITED && !child)
+		cli_note(o, "process %d exited; writing what was sampled", (int)pid);
+	else if (res.end == PERR_STARTUP)
+		cli_note(o, "process %d never finished starting its interpreter", (int)pid);
+	else if (*why == ENDED_EARLY)
+		cli_note(o, "sampling stopped early: %s", perr_str(res.end));
+	if (!p.total)
+		cli_note(o, "no samples collected%s", o->idle ? "" : " (every thread idle? try --idle)");
+	if (streaming) {
+		int wret = stream_close(o, &sm, p.total);
+
+		if (wret != EXIT_OK)
+			ret = wret;
+	}
+	/* streaming: a file only when asked for */
+	if (!raw_out && (!o->up.server || o->output)) {
+		int wret = write_profile(o, &p, &res, pid);
+
+		if (wret != EXIT_OK)
+			ret = wret;
+	}
+	profile_release(&p);
+	return ret;
+}
+
+int cli_record(struct cli_opts *o)
+{
+	struct target t;
+	enum perr err;
+	enum ended why;
+	int ret;
+
+	cli_install_signals();
+	err = target_open(&t, o->pid);
+	if (!err)
+		ret = cli_profile_target(o, &t, o->pid, 0, &why);
+	else if (o->subprocesses && (err == PERR_NOTINTERP || err == PERR_UNSUPPORTED))
+		ret = cli_profile_target(o, NULL, o->pid, 0, &why);
+	else
+		ret = cli_report_target(&t, err);
+	target_close(&t);
+	return ret;
+}

@@ -1,9 +1,0 @@
-/* SPDX-License-Identifier: MIT */
-#include "config.h"
-
-#include "cli.h"
-
-int main(int argc, char **argv)
-{
-	return cli_main(argc, argv);
-}

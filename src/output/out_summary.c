@@ -1,0 +1,111 @@
+/* SPDX-License-Identifier: MIT */
+#include "config.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "output/out.h"
+#include "profile/profile.h"
+#include "util/xalloc.h"
+
+/*
+ * A top table: one row per function (name and file; per line too unless
+ * --function), with the share of samples spent in it (self) and under it
+ * (total), sorted by self, then total:
+ *
+ *     %self  %total  samples  function
+ *      74.8    74.8      748  work (app.py:4)
+ *       0.0    75.1        0  foo (app.py:8)
+ */
+struct row {
+	uint32_t frame;		/* in the projected view */
+	uint64_t self, total;
+	uint64_t seen;		/* last stack counted, for recursion */
+};
+
+struct sum {
+	struct row *row;	/* by frame id */
+	uint64_t stack;
+};
+
+static int tally(void *arg, const struct profile *p, const uint32_t *frames, uint32_t depth,
+		 uint64_t count)
+{
+	struct sum *s = arg;
+
+	(void)p;
+	s->stack++;
+	if (!depth)
+		return 0;
+	s->row[frames[depth - 1]].self += count;
+	for (uint32_t d = 0; d < depth; d++) {
+		struct row *r = &s->row[frames[d]];
+
+		if (r->seen == s->stack)
+			continue;	/* recursion: count a stack once */
+		r->seen = s->stack;
+		r->total += count;
+	}
+	return 0;
+}
+
+static int by_self(const void *a, const void *b)
+{
+	const struct row *x = a, *y = b;
+
+	if (x->self != y->self)
+		return x->self < y->self ? 1 : -1;
+	if (x->total != y->total)
+		return x->total < y->total ? 1 : -1;
+	return x->frame < y->frame ? -1 : x->frame > y->frame;
+}
+
+int out_summary_rows(FILE *f, const struct profile *p, unsigned int max_rows)
+{
+	struct profile view;
+	struct sum s = { 0 };
+	double total;
+	char buf[8192];
+	int ret = -1;
+
+	profile_project(p, 0, &view);
+	s.row = xcalloc(view.nframe + 1, sizeof(*s.row));
+	for (uint32_t i = 0; i < view.nframe; i++)
+		s.row[i].frame = i;
+	profile_stacks(&view, tally, &s);
+	qsort(s.row, view.nframe, sizeof(*s.row), by_self);
+	total = view.total ? (double)view.total : 1.0;
+	if (fprintf(f, "%7s %7s %9s  %s\n", "%self", "%total", "samples", "function") < 0)
+		goto out;
+	for (uint32_t i = 0; i < view.nframe && i < max_rows; i++) {
+		const struct row *r = &s.row[i];
+
+		if (!r->total)
+			continue;
+		if (fprintf(f, "%7.1f %7.1f %9" PRIu64 "  ", 100.0 * (double)r->self / total,
+			    100.0 * (double)r->total / total, r->self) < 0 ||
+		    out_put_sanitized(f, out_frame_text(&view, r->frame, buf, sizeof(buf))) ||
+		    putc('\n', f) == EOF)
+			goto out;
+	}
+	ret = 0;
+out:
+	free(s.row);
+	profile_release(&view);
+	return ret;
+}
+
+static int summary_write(FILE *f, const struct profile *p, const struct out_meta *meta)
+{
+	if (fprintf(f, "%s: %" PRIu64 " samples in %.1f s at %u Hz\n\n",
+		    meta->title ? meta->title : "pyrospy", p->total, meta->duration, meta->rate) < 0)
+		return -1;
+	return out_summary_rows(f, p, UINT32_MAX);
+}
+
+const struct out_ops out_summary = {
+	.name = "summary",
+	.ext = "summary.txt",
+	.write = summary_write,
+};

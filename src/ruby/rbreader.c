@@ -1,0 +1,727 @@
+/* SPDX-License-Identifier: MIT */
+#include "config.h"
+
+#include "ruby/rbreader_impl.h"
+
+size_t rbr_slot(uint64_t addr, size_t cap)
+{
+	return (size_t)((addr >> 3) * 0x9E3779B97F4A7C15ull >> 40) & (cap - 1);
+}
+
+void *rbr_table_slot(void *base, size_t esize, size_t cap, uint64_t addr, int *found)
+{
+	size_t i = rbr_slot(addr, cap);
+
+	for (size_t n = 0; n < cap; n++, i = (i + 1) & (cap - 1)) {
+		uint64_t *key = (uint64_t *)((char *)base + i * esize);
+
+		if (*key == addr || !*key) {
+			*found = *key == addr;
+			return key;
+		}
+	}
+	return NULL;
+}
+
+/*
+ * <= 3.0: the kernel tid from glibc's struct pthread, at an offset found
+ * from every thread's struct (pthtid.h; see pyreader.c), or the one
+ * thread's that pthtid_pick() knows anyway.
+ */
+static pid_t pthread_tid(struct rbreader *rr, uint64_t pthread)
+{
+	int32_t tid;
+
+	if (!rbr_is_obj(pthread))
+		return 0;
+	if (rr->pthread_tid_off < 0)
+		return pthread == rr->sole_pthread ? rr->sole_tid : 0;
+	if (rd(rr, pthread + (uint64_t)rr->pthread_tid_off, &tid, sizeof(tid)) || tid <= 0)
+		return 0;
+	return tid;
+}
+
+/* Find the tid offset from the structs of the threads of the list at head. */
+static void pthread_discover(struct rbreader *rr, uint64_t head, uint64_t node)
+{
+	const struct rubyvm_layout *L = rr->L;
+	int32_t (*words)[PTHTID_WORDS] = xmalloc(PTHTID_THREADS * sizeof(*words));
+	unsigned char th[2048];
+	uint64_t first = 0;
+	pid_t *tids;
+	size_t n = 0;
+	int ntids;
+
+	rr->sole_tid = 0;
+	for (unsigned int k = 0; node != head && k < THREAD_MAX && n < PTHTID_THREADS; k++) {
+		uint64_t addr = node - L->thread.list_node, pthread;
+
+		if (!rbr_is_obj(node) || rd(rr, addr, th, L->thread.size))
+			goto out;
+		node = get_u64(th, L->thread.list_node);
+		pthread = get_u64(th, L->thread.thread_id);
+		if (rbr_is_obj(pthread) && !rd(rr, pthread, words[n], sizeof(words[n])) && !n++)
+			first = pthread;
+	}
+	ntids = pthtid_ns_tasks(rr->t->pid, &tids);
+	if (ntids < 0)
+		goto out;
+	rr->pthread_tid_off = pthtid_pick((const int32_t (*)[PTHTID_WORDS])words, n, tids,
+					  (size_t)ntids, &rr->sole_tid);
+	rr->sole_pthread = first;
+	free(tids);
+out:
+	free(words);
+}
+
+static pid_t thread_tid(struct rbreader *rr, const unsigned char *th)
+{
+	const struct rubyvm_layout *L = rr->L;
+	uint64_t nt;
+	int32_t tid;
+
+	if (L->thread.tid != RUBYVM_NONE)
+		return get_i32(th, L->thread.tid);
+	if (L->thread.nt != RUBYVM_NONE) {
+		nt = get_u64(th, L->thread.nt);
+		if (!rbr_is_obj(nt) || rd(rr, nt + L->thread.nt_tid, &tid, sizeof(tid)))
+			return 0;
+		return tid;
+	}
+	return pthread_tid(rr, get_u64(th, L->thread.thread_id));
+}
+
+/*
+ * Find rb_vm_t.  Exported as ruby_current_vm_ptr up to 3.2; from 3.3 on
+ * the symbol is hidden, but ruby_vm_at_exit() (exported) loads it first
+ * thing with a RIP-relative mov, directly or through the GOT.
+ */
+static uint64_t vm_ptr_addr(struct rbreader *rr)
+{
+	uint64_t addr, fn, got, got_size;
+	unsigned char code[64];
+	int tls;
+
+	if (!target_symbol(rr->t, "ruby_current_vm_ptr", &addr, &tls) && !tls)
+		return addr;
+	if (target_symbol(rr->t, "ruby_vm_at_exit", &fn, &tls) || tls ||
+	    rd(rr, fn, code, sizeof(code)))
+		return 0;
+	for (size_t i = 0; i + 7 <= sizeof(code); i++) {
+		int32_t disp;
+
+		/* REX.W (+R) 8B /r, mod 00 r/m 101: mov disp32(%rip), %reg */
+		if ((code[i] != 0x48 && code[i] != 0x4c) || code[i + 1] != 0x8b ||
+		    (code[i + 2] & 0xc7) != 0x05)
+			continue;
+		memcpy(&disp, code + i + 3, sizeof(disp));
+		addr = fn + i + 7 + (uint64_t)(int64_t)disp;
+		if (!target_section(rr->t, ".got", &got, &got_size) && addr >= got &&
+		    addr < got + got_size && rd_u64(rr, addr, &addr))
+			return 0;
+		return addr;
+	}
+	return 0;
+}
+
+/* Does vm look like the VM: main thread and ractor pointing back? */
+static enum perr vm_check(struct rbreader *rr, uint64_t vm)
+{
+	const struct rubyvm_layout *L = rr->L;
+	uint64_t main_thread, ractor, back;
+
+	if (!vm)
+		return PERR_STARTUP;
+	if (!rbr_is_obj(vm) || rd_u64(rr, vm + L->vm.main_thread, &main_thread))
+		return PERR_CORRUPT;
+	if (!main_thread)
+		return PERR_STARTUP;
+	if (L->vm.main_ractor != RUBYVM_NONE) {
+		if (rd_u64(rr, vm + L->vm.main_ractor, &ractor) || !rbr_is_obj(ractor) ||
+		    rd_u64(rr, ractor + L->ractor.threads_main, &back))
+			return PERR_CORRUPT;
+		return back == main_thread ? PERR_OK : PERR_CORRUPT;
+	}
+	if (rd_u64(rr, main_thread + L->thread.vm, &back))
+		return PERR_CORRUPT;
+	return back == vm ? PERR_OK : PERR_CORRUPT;
+}
+
+/*
+ * Find ruby_global_symbols (for C function names): by symbol when the
+ * build has it, else by its shape in the interpreter's writable data
+ * (never exported by distribution builds): { last_id, str_sym, ids } with
+ * ids an Array of last_id / unit + 1 chunks.
+ */
+static uint64_t find_symbols(struct rbreader *rr)
+{
+	const struct rubyvm_layout *L = rr->L;
+	const struct procmaps *maps = &rr->t->maps;
+	const char *path = rr->t->interp->path;
+	uint64_t addr;
+	int tls;
+
+	if (!target_symbol(rr->t, "ruby_global_symbols", &addr, &tls) && !tls)
+		return addr;
+	for (size_t i = 0; i < maps->nr; i++) {
+		const struct procmap *m = &maps->map[i];
+		uint64_t start = m->start, stop = m->end;
+		unsigned char *buf;
+
+		if (!m->path || strcmp(m->path, path) || !(m->perms & PROCMAP_W))
+			continue;
+		/* the .bss tail is the anonymous map right after */
+		if (i + 1 < maps->nr && !maps->map[i + 1].path && maps->map[i + 1].start == stop &&
+		    (maps->map[i + 1].perms & PROCMAP_W))
+			stop = maps->map[i + 1].end;
+		if (stop - start > (16u << 20))
+			continue;
+		buf = xmalloc((size_t)(stop - start));
+		if (procmem_read(&rr->t->mem, start, buf, (size_t)(stop - start))) {
+			free(buf);
+			continue;
+		}
+		for (uint64_t off = 0; off + L->symbols.ids + 8 <= stop - start; off += 8) {
+			uint32_t last = get_u32(buf, (uint32_t)(off + L->symbols.last_id));
+			uint64_t ids = get_u64(buf, (uint32_t)(off + L->symbols.ids)), v;
+
+			if (last < 1000 || last > 50000000 || !rbr_is_obj(ids))
+				continue;
+			/* 4.0 keeps no str_sym table: one check fewer */
+			if (L->symbols.str_sym != RUBYVM_NONE &&
+			    !rbr_is_obj(get_u64(buf, (uint32_t)(off + L->symbols.str_sym))))
+				continue;
+			if (rbr_array_at(rr, ids, last / L->symbols.unit, &v) || !rbr_is_obj(v) ||
+			    !rbr_array_at(rr, ids, last / L->symbols.unit + 2, &v))
+				continue;
+			free(buf);
+			rr->last_id = last;
+			return start + off;
+		}
+		free(buf);
+	}
+	return 0;
+}
+
+static void caches_clear(struct rbreader *rr, int iseqs, int mes)
+{
+	for (size_t i = 0; iseqs && i < ISEQ_CACHE; i++)
+		rbr_iseq_release(&rr->iseqs[i]);
+	for (size_t i = 0; mes && i < ME_CACHE; i++)
+		rbr_me_release(&rr->mes[i]);
+	if (iseqs)
+		rr->niseqs = 0;
+	if (mes)
+		rr->nmes = 0;
+}
+
+/* Between samples: empty a cache that fills up (see rbr_table_slot()). */
+static void caches_trim(struct rbreader *rr)
+{
+	caches_clear(rr, rr->niseqs >= ISEQ_CACHE * 3 / 4, rr->nmes >= ME_CACHE * 3 / 4);
+}
+
+/* vm_ptr: where the rb_vm_t pointer is, or NULL to find it in t's ELF */
+static const char *locals_id_name(void *arg, uint64_t id)
+{
+	return rbr_id_name(arg, id);
+}
+
+static const char *locals_class_path(void *arg, uint64_t klass)
+{
+	return rbr_class_path(arg, klass);
+}
+
+static enum perr rbreader_setup(struct target *t, const struct reader_opts *opts,
+				 const uint64_t *vm_ptr, struct rbreader **out)
+{
+	unsigned int version = RUBYVM_VERSION(t->major, t->minor, t->patch);
+	struct rubyvm_layout lay;
+	const struct rubyvm_layout *L = &lay;
+	struct rbreader *rr;
+	uint64_t ptr, vm = 0;
+	int tls;
+	enum perr err;
+
+	if (rubyvm_layout(version, &lay))
+		return PERR_UNSUPPORTED;
+	/* rbr_validate() compares these words of the first three; rbr_frames_guessed()
+	 * expects a frame to start with pc and sp */
+	if (L->iseq.body > 16 || L->cme.def > 16 || L->cfp.pc != 0 || L->cfp.sp != 8)
+		return PERR_UNSUPPORTED;
+	rr = xcalloc(1, sizeof(*rr));
+	rr->t = t;
+	rr->opts = *opts;
+	rr->lay = lay;
+	rr->L = &rr->lay;
+	rr->pthread_tid_off = -1;
+	rmem_init(&rr->mem, t);
+	taskstat_init(&rr->ts, t->pid);
+	rr->iseqs = xcalloc(ISEQ_CACHE, sizeof(*rr->iseqs));
+	rr->mes = xcalloc(ME_CACHE, sizeof(*rr->mes));
+	rr->objs = xcalloc(OBJ_CACHE, sizeof(*rr->objs));
+	rr->ids = xcalloc(ID_CACHE, sizeof(*rr->ids));
+	rr->classes = xcalloc(OBJ_CACHE, sizeof(*rr->classes));
+	rr->guess = xcalloc(GUESS_SLOTS, sizeof(*rr->guess));
+	rr->store_buf = xmalloc(STORAGE_MAX * 24);
+	rr->ec_ent = xmalloc(STORAGE_MAX * 24);
+	rr->ec_ent0 = xmalloc(STORAGE_MAX * 24);
+	rr->waiters = xcalloc(THREAD_MAX, sizeof(*rr->waiters));
+	if (opts->locals) {
+		struct rblocals_src src = { rr, locals_id_name, locals_class_path };
+
+		rblocals_init(&rr->locals, &rr->mem, rr->L, &src);
+		rr->fep = xcalloc(STACK_MAX_DEPTH, sizeof(*rr->fep));
+		rr->fq = xcalloc(STACK_MAX_DEPTH, sizeof(*rr->fq));
+		rr->flocals = xcalloc(STACK_MAX_DEPTH, sizeof(*rr->flocals));
+	}
+
+	ptr = vm_ptr ? *vm_ptr : vm_ptr_addr(rr);
+	if (!ptr) {
+		rbreader_free(rr);
+		return PERR_NOTFOUND;
+	}
+	err = rd_u64(rr, ptr, &vm);
+	if (!err)
+		err = vm_check(rr, vm);
+	if (err) {
+		rbreader_free(rr);
+		return err == PERR_CORRUPT ? PERR_STARTUP : err;
+	}
+	rr->vm = vm;
+	/* neither the main ractor nor the object space ever moves */
+	if (L->vm.main_ractor != RUBYVM_NONE && rd_u64(rr, vm + L->vm.main_ractor, &rr->ractor)) {
+		rbreader_free(rr);
+		return PERR_STARTUP;
+	}
+	if (L->vm.objspace == RUBYVM_NONE || L->gc.flags == RUBYVM_NONE ||
+	    rd_u64(rr, vm + L->vm.objspace, &rr->objspace) || !rbr_is_obj(rr->objspace))
+		rr->objspace = 0;
+	rr->symbols = find_symbols(rr);
+	rr->symbols_next = rr->symbols_gap = SYMBOLS_RETRY;
+	if (rr->L->version >= RUBYVM_VERSION(4, 0, 0) &&
+	    (target_symbol(rr->t, "rb_zjit_entry", &rr->zjit_entry, &tls) || tls))
+		rr->zjit_entry = 0;
+	snprintf(rr->describe, sizeof(rr->describe),
+		 "Ruby %s, layout of %u.%u.%u, VM at 0x%" PRIx64 ", %s", t->version,
+		 L->version / 10000, L->version / 100 % 100, L->version % 100, vm,
+		 rr->symbols ? "symbol table found" : "no symbol table: C functions unnamed");
+	*out = rr;
+	return PERR_OK;
+}
+
+enum perr rbreader_new(struct target *t, const struct reader_opts *opts, struct rbreader **out)
+{
+	return rbreader_setup(t, opts, NULL, out);
+}
+
+enum perr rbreader_new_at(struct target *t, const struct reader_opts *opts, uint64_t vm_ptr,
+			  struct rbreader **out)
+{
+	return rbreader_setup(t, opts, &vm_ptr, out);
+}
+
+void rbreader_free(struct rbreader *rr)
+{
+	if (!rr)
+		return;
+	if (rr->iseqs && rr->mes)
+		caches_clear(rr, 1, 1);
+	if (rr->ids)
+		for (size_t i = 0; i < ID_CACHE; i++)
+			free(rr->ids[i].name);
+	if (rr->classes)
+		for (size_t i = 0; i < OBJ_CACHE; i++)
+			free(rr->classes[i].path);
+	free(rr->iseqs);
+	free(rr->mes);
+	free(rr->objs);
+	free(rr->ids);
+	free(rr->classes);
+	free(rr->cfps);
+	free(rr->guess);
+	free(rr->store_buf);
+	free(rr->ec_ent);
+	free(rr->ec_ent0);
+	rbr_tagsets_clear(rr);
+	if (rr->flocals)
+		rblocals_release(&rr->locals);
+	free(rr->fep);
+	free(rr->fq);
+	free(rr->flocals);
+	for (size_t i = 0; i < rr->nrtags; i++)
+		free(rr->rtags[i]);
+	free(rr->rtags);
+	free(rr->waiters);
+	rmem_release(&rr->mem);
+	taskstat_release(&rr->ts);
+	free(rr);
+}
+
+const struct reader_stats *rbreader_stats(const struct rbreader *rr)
+{
+	return &rr->stats;
+}
+
+const char *rbreader_describe(const struct rbreader *rr)
+{
+	return rr->describe;
+}
+
+/*
+ * What ep[-2] words point at is cached across samples; method entries are
+ * checked again by rbr_validate() when used, and a rbr_walk that finds anything
+ * stale forgets all of it.
+ */
+static void objs_reset(struct rbreader *rr)
+{
+	memset(rr->objs, 0, OBJ_CACHE * sizeof(*rr->objs));
+}
+
+/*
+ * dump --locals: each shown Ruby frame's locals, from the environment and
+ * iseq the rbr_walk found it at.  Read after the rbr_walk: a value the program
+ * changed since shows as it is now, or "<?>" if it no longer holds
+ * together.
+ */
+static void locals_fill(struct rbreader *rr, struct stack *st)
+{
+	for (unsigned int i = 0; i < st->depth; i++) {
+		const struct rbiseq *q = rr->fq[i];
+
+		rr->flocals[i] = q && q->local_table ?
+			rblocals_frame(&rr->locals, rr->fep[i], q->local_table, q->locals) : NULL;
+	}
+	st->locals = rr->flocals;
+}
+
+/* A thread's tags with ractor=N, N its ractor's number: valid for this sample. */
+static const char *ractor_tags(struct rbreader *rr, const char *tags)
+{
+	char r[32];
+
+	snprintf(r, sizeof(r), "ractor=%" PRIu32, rr->ractor_id);
+	if (rr->nrtags == rr->rtags_cap) {
+		rr->rtags_cap = rr->rtags_cap ? rr->rtags_cap * 2 : 16;
+		rr->rtags = xreallocarray(rr->rtags, rr->rtags_cap, sizeof(*rr->rtags));
+	}
+	rr->rtags[rr->nrtags] = tags_merge(r, tags);
+	return rr->rtags[rr->nrtags++];
+}
+
+/*
+ * The threads queued for the GVL of the ractor (or VM) at base, into
+ * rr->waiters: 2.7 and 3.1 queue a thread that wants the GVL while another
+ * holds it on gvl.waitq, 3.2+ on sched.readyq, through a list node in the
+ * thread (the GVL events of 3.2+, RUBY_INTERNAL_THREAD_EVENT_READY, fire
+ * as a thread goes on it).  Not known if the list cannot be read whole.
+ */
+static void gvl_waiters(struct rbreader *rr, uint64_t base, int ractor)
+{
+	const struct rubyvm_layout *L = rr->L;
+	uint32_t q = ractor ? L->ractor.gvl_waitq : L->vm.gvl_waitq;
+	uint64_t head = base + q, node;
+
+	rr->nwaiters = 0;
+	rr->waiters_ok = 0;
+	if (q == RUBYVM_NONE || L->thread.gvl_node == RUBYVM_NONE || rd_u64(rr, head, &node))
+		return;
+	for (; node != head; rr->nwaiters++) {
+		if (rr->nwaiters == THREAD_MAX || !rbr_is_obj(node) || node < L->thread.gvl_node)
+			return;
+		rr->waiters[rr->nwaiters] = node - L->thread.gvl_node;
+		if (rd_u64(rr, node, &node))
+			return;
+	}
+	rr->waiters_ok = 1;
+}
+
+/* Is the thread at addr queued for the GVL: 1, 0, or -1 if not known. */
+static int gvl_waiting(const struct rbreader *rr, uint64_t addr)
+{
+	if (!rr->waiters_ok)
+		return -1;
+	for (size_t i = 0; i < rr->nwaiters; i++)
+		if (rr->waiters[i] == addr)
+			return 1;
+	return 0;
+}
+
+/* One thread: fill st's header, decide whether to keep it, rbr_walk it. */
+static enum perr sample_thread(struct rbreader *rr, uint64_t th_addr, const unsigned char *th,
+			       uint64_t gvl_owner, int in_gc, struct stack *st,
+			       reader_cb cb, void *arg)
+{
+	const struct rubyvm_layout *L = rr->L;
+	uint64_t ec = get_u64(th, L->thread.ec), name;
+	unsigned int status = th[L->thread.status] >> L->thread.status_shift & 3;
+	enum perr err = PERR_OK;
+	const char *s;
+	pid_t tid;
+
+	if (status == 3 || !rbr_is_obj(ec))
+		return PERR_OK;		/* killed, or not started */
+	memset(st, 0, offsetof(struct stack, frame));
+	st->pid = rr->t->pid;
+	st->thread_id = th_addr;
+	tid = thread_tid(rr, th);
+	st->tid = tid > 0 ? taskstat_host_tid(&rr->ts, tid) : 0;
+	st->holds_gil = gvl_owner ? gvl_owner == th_addr : -1;
+	st->gvl_wait = gvl_waiting(rr, th_addr);
+	if (st->tid > 0) {
+		char state = taskstat_state(&rr->ts, st->tid);
+
+		st->idle = state ? state != 'R' : -1;
+	} else {
+		st->idle = -1;
+	}
+	/* with --gvl-wait, a thread queued for the GVL is kept, asleep as it is */
+	if ((rr->opts.gil_only && st->holds_gil != 1) ||
+	    (!rr->opts.idle && st->idle == 1 && !(rr->opts.gvl_wait && st->gvl_wait == 1)))
+		return PERR_OK;
+	name = get_u64(th, L->thread.name);
+	if (name != L->qnil && !rbr_read_string(rr, name, &s)) {
+		snprintf(rr->thread_name, sizeof(rr->thread_name), "%s", s);
+		st->thread_name = rr->thread_name;
+	}
+	for (int tries = 0; tries < WALK_TRIES; tries++) {
+		if (tries) {
+			rr->stats.retries++;
+			rmem_reset(&rr->mem);
+			objs_reset(rr);
+		}
+		err = rbr_walk(rr, ec, st, tries < WALK_TRIES - 1);
+		if (perr_is_fatal(err))
+			return err;
+		/*
+		 * Check the cached entries the rbr_walk used even when it failed:
+		 * a stale one (an iseq collected and another put in its place)
+		 * may be why, and would fail every try.
+		 */
+		if (!rbr_validate(rr) && !err)
+			break;
+		if (!err)
+			err = PERR_CORRUPT;	/* a stale cache entry: rbr_walk again */
+	}
+	if (!err && rr->flocals)
+		locals_fill(rr, st);
+	if (!err && in_gc && st->depth < STACK_MAX_DEPTH) {
+		/* the VM is collecting garbage, on this thread: say so, on top */
+		if (rr->flocals) {
+			memmove(rr->flocals + 1, rr->flocals, st->depth * sizeof(*rr->flocals));
+			rr->flocals[0] = NULL;
+		}
+		memmove(st->frame + 1, st->frame, st->depth * sizeof(st->frame[0]));
+		st->frame[0] = (struct stack_frame){ "(garbage collection)", "", 0 };
+		st->depth++;
+	}
+	if (!err && rr->opts.gvl_wait && st->gvl_wait == 1 && st->depth &&
+	    st->depth < STACK_MAX_DEPTH) {
+		/* what it does: wait to take the GVL, on top of where it stopped */
+		if (rr->flocals) {
+			memmove(rr->flocals + 1, rr->flocals, st->depth * sizeof(*rr->flocals));
+			rr->flocals[0] = NULL;
+		}
+		memmove(st->frame + 1, st->frame, st->depth * sizeof(st->frame[0]));
+		st->frame[0] = (struct stack_frame){ "(waiting for GVL)", "", 0 };
+		st->depth++;
+	}
+	if (err) {
+		rr->stats.dropped++;
+	} else if (st->depth) {
+		rr->stats.stacks++;
+		st->tags = rbr_tags_of(rr);
+		st->ractor = rr->ractor_id;
+		if (rr->ractor_id && st->tags != tags_unknown)
+			st->tags = ractor_tags(rr, st->tags);
+		cb(arg, st);
+	}
+	return PERR_OK;
+}
+
+/* Offsets of the thread list head, GVL owner and main thread in *base. */
+static void list_fields(const struct rubyvm_layout *L, int ractor, uint32_t f[3])
+{
+	f[0] = ractor ? L->ractor.threads_set : L->vm.living_threads;
+	f[1] = ractor ? L->ractor.gvl_owner : L->vm.gvl_owner;
+	f[2] = ractor ? L->ractor.threads_main : L->vm.main_thread;
+}
+
+/*
+ * The threads of one ractor (3.0+), or of the VM (2.7), at base; `id' the
+ * ractor's number (0 on 2.7), `gc' whether its GVL owner collects garbage.
+ */
+static enum perr sample_threads(struct rbreader *rr, uint64_t base, uint32_t id, int gc,
+				reader_cb cb, void *arg)
+{
+	const struct rubyvm_layout *L = rr->L;
+	static struct stack st;		/* large: keep it off the stack */
+	unsigned char th[2048], top[1024];
+	uint64_t head, node, gvl_owner, main_thread;
+	static uint64_t done[THREAD_MAX];	/* the threads sampled */
+	uint32_t f[3], lo, hi;
+	unsigned int n = 0, ndone = 0;
+	int is_main = base == rr->vm || base == rr->ractor, restarted = 0;
+	enum perr err;
+
+	list_fields(L, base != rr->vm, f);
+	lo = f[0] < f[1] ? f[0] : f[1];
+	lo = lo < f[2] ? lo : f[2];
+	hi = f[0] > f[1] ? f[0] : f[1];
+	hi = (hi > f[2] ? hi : f[2]) + 8;
+	if (L->thread.size > sizeof(th) || hi - lo > sizeof(top))
+		return PERR_UNSUPPORTED;
+	/*
+	 * The list head, GVL owner and main thread, and the main thread's
+	 * fiber-local variables: through the windows, which the sample's
+	 * first read (rmem_begin) fetched where they were last time.
+	 */
+	if ((err = rd(rr, base + lo, top, hi - lo))) {
+		if (!is_main && !perr_is_fatal(err))
+			rr->stats.dropped++;	/* a ractor that ended as we read */
+		return perr_is_fatal(err) ? err : PERR_OK;
+	}
+	head = base + f[0];
+	node = get_u64(top, f[0] - lo);
+	gvl_owner = get_u64(top, f[1] - lo);
+	main_thread = get_u64(top, f[2] - lo);
+	if (is_main) {
+		rr->main_read = rr->tag_sets && rr->main_store.n &&
+				!rd(rr, rr->main_store.tbl, rr->main_hdr, rbr_storage_hdr_len(rr)) &&
+				!rd(rr, rr->main_store.at, rr->store_buf,
+				    (size_t)(rr->main_store.n * rbr_storage_esize(rr)));
+		rbr_tags_begin(rr, main_thread);
+		if (L->thread.tid == RUBYVM_NONE && L->thread.nt == RUBYVM_NONE &&
+		    rr->pthread_tid_off < 0)
+			pthread_discover(rr, head, node);
+	}
+	rr->ractor_id = is_main ? 0 : id;
+	gvl_waiters(rr, base, base != rr->vm);
+	for (uint64_t prev = head; node != head && n < THREAD_MAX; n++) {
+		uint64_t addr = node - L->thread.list_node;
+		int seen = 0;
+
+		rr->mem.fresh = !!restarted;
+		err = rbr_is_obj(node) ? rd(rr, addr, th, L->thread.size) : PERR_CORRUPT;
+		rr->mem.fresh = 0;
+		if (err) {
+			if (perr_is_fatal(err))
+				return err;
+			rr->stats.dropped++;	/* the list changed under us */
+			break;
+		}
+		/*
+		 * A node whose prev is not the one we came from is not in the
+		 * list now (a thread that ended, its memory reused): followed,
+		 * it led through made-up threads 16 bytes apart, each walked
+		 * 8 times and dropped (tags/held_ruby: 1.5 % of samples).
+		 * Start again from the head, read now, past the threads
+		 * already taken (up to LIST_TRIES times).
+		 */
+		if (get_u64(th, L->thread.list_node + 8) != prev) {
+			rr->mem.fresh = 1;
+			err = restarted >= LIST_TRIES ? PERR_CORRUPT : rd_u64(rr, head, &node);
+			rr->mem.fresh = 0;
+			if (err) {
+				if (perr_is_fatal(err))
+					return err;
+				rr->stats.dropped++;
+				break;
+			}
+			restarted++;
+			prev = head;
+			n = 0;
+			continue;
+		}
+		prev = node;
+		node = get_u64(th, L->thread.list_node);
+		if (!is_main && get_u64(th, L->thread.ractor) != base) {
+			rr->stats.dropped++;	/* not this ractor's: it ended as we read */
+			break;
+		}
+		for (unsigned int i = 0; restarted && i < ndone && !seen; i++)
+			seen = done[i] == addr;
+		if (seen)
+			continue;
+		if (ndone < THREAD_MAX)
+			done[ndone++] = addr;
+		err = sample_thread(rr, addr, th, gvl_owner, gc && addr == gvl_owner, &st, cb,
+				    arg);
+		if (err)
+			return err;
+	}
+	return PERR_OK;
+}
+
+enum perr rbreader_sample(struct rbreader *rr, reader_cb cb, void *arg)
+{
+	const struct rubyvm_layout *L = rr->L;
+	uint64_t head, node, nodes[RACTOR_MAX];
+	uint32_t gcflags = 0, id;
+	unsigned int n = 0;
+	enum perr err;
+	int gc;
+
+	rr->stats.samples++;
+	/*
+	 * Set up early (exec: the VM and its main thread exist before
+	 * Init_sym() has made the symbol table), or its maps not what they
+	 * were: look again now and then.  Without it, C functions go
+	 * unnamed, and the helper's fiber-local variables, looked up by
+	 * name, are never found: no tags, --tag's in their place.  A look
+	 * reads the interpreter's writable data: ever further apart, for a
+	 * build where it is never found.
+	 */
+	if (!rr->symbols && rr->stats.samples >= rr->symbols_next) {
+		rr->symbols_gap *= 2;
+		rr->symbols_next = rr->stats.samples + rr->symbols_gap;
+		target_refresh_maps(rr->t);
+		rr->symbols = find_symbols(rr);
+	}
+	if (rr->flocals)
+		rblocals_begin(&rr->locals);
+	for (size_t i = 0; i < rr->nrtags; i++)
+		free(rr->rtags[i]);
+	rr->nrtags = 0;
+	rmem_begin(&rr->mem, 1);	/* where everything was last time, in one read */
+	caches_trim(rr);
+	gc = !rr->opts.no_gc && rr->objspace &&
+	     !rd(rr, rr->objspace + L->gc.flags, &gcflags, sizeof(gcflags)) &&
+	     (gcflags >> L->gc.during_gc_bit & 1);
+	if (!rr->ractor || L->vm.ractor_set == RUBYVM_NONE || L->ractor.vmlr_node == RUBYVM_NONE)
+		return sample_threads(rr, rr->ractor ? rr->ractor : rr->vm, 1, gc, cb, arg);
+	/*
+	 * Every ractor, the main one first (the VM's list keeps them in the
+	 * order they started).  Collected before any is sampled: a ractor
+	 * that ends meanwhile is read as it was, or counted as dropped.
+	 */
+	head = rr->vm + L->vm.ractor_set;
+	if ((err = rd_u64(rr, head, &node)))
+		return perr_is_fatal(err) ? err : PERR_OK;
+	for (; node != head && n < RACTOR_MAX; n++) {
+		nodes[n] = node;
+		if (!rbr_is_obj(node) || (err = rd_u64(rr, node, &node))) {
+			if (perr_is_fatal(err))
+				return err;
+			n = 0;	/* the list changed under us: the main ractor only */
+			rr->stats.dropped++;
+			break;
+		}
+	}
+	if (!n || nodes[0] - L->ractor.vmlr_node != rr->ractor)
+		return sample_threads(rr, rr->ractor, 1, gc, cb, arg);
+	for (unsigned int i = 0; i < n; i++) {
+		uint64_t base = nodes[i] - L->ractor.vmlr_node;
+
+		/*
+		 * Garbage is collected with every other ractor stopped, on a
+		 * thread we cannot tell from the GVL owners when there are
+		 * several: then no thread gets the frame.
+		 */
+		if (i && rd(rr, base + L->ractor.id, &id, sizeof(id)))
+			continue;
+		if ((err = sample_threads(rr, base, i ? id : 1, gc && n == 1, cb, arg)))
+			return err;
+	}
+	return PERR_OK;
+}
