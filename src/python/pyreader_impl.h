@@ -154,7 +154,7 @@ struct pyreader {
 	int64_t pthread_tid_off;
 	pid_t sole_tid;			/* until it is found: the one thread's, */
 	uint64_t sole_pthread;		/* whose struct pthread is here */
-	/* tags: see src/python/pyrospy.py */
+	/* tags: see taglibs/python/pyrospy.py */
 	uint64_t dict_type, list_type;
 	uint64_t tag_dict, tag_list;	/* _pyrospy_tags, _pyrospy_sets; 0: not found */
 	uint64_t tag_epoch_at;		/* _pyrospy_epoch's word; 0: append-only sets */

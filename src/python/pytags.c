@@ -8,7 +8,7 @@
  * registry and checked against the frames' read (pyreader_impl.h).
  */
 
-/* --- tags: what the program marks with src/python/pyrospy.py --- */
+/* --- tags: what the program marks with taglibs/python/pyrospy.py --- */
 
 /* From the tag table as pyr_verify() read it; PERR_CORRUPT outside it. */
 enum perr pyr_snap_read(struct pyreader *pr, uint64_t addr, void *out, size_t len)

@@ -197,7 +197,7 @@ struct rbreader {
 	unsigned char *cfps;
 	size_t cfps_cap;
 	struct ecguess *guess;
-	/* tags: see src/ruby/pyrospy.rb */
+	/* tags: see taglibs/ruby/pyrospy.rb */
 	uint64_t ec_storage;		/* local_storage of the EC last loaded */
 	struct rbstore main_store;	/* the main thread's table */
 	uint64_t main_val[TAG_VARS];	/* its values this sample */

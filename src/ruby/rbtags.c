@@ -12,7 +12,7 @@
  * Where an execution context's frames and environments were last time:
  * the next sample reads them all, with the EC itself, in one scatter read.
  */
-/* --- tags: what the program marks with src/ruby/pyrospy.rb --- */
+/* --- tags: what the program marks with taglibs/ruby/pyrospy.rb --- */
 
 static void storage_match(struct rbreader *rr, uint64_t key, uint64_t v, uint64_t val[TAG_VARS])
 {

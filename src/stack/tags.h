@@ -20,7 +20,7 @@
 #define TAGS_MAX_SET	(TAGS_MAX * (TAGS_MAX_KEY + TAGS_MAX_VALUE + 2))
 
 /*
- * The helper libraries (src/python/pyrospy.py, src/ruby/pyrospy.rb) write
+ * The helper libraries (taglibs/python/pyrospy.py, taglibs/ruby/pyrospy.rb) write
  * a tag set as key US value RS key US value..., so that a value may hold
  * any character without ending early.
  */
