@@ -50,7 +50,8 @@ void cli_note(const struct cli_opts *o, const char *fmt, ...)
 }
 
 static const char usage_record[] =
-	"usage: pyrospy record --pid PID [options]\n";
+	"usage: pyrospy record --pid PID [options]\n"
+	"       pyrospy record [options] -- COMMAND [ARGS...]   (as exec)\n";
 static const char usage_exec[] =
 	"usage: pyrospy exec [options] -- COMMAND [ARGS...]\n";
 static const char usage_top[] =
@@ -486,6 +487,14 @@ static int check_upload(struct cli_opts *o)
 	return -1;
 }
 
+/* A word that can only be a pid: digits, as many as a pid has at most. */
+static int is_pid_word(const char *s)
+{
+	size_t n = strspn(s, "0123456789");
+
+	return n > 0 && n <= 10 && !s[n];
+}
+
 /* Returns -1 to go on, or an exit status. */
 int cli_parse_opts(struct cli_opts *o, int argc, char **argv)
 {
@@ -493,13 +502,23 @@ int cli_parse_opts(struct cli_opts *o, int argc, char **argv)
 
 	optind = 1;
 	opterr = 0;
+	/*
+	 * record -- COMMAND is exec (py-spy's and rbspy's habit): until the
+	 * command is seen, record takes exec's options too, and the first
+	 * of them that record alone would refuse is kept to refuse later.
+	 */
+	unsigned int allowed = cmd_bit(o->cmd) | (!strcmp(o->cmd, "record") ? CMD_EXEC : 0u);
+	int exec_only = 0;
+	char name[64];
+
 	while ((c = getopt_long(argc, argv, "+:p:d:r:f:o:qvhV", long_opts, NULL)) != -1) {
 		unsigned long v;
-		char name[64];
 
-		if (c != ':' && c != '?' && !(opt_cmds(c) & cmd_bit(o->cmd)))
+		if (c != ':' && c != '?' && !(opt_cmds(c) & allowed))
 			return cli_usage_error(o->cmd, "option %s does not apply to %s",
 					   opt_name(c, name, sizeof(name)), o->cmd);
+		if (c != ':' && c != '?' && !(opt_cmds(c) & cmd_bit(o->cmd)) && !exec_only)
+			exec_only = c;
 		switch (c) {
 		case 'p':
 			if (!cli_parse_uint(optarg, INT_MAX, &v) || v == 0)
@@ -695,6 +714,26 @@ int cli_parse_opts(struct cli_opts *o, int argc, char **argv)
 		return cli_usage_error(
 				o->cmd, "--raw FILE is a raw recording besides another output: "
 				"give -o another file and format");
+	if (!strcmp(o->cmd, "record") && optind < argc && !is_pid_word(argv[optind])) {
+		if (o->pid || o->pid_of)
+			return cli_usage_error(o->cmd, "give --pid (or --pid-of) or a command to run, "
+					       "not both: '%s' follows the options", argv[optind]);
+		o->cmd = "exec";
+	}
+	if (exec_only && strcmp(o->cmd, "exec"))
+		return cli_usage_error(o->cmd, "option %s applies to a command run by pyrospy: "
+				       "record [options] -- COMMAND",
+				       opt_name(exec_only, name, sizeof(name)));
+	/* dump PID (py-spy's and rbspy's habit): one number is --pid */
+	if (strcmp(o->cmd, "exec") && optind + 1 == argc && is_pid_word(argv[optind]) &&
+	    !o->pid && !o->pid_of) {
+		unsigned long v;
+
+		if (!cli_parse_uint(argv[optind], INT_MAX, &v) || v == 0)
+			return cli_usage_error(o->cmd, "invalid pid '%s'", argv[optind]);
+		o->pid = (pid_t)v;
+		optind++;
+	}
 	if (!strcmp(o->cmd, "exec")) {
 		if (optind >= argc)
 			return cli_usage_error(o->cmd, "no command to run");
@@ -704,6 +743,9 @@ int cli_parse_opts(struct cli_opts *o, int argc, char **argv)
 		if (o->user && o->as_root)
 			return cli_usage_error(o->cmd, "give --user or --as-root, not both");
 	} else {
+		if (optind < argc && is_pid_word(argv[optind]) && (o->pid || o->pid_of))
+			return cli_usage_error(o->cmd, "give the pid once: '%s' after --pid %d",
+					       argv[optind], (int)o->pid);
 		if (optind < argc)
 			return cli_usage_error(o->cmd, "unexpected argument '%s'", argv[optind]);
 		if (o->pid && o->pid_of)

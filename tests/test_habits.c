@@ -1,0 +1,213 @@
+/* SPDX-License-Identifier: MIT */
+#include "config.h"
+
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "helpers.h"
+#include "proc/target.h"
+
+/*
+ * Issue 37: the command lines py-spy's, rbspy's and CPython's profiler's
+ * users type first do what they mean, or say what to type instead.
+ */
+
+#define PY "/usr/bin/python3.11"
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* err is "pyrospy: error: ...needle...\nhint: ...hint...\n", nothing more */
+static void assert_error(const char *err, const char *needle, const char *hint)
+{
+	const char *nl = strchr(err, '\n');
+
+	cr_assert(!strncmp(err, "pyrospy: error: ", 16), "stderr is '%s'", err);
+	cr_assert(nl && strstr(err, needle) && strstr(err, needle) < nl, "'%s' not in '%s'",
+		  needle, err);
+	cr_assert(!strncmp(nl + 1, "hint: ", 6), "no hint line in '%s'", err);
+	cr_assert_not_null(strstr(nl + 1, hint), "'%s' not in the hint of '%s'", hint, err);
+	cr_assert(!strchr(nl + 1, '\n')[1], "more than two lines: '%s'", err);
+}
+
+/* py-spy record -o x -- python app.py, rbspy record -- ruby app.rb */
+Test(habits, record_dash_dash_runs_the_command, .timeout = 30)
+{
+	const char *args[] = { "record", "-d", "1", "-o", "-", "--", PY,
+			       test_target_path("seed.py"), NULL };
+	char *out, *err;
+
+	cr_assert_eq(test_pyrospy(args, &out, &err), 0, "stderr: %s", err);
+	cr_assert_gt(test_folded_count(out, "foo ("), 20, "profile: '%s'", out);
+	free(out);
+	free(err);
+}
+
+/* exec's own options with record and no command: the form they need */
+Test(habits, record_exec_options_need_a_command)
+{
+	const char *args[] = { "record", "--user", "nobody", "-o", "-", "--pid", "1", NULL };
+	const char *both[] = { "record", "--pid", "1", "-o", "-", "--", PY, "-c", "pass", NULL };
+	char *out, *err;
+
+	cr_assert_eq(test_pyrospy(args, &out, &err), 2, "stderr: %s", err);
+	assert_error(err, "--user applies to a command run by pyrospy: record [options] -- COMMAND",
+		     "pyrospy help record");
+	free(out);
+	free(err);
+	cr_assert_eq(test_pyrospy(both, &out, &err), 2, "stderr: %s", err);
+	assert_error(err, "give --pid (or --pid-of) or a command to run, not both",
+		     "pyrospy help record");
+	free(out);
+	free(err);
+}
+
+/* py-spy dump --pid N, but CPython's profiler and many a user: dump N */
+Test(habits, bare_pid, .timeout = 30)
+{
+	const char *sargs[] = { test_target_path("seed.py"), NULL };
+	static const struct interp py = { NULL, PY, TARGET_PYTHON, 3, 11 };
+	char ready[64], pidbuf[32], *out, *err;
+	const char *dump[] = { "dump", pidbuf, NULL };
+	const char *rec[] = { "record", "-d", "1", "-o", "-", pidbuf, NULL };
+	const char *twice[] = { "dump", "--pid", pidbuf, pidbuf, NULL };
+	pid_t pid = test_start(&py, sargs, ready, sizeof(ready));
+
+	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)pid);
+	cr_assert_eq(test_pyrospy(dump, &out, &err), 0, "stderr: %s", err);
+	cr_assert_not_null(strstr(out, "<module> ("), "dump: '%s'", out);
+	free(out);
+	free(err);
+	cr_assert_eq(test_pyrospy(rec, &out, &err), 0, "stderr: %s", err);
+	cr_assert_gt(test_folded_count(out, "foo ("), 20, "profile: '%s'", out);
+	free(out);
+	free(err);
+	cr_assert_eq(test_pyrospy(twice, &out, &err), 2, "stderr: %s", err);
+	assert_error(err, "give the pid once", "pyrospy help dump");
+	free(out);
+	free(err);
+	test_stop(pid);
+}
+
+static void suggests(const char *const *args, const char *word, const char *hint)
+{
+	char *out, *err, msg[128];
+
+	snprintf(msg, sizeof(msg), "unknown command '%s'", word);
+	cr_assert_eq(test_pyrospy(args, &out, &err), 2, "stderr: %s", err);
+	assert_error(err, msg, hint);
+	cr_assert_str_empty(out);
+	free(out);
+	free(err);
+}
+
+/* a typo, a prefix, a peer's word: the command meant; else the list, never an empty hint */
+Test(habits, did_you_mean)
+{
+	const char *recrod[] = { "recrod", "--pid", "1", NULL };
+	const char *rec[] = { "rec", NULL };
+	const char *snapshot[] = { "snapshot", "--pid", "1", NULL };
+	const char *tpo[] = { "tpo", NULL };
+	const char *help_nosuch[] = { "help", "nosuch", NULL };
+	const char *help_dupm[] = { "help", "dupm", NULL };
+	const char *help_help[] = { "help", "help", NULL };
+	char *out, *err;
+
+	suggests(recrod, "recrod", "did you mean 'pyrospy record'?");
+	suggests(rec, "rec", "did you mean 'pyrospy record'?");
+	suggests(snapshot, "snapshot", "did you mean 'pyrospy dump'?");
+	suggests(tpo, "tpo", "did you mean 'pyrospy top'?");
+	suggests(help_dupm, "dupm", "did you mean 'pyrospy dump'?");
+	suggests(help_nosuch, "nosuch", "commands are record, exec, dump");
+	cr_assert_eq(test_pyrospy(help_help, &out, &err), 0, "stderr: %s", err);
+	cr_assert_not_null(strstr(out, "usage: pyrospy"), "help help: '%s'", out);
+	free(out);
+	free(err);
+}
+
+/* A process whose command line holds s, or 0. */
+static int running_with(const char *s)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	int found = 0;
+
+	cr_assert_not_null(d);
+	while (!found && (e = readdir(d))) {
+		char path[300], buf[4096];
+		size_t n;
+		FILE *f;
+
+		if (!atoi(e->d_name))
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/cmdline", e->d_name);
+		if (!(f = fopen(path, "r")))
+			continue;
+		n = fread(buf, 1, sizeof(buf) - 1, f);
+		fclose(f);
+		for (size_t i = 0; i < n; i++)
+			if (!buf[i])
+				buf[i] = ' ';
+		buf[n] = '\0';
+		if (strstr(buf, s))
+			found = atoi(e->d_name);
+	}
+	closedir(d);
+	return found;
+}
+
+/*
+ * exec of an interpreter pyrospy cannot read says so at once, by its
+ * version, and stops the program it started instead of waiting for it
+ * for ever (it was killed after 10 minutes): py 3.7 and 2.7 of pyenv.
+ */
+static void exec_unsupported(const char *bin, const char *said)
+{
+	char pidfile[] = "/tmp/pyrospy-habits-XXXXXX", code[256], *out, *err;
+	const char *args[] = { "exec", "-d", "30", "-o", "/dev/null", "--", bin, "-c", code, NULL };
+	double t0;
+	int fd = mkstemp(pidfile), child;
+
+	if (access(bin, X_OK))
+		cr_skip_test("%s is not installed (pyenv)", bin);
+	cr_assert_geq(fd, 0);
+	close(fd);
+	snprintf(code, sizeof(code),
+		 "import os, time\nopen('%s', 'w').write(str(os.getpid()))\n"
+		 "while True: time.sleep(0.05)\n", pidfile);
+	t0 = now();
+	cr_assert_eq(test_pyrospy(args, &out, &err), 6, "%s: stderr: %s", bin, err);
+	cr_assert_lt(now() - t0, 10.0, "%s: exec took %.1f s", bin, now() - t0);
+	cr_assert_not_null(strstr(err, said), "%s: stderr: %s", bin, err);
+	cr_assert_not_null(strstr(err, "stopping"), "%s: stderr: %s", bin, err);
+	/* the program is gone, reaped by pyrospy: no process has its command line */
+	child = running_with(pidfile);
+	cr_assert_eq(child, 0, "%s: pid %d still runs", bin, child);
+	unlink(pidfile);
+	free(out);
+	free(err);
+}
+
+Test(habits, exec_unsupported_python_3_7, .timeout = 60)
+{
+	exec_unsupported("/root/.pyenv/versions/3.7.16/bin/python3.7",
+			 "error: Python 3.7 is not supported");
+}
+
+Test(habits, exec_unsupported_python_2_7, .timeout = 60)
+{
+	exec_unsupported("/root/.pyenv/versions/2.7.18/bin/python2.7",
+			 "error: Python 2.7 is not supported");
+}
