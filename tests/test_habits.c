@@ -211,3 +211,48 @@ Test(habits, exec_unsupported_python_2_7, .timeout = 60)
 	exec_unsupported("/root/.pyenv/versions/2.7.18/bin/python2.7",
 			 "error: Python 2.7 is not supported");
 }
+
+/*
+ * Each command's help lists its own options and no other command's, has
+ * examples, and fits 80 columns; pyrospy --help is the commands.
+ */
+Test(habits, help_per_command)
+{
+	static const struct {
+		const char *cmd, *has, *hasnt;
+	} want[] = {
+		{ "record", "--rate", "--locals" },
+		{ "record", "--server", "--listen" },
+		{ "exec", "--user", "--tasks" },
+		{ "exec", "--subprocesses", "--pid-of" },
+		{ "dump", "--tasks", "--rate" },
+		{ "top", "--rate", "--output" },
+		{ "serve", "--listen", "--user" },
+		{ "report", "--from", "--pid-of" },
+		{ "diff", "--base", "--rate" },
+	};
+	const char *h[] = { "help", NULL, NULL };
+	char *out, *err;
+
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		h[1] = want[i].cmd;
+		cr_assert_eq(test_pyrospy(h, &out, &err), 0, "help %s: %s", h[1], err);
+		cr_assert_not_null(strstr(out, want[i].has), "help %s lacks %s:\n%s", h[1],
+				   want[i].has, out);
+		cr_assert_null(strstr(out, want[i].hasnt), "help %s lists %s:\n%s", h[1],
+			       want[i].hasnt, out);
+		cr_assert_not_null(strstr(out, "\nexamples:\n  "), "help %s: no examples", h[1]);
+		for (const char *l = out; *l; l += strcspn(l, "\n") + (l[strcspn(l, "\n")] != 0))
+			cr_assert_leq(strcspn(l, "\n"), 79, "help %s: a line over 79 columns: %.*s",
+				      h[1], (int)strcspn(l, "\n"), l);
+		free(out);
+		free(err);
+	}
+	h[1] = NULL;
+	h[0] = "--help";
+	cr_assert_eq(test_pyrospy(h, &out, &err), 0);
+	cr_assert_not_null(strstr(out, "pyrospy help COMMAND"), "--help: %s", out);
+	cr_assert_null(strstr(out, "--auth-token"), "--help lists every option: %s", out);
+	free(out);
+	free(err);
+}

@@ -48,14 +48,19 @@ const char diff_usage[] =
 	"                         diff-1.svg ... for a flame graph; - for a summary)\n"
 	"      --base KEY=VALUE   only BASE's samples tagged so (repeatable; KEY!=VALUE)\n"
 	"      --new KEY=VALUE    only NEW's samples tagged so (repeatable; KEY!=VALUE)\n"
-	"      --base-from WHEN   only BASE's samples from WHEN on: seconds into it, or a\n"
-	"                         wall time, HH:MM:SS or YYYY-MM-DDTHH:MM:SS[Z]\n"
+	"      --base-from WHEN   only BASE's samples from WHEN on: seconds into it,\n"
+	"                         or a wall time, HH:MM:SS or YYYY-MM-DDTHH:MM:SS[Z]\n"
 	"      --base-until WHEN  only BASE's samples before WHEN\n"
 	"      --new-from WHEN    only NEW's samples from WHEN on\n"
 	"      --new-until WHEN   only NEW's samples before WHEN\n"
 	"      --absolute         compare samples, not shares of each side's samples\n"
 	"  -q, --quiet            print nothing but errors and warnings\n"
-	"  -h, --help             show this help\n";
+	"  -h, --help             show this help\n"
+	"\n"
+	"examples:\n"
+	"  pyrospy diff before.raw after.raw -o change.svg\n"
+	"  pyrospy diff web.raw --base vehicle=car --new vehicle=bike\n"
+	"  pyrospy diff web.raw --base-until 30 --new-from 30 -f summary\n";
 
 struct diff_side {
 	const char *in;

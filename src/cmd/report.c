@@ -41,16 +41,22 @@ const char report_usage[] =
 	"                         or a wall time, HH:MM:SS or YYYY-MM-DDTHH:MM:SS[Z]\n"
 	"      --until WHEN       only samples before WHEN (as --from)\n"
 	"      --pid PID          only the samples of process PID\n"
-	"      --thread TID|NAME  only the samples of this thread (repeatable: any of them)\n"
+	"      --thread TID|NAME  only this thread's samples (repeatable: any of them)\n"
 	"      --tag KEY=VALUE    only samples tagged so (repeatable: all of them);\n"
 	"                         KEY!=VALUE: only samples not tagged so\n"
-	"      --idle             keep the samples of idle threads (if recorded with --idle)\n"
+	"      --idle             keep idle threads' samples (if recorded with --idle)\n"
 	"      --gil              keep only samples of the thread holding the GIL/GVL\n"
 	"      --threads          put a 'thread (TID)' frame at the root of each stack\n"
 	"      --no-tags          merge the tag sets: no {k=v} frame at the root\n"
 	"      --function         aggregate by function, dropping line numbers\n"
 	"  -q, --quiet            print nothing but errors and warnings\n"
-	"  -h, --help             show this help\n";
+	"  -h, --help             show this help\n"
+	"\n"
+	"examples:\n"
+	"  pyrospy record --pid 1234 -d 60 -o web.raw\n"
+	"  pyrospy report web.raw --from 10 --until 20 -f flamegraph -o spike.svg\n"
+	"  pyrospy report web.raw --tag route=/cart -f summary\n"
+	"  pyrospy report web.raw --thread worker-1 -f speedscope -o worker.json\n";
 
 struct report_opts {
 	const char *in, *format, *output;
