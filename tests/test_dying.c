@@ -78,16 +78,16 @@ static const char *of(const struct interp *in, const char *base)
 /* the "N dropped" of pyrospy's closing counts (-v), and its samples */
 static unsigned long dropped(const char *err, unsigned long *samples)
 {
-	const char *p = strstr(err, " samples in ");
+	const char *p = strstr(err, " ticks in ");
 	unsigned long d = 0;
 
 	cr_assert_not_null(p, "no counts in: %s", err);
 	while (p > err && p[-1] >= '0' && p[-1] <= '9')
 		p--;
 	*samples = strtoul(p, NULL, 10);
-	p = strstr(p, " stacks, ");
+	p = strstr(p, " samples, ");
 	cr_assert_not_null(p, "%s", err);
-	d = strtoul(p + 9, NULL, 10);
+	d = strtoul(p + 10, NULL, 10);
 	return d;
 }
 

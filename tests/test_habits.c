@@ -256,3 +256,33 @@ Test(habits, help_per_command)
 	free(out);
 	free(err);
 }
+
+/*
+ * The status line on a terminal (script(1) gives pyrospy one) says ticks
+ * and samples as the man page defines them; under exec, whose command
+ * writes to the same terminal, there is none to run into its output.
+ */
+Test(habits, status_line_words, .timeout = 30)
+{
+	char cmd[1024], *out;
+	int st;
+
+	snprintf(cmd, sizeof(cmd),
+		 "script -qfec \"%s exec -d 2.5 -o /dev/null -f folded -- %s -c "
+		 "'import time\nwhile True: time.sleep(0.4); print(\\\"app: tick\\\", flush=True)'\" "
+		 "/dev/null", getenv("PYROSPY"), PY);
+	out = test_run(cmd, &st);
+	cr_assert_eq(st, 0, "%s", out);
+	cr_assert_not_null(strstr(out, "app: tick"), "%s", out);
+	cr_assert_null(strstr(out, "\033[K"), "a status line under exec: %s", out);
+	free(out);
+	snprintf(cmd, sizeof(cmd),
+		 "%s -c 'while True: pass' & p=$!; script -qfec \"%s record -d 2.5 -o /dev/null "
+		 "-f folded --pid $p\" /dev/null; kill $p", PY, getenv("PYROSPY"));
+	out = test_run(cmd, &st);
+	cr_assert_not_null(strstr(out, "\033[Kpyrospy: 1 s, "), "%s", out);
+	cr_assert_not_null(strstr(out, " ticks ("), "%s", out);
+	cr_assert_not_null(strstr(out, " samples, "), "%s", out);
+	cr_assert_null(strstr(out, " stacks"), "%s", out);
+	free(out);
+}

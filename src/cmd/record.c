@@ -195,7 +195,7 @@ static int recording_tick(void *arg, const struct profile *p, const struct sampl
 		window_rotate(rec, time(NULL));
 	if (!rec->live)
 		return 0;
-	fprintf(stderr, "\r\033[Kpyrospy: %.0f s, %llu samples (%.0f Hz), %llu stacks, %llu dropped, "
+	fprintf(stderr, "\r\033[Kpyrospy: %.0f s, %llu ticks (%.0f Hz), %llu samples, %llu dropped, "
 		"%llu late", res->elapsed, (unsigned long long)res->ticks,
 		res->elapsed > 0 ? (double)res->ticks / res->elapsed : 0.0,
 		(unsigned long long)p->total, (unsigned long long)res->dropped,
@@ -213,7 +213,8 @@ int cli_profile_target(struct cli_opts *o, struct target *t, pid_t pid, pid_t ch
 		       enum ended *why)
 {
 	struct recording rec = {
-		.live = !o->quiet && isatty(STDERR_FILENO),
+		/* not under exec: the command writes to the same terminal */
+		.live = !o->quiet && isatty(STDERR_FILENO) && strcmp(o->cmd, "exec"),
 		.no_lines = o->function,
 		.show_pid = o->subprocesses,
 		.max_bytes = o->max_memory,
@@ -318,9 +319,9 @@ int cli_profile_target(struct cli_opts *o, struct target *t, pid_t pid, pid_t ch
 			(unsigned long long)(p.other > rec.other ? p.other : rec.other));
 	if (o->verbose || (!o->quiet && res.dropped * 100 > res.stacks + res.dropped))
 		fprintf(stderr,
-			"pyrospy: %llu samples in %.1f s (%.0f Hz), %llu stacks, %llu dropped, "
+			"pyrospy: %llu ticks in %.1f s (%.0f Hz), %llu samples, %llu dropped, "
 			"%llu torn reads retried, %llu late, %.1f reads and %.0f us CPU per "
-			"sample\n",
+			"tick\n",
 			(unsigned long long)res.ticks, res.elapsed,
 			res.elapsed > 0 ? (double)res.ticks / res.elapsed : 0.0,
 			(unsigned long long)res.stacks, (unsigned long long)res.dropped,
@@ -328,7 +329,7 @@ int cli_profile_target(struct cli_opts *o, struct target *t, pid_t pid, pid_t ch
 			res.ticks ? (double)res.reads / (double)res.ticks : 0.0,
 			res.ticks ? res.cpu * 1e6 / (double)res.ticks : 0.0);
 	if (o->verbose && res.ticks)
-		fprintf(stderr, "pyrospy: %.1f ranges of the target's memory read per sample\n",
+		fprintf(stderr, "pyrospy: %.1f ranges of the target's memory read per tick\n",
 			(double)res.ranges / (double)res.ticks);
 	if (o->verbose && res.tags_dropped)
 		fprintf(stderr, "pyrospy: tags dropped %llu times (changed under the read, or a "
