@@ -266,8 +266,14 @@ static void churn(const struct interp *in)
 	all = test_folded_count(out, "");
 	jobs = test_folded_count(out, fn(in, "short_job"));
 	cr_assert_eq(st, 0, "%s: exit %d: %s", in->bin, st, err);
-	/* the share depends on the load beside: 25-60 % here */
-	cr_assert(all > 100 && jobs * 10 > all, "%s: %lu of %lu in short_job: %s", in->bin, jobs,
+	/*
+	 * Threads of a millisecond are read: short_job is seen.  Its share
+	 * is the scheduler's, not pyrospy's: 25-60 % on an idle machine, 9 %
+	 * beside two builds (the main thread, runnable in Thread#join while
+	 * the new threads wait for a core, took the rest), so what is
+	 * asserted is a count that 4 s at 200 Hz give under load too.
+	 */
+	cr_assert(all > 100 && jobs >= 20, "%s: %lu of %lu in short_job: %s", in->bin, jobs,
 		  all, out);
 	drops = dropped(err, &samples);
 	cr_assert_lt(drops * 20, samples, "%s: %lu of %lu dropped: %s", in->bin, drops, samples,
