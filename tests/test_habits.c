@@ -286,3 +286,59 @@ Test(habits, status_line_words, .timeout = 30)
 	cr_assert_null(strstr(out, " stacks"), "%s", out);
 	free(out);
 }
+
+/*
+ * top in an 80-column terminal (tmux): no line is wider than the screen,
+ * not the header and not a 5000-character function's row; t sorts by
+ * total (the outermost frame first), space pauses.  To a pipe: plain
+ * tables, no terminal codes.
+ */
+Test(habits, top_fits_and_keys, .timeout = 60)
+{
+	static const struct interp py = { NULL, PY, TARGET_PYTHON, 3, 11 };
+	const char *sargs[] = { test_target_path("longname.py"), NULL };
+	char ready[64], cmd[1024], sock[64], *screen, *row, *out;
+	pid_t pid = test_start(&py, sargs, ready, sizeof(ready));
+	int st, lines = 0;
+
+	snprintf(sock, sizeof(sock), "pyrospy-habits-%d", (int)getpid());
+	snprintf(cmd, sizeof(cmd),
+		 "tmux -L %s new-session -d -s top -x 80 -y 24 '%s top %d' && sleep 2.5 && "
+		 "tmux -L %s capture-pane -p -J -t top", sock, getenv("PYROSPY"), (int)pid, sock);
+	screen = test_run(cmd, &st);
+	cr_assert_eq(st, 0, "tmux: %s", screen);
+	/* -J joins wrapped lines: a line over 80 is one that wrapped */
+	for (const char *l = screen; *l; l += strcspn(l, "\n") + (l[strcspn(l, "\n")] != 0)) {
+		cr_assert_leq(strcspn(l, "\n"), 80, "a line wrapped:\n%s", screen);
+		lines++;
+	}
+	cr_assert_not_null(strstr(screen, "q quit"), "%s", screen);
+	row = strstr(screen, "%self*");
+	cr_assert_not_null(row, "no table sorted by self:\n%s", screen);
+	row = strchr(row, '\n') + 1;
+	cr_assert(!strncmp(strstr(row, "  f") ? strstr(row, "  f") + 2 : "", "fffff", 5),
+		  "the long function is not first: %s", row);
+	free(screen);
+	snprintf(cmd, sizeof(cmd),
+		 "tmux -L %s send-keys -t top t && sleep 1.5 && tmux -L %s capture-pane -p -J -t top",
+		 sock, sock);
+	screen = test_run(cmd, &st);
+	row = strstr(screen, "%total*");
+	cr_assert_not_null(row, "t did not sort by total:\n%s", screen);
+	row = strchr(row, '\n') + 1;
+	cr_assert_not_null(strstr(row, "<module>"), "<module> is not first by total: %s", row);
+	free(screen);
+	snprintf(cmd, sizeof(cmd),
+		 "tmux -L %s send-keys -t top ' ' && sleep 1.5 && tmux -L %s capture-pane -p -t top; "
+		 "tmux -L %s kill-server", sock, sock, sock);
+	screen = test_run(cmd, &st);
+	cr_assert_not_null(strstr(screen, "space go on"), "space did not pause:\n%s", screen);
+	free(screen);
+	snprintf(cmd, sizeof(cmd), "%s top -d 2.5 %d | cat", getenv("PYROSPY"), (int)pid);
+	out = test_run(cmd, &st);
+	test_stop(pid);
+	cr_assert_eq(st, 0, "%s", out);
+	cr_assert_null(strchr(out, '\033'), "terminal codes to a pipe: %s", out);
+	cr_assert_not_null(strstr(out, "pyrospy top: pid "), "%s", out);
+	free(out);
+}
