@@ -146,6 +146,8 @@ static const char usage_options[] =
 	"      --tasks            the asyncio tasks instead (Python 3.8+), each\n"
 	"                         with its name, state and the coroutines where it\n"
 	"                         waits, under each task awaiting it\n"
+	"      --json             one JSON document: each process, its threads and\n"
+	"                         their frames (see pyrospy(1), dump)\n"
 
 	"  -q, --quiet            print nothing but errors\n"
 	"  -v, --verbose          say more (repeat for more)\n"
@@ -256,7 +258,7 @@ enum {
 	OPT_INSECURE, OPT_CACERT, OPT_INGEST_FORMAT, OPT_PID_OF, OPT_PROTOCOL, OPT_RAW, OPT_LOCALS,
 	OPT_TASKS, OPT_LISTEN, OPT_NO_GC, OPT_GVL_WAIT, OPT_ASYNC, OPT_READ_ONLY, OPT_MAX_MEMORY,
 	OPT_ALLOW_HOST,
-	OPT_USER, OPT_AS_ROOT, OPT_AUTH_TOKEN_FILE, OPT_BASIC_AUTH_FILE,
+	OPT_USER, OPT_AS_ROOT, OPT_AUTH_TOKEN_FILE, OPT_BASIC_AUTH_FILE, OPT_JSON,
 };
 
 static const struct option long_opts[] = {
@@ -277,6 +279,7 @@ static const struct option long_opts[] = {
 	{ "subprocesses", no_argument, NULL, OPT_SUBPROCESSES },
 	{ "locals", no_argument, NULL, OPT_LOCALS },
 	{ "tasks", no_argument, NULL, OPT_TASKS },
+	{ "json", no_argument, NULL, OPT_JSON },
 	{ "async", no_argument, NULL, OPT_ASYNC },
 	{ "read-only", no_argument, NULL, OPT_READ_ONLY },
 	{ "max-memory", required_argument, NULL, OPT_MAX_MEMORY },
@@ -332,7 +335,7 @@ static unsigned int opt_cmds(int c)
 		return CMD_RECORD | CMD_EXEC | CMD_TOP | CMD_SERVE;
 	case OPT_SUBPROCESSES:
 		return CMD_RECORD | CMD_EXEC | CMD_DUMP | CMD_SERVE;
-	case OPT_LOCALS: case OPT_TASKS:
+	case OPT_LOCALS: case OPT_TASKS: case OPT_JSON:
 		return CMD_DUMP;
 	case OPT_LISTEN: case OPT_ALLOW_HOST:
 		return CMD_SERVE;
@@ -702,6 +705,9 @@ int cli_parse_opts(struct cli_opts *o, int argc, char **argv)
 			break;
 		case OPT_TASKS:
 			o->tasks = 1;
+			break;
+		case OPT_JSON:
+			o->json = 1;
 			break;
 		case OPT_ASYNC:
 			o->async_tasks = 1;
