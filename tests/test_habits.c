@@ -393,3 +393,30 @@ Test(habits, dump_json_ruby, .timeout = 30)
 {
 	dump_json(&test_rubies[1], "threads.rb", "<main>");
 }
+
+/*
+ * One vocabulary: the closing line gives the ticks and the rate delivered
+ * of the rate asked, the samples kept, and what was dropped and why.
+ */
+Test(habits, closing_line, .timeout = 30)
+{
+	const char *args[] = { "record", "-d", "1.5", "-r", "50", "-o", "-", "--", PY, "-c",
+			       "while True: pass", NULL };
+	char *out, *err, asked[16];
+	const char *last;
+	unsigned long ticks = 0, samples = 0;
+	double secs = 0, hz = 0;
+
+	cr_assert_eq(test_pyrospy(args, &out, &err), 0, "stderr: %s", err);
+	last = strstr(err, "\npyrospy: 1.");
+	cr_assert_not_null(last, "no closing line: %s", err);
+	cr_assert_eq(sscanf(last, "\npyrospy: %lf s, %lu ticks (%lf Hz of %15s", &secs, &ticks, &hz,
+			    asked), 4, "%s", err);
+	cr_assert_str_eq(asked, "50", "%s", err);
+	cr_assert(ticks > 40 && hz > 30 && hz < 70, "%s", err);
+	last = strstr(last, "), ");
+	cr_assert(last && sscanf(last, "), %lu samples", &samples) == 1, "%s", err);
+	cr_assert_eq(samples, (unsigned long)test_folded_count(out, ""), "%s", err);
+	free(out);
+	free(err);
+}

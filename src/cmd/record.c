@@ -209,6 +209,29 @@ static int recording_tick(void *arg, const struct profile *p, const struct sampl
 	return 0;
 }
 
+/*
+ * The last line: what was taken, in the words of the status line, and
+ * what was lost and why; not with -q.
+ */
+static void closing_counts(const struct cli_opts *o, const struct sampler_result *res)
+{
+	if (o->quiet || !res->ticks)
+		return;
+	fprintf(stderr, "pyrospy: %.1f s, %llu ticks (%.1f Hz of %u asked", res->elapsed,
+		(unsigned long long)res->ticks,
+		res->elapsed > 0 ? (double)res->ticks / res->elapsed : 0.0, o->rate);
+	if (res->late)
+		fprintf(stderr, ", %llu late", (unsigned long long)res->late);
+	fprintf(stderr, "), %llu samples", (unsigned long long)res->stacks);
+	if (res->dropped)
+		fprintf(stderr, ", %llu dropped (changed under every read)",
+			(unsigned long long)res->dropped);
+	if (res->tags_dropped)
+		fprintf(stderr, ", %llu without their tags (the tags changed under the read)",
+			(unsigned long long)res->tags_dropped);
+	fputc('\n', stderr);
+}
+
 int cli_profile_target(struct cli_opts *o, struct target *t, pid_t pid, pid_t child,
 		       enum ended *why)
 {
@@ -317,7 +340,7 @@ int cli_profile_target(struct cli_opts *o, struct target *t, pid_t pid, pid_t ch
 		fprintf(stderr, "pyrospy: warning: the profile reached --max-memory %zu MiB: %llu "
 			"samples of new stacks are counted in [other] frames\n", o->max_memory >> 20,
 			(unsigned long long)(p.other > rec.other ? p.other : rec.other));
-	if (o->verbose || (!o->quiet && res.dropped * 100 > res.stacks + res.dropped))
+	if (o->verbose)
 		fprintf(stderr,
 			"pyrospy: %llu ticks in %.1f s (%.0f Hz), %llu samples, %llu dropped, "
 			"%llu torn reads retried, %llu late, %.1f reads and %.0f us CPU per "
@@ -366,6 +389,7 @@ int cli_profile_target(struct cli_opts *o, struct target *t, pid_t pid, pid_t ch
 		if (wret != EXIT_OK)
 			ret = wret;
 	}
+	closing_counts(o, &res);
 	profile_release(&p);
 	return ret;
 }
