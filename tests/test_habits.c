@@ -131,6 +131,25 @@ Test(habits, did_you_mean)
 	suggests(tpo, "tpo", "did you mean 'pyrospy top'?");
 	suggests(help_dupm, "dupm", "did you mean 'pyrospy dump'?");
 	suggests(help_nosuch, "nosuch", "commands are record, exec, dump");
+	{
+		const char *lcals[] = { "dump", "--lcals", "1", NULL };
+		const char *bsae[] = { "diff", "--bsae", "a=b", "x.raw", NULL };
+		const char *zz[] = { "record", "--zzzzzz", NULL };
+
+		cr_assert_eq(test_pyrospy(lcals, &out, &err), 2, "stderr: %s", err);
+		assert_error(err, "unknown option '--lcals'", "did you mean --locals?");
+		free(out);
+		free(err);
+		cr_assert_eq(test_pyrospy(bsae, &out, &err), 2, "stderr: %s", err);
+		assert_error(err, "unknown option '--bsae'", "did you mean --base?");
+		free(out);
+		free(err);
+		cr_assert_eq(test_pyrospy(zz, &out, &err), 2, "stderr: %s", err);
+		assert_error(err, "unknown option '--zzzzzz'", "see 'pyrospy help record'");
+		cr_assert_null(strstr(err, "did you mean"), "%s", err);
+		free(out);
+		free(err);
+	}
 	cr_assert_eq(test_pyrospy(help_help, &out, &err), 0, "stderr: %s", err);
 	cr_assert_not_null(strstr(out, "usage: pyrospy"), "help help: '%s'", out);
 	free(out);

@@ -24,38 +24,6 @@ static const char *const commands[] = {
 };
 
 /*
- * Edits from a to b (insert, delete, replace, or swap two neighbours:
- * recrod), capped at 3: enough to suggest a command.
- */
-static unsigned int distance(const char *a, const char *b)
-{
-	size_t na = strlen(a), nb = strlen(b);
-	unsigned int d[16][16];
-
-	if (na > 15 || nb > 15)
-		return 3;
-	for (size_t i = 0; i <= na; i++)
-		for (size_t j = 0; j <= nb; j++) {
-			unsigned int v;
-
-			if (!i || !j) {
-				d[i][j] = (unsigned int)(i + j);
-				continue;
-			}
-			v = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
-			if (d[i - 1][j] + 1 < v)
-				v = d[i - 1][j] + 1;
-			if (d[i][j - 1] + 1 < v)
-				v = d[i][j - 1] + 1;
-			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
-			    d[i - 2][j - 2] + 1 < v)
-				v = d[i - 2][j - 2] + 1;
-			d[i][j] = v;
-		}
-	return d[na][nb] < 3 ? d[na][nb] : 3;
-}
-
-/*
  * The command word meant the command it begins (rec), is a typo of
  * (recrod), or is a peer's name for (rbspy's snapshot, py-spy's
  * attach-less run); NULL when nothing is close.
@@ -79,7 +47,7 @@ static const char *suggest(const char *word)
 		return best;
 	best = NULL;
 	for (size_t i = 0; i < ARRAY_SIZE(commands); i++) {
-		unsigned int d = distance(word, commands[i]);
+		unsigned int d = cli_distance(word, commands[i]);
 
 		if (d < bestd && d < strlen(commands[i]) / 2 + 1) {
 			bestd = d;

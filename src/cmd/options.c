@@ -774,7 +774,17 @@ int cli_parse_opts(struct cli_opts *o, int argc, char **argv)
 		default:
 			if (optopt)
 				return cli_usage_error(o->cmd, "unknown option '-%c'", optopt);
-			return cli_usage_error(o->cmd, "unknown option '%s'", argv[optind - 1]);
+			{
+				const char *names[ARRAY_SIZE(long_opts)];
+				size_t n = 0;
+
+				/* the options of the command, record's with exec's */
+				for (const struct option *lo = long_opts; lo->name; lo++)
+					if (opt_cmds(lo->val) & allowed)
+						names[n++] = lo->name;
+				names[n] = NULL;
+				return cli_unknown_option(o->cmd, argv[optind - 1], names);
+			}
 		}
 	}
 	if (o->raw && (!strcmp(o->raw, o->output ? o->output : "") ||
