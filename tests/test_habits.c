@@ -307,9 +307,49 @@ Test(habits, status_line_words, .timeout = 30)
 }
 
 /*
- * top in an 80-column terminal (tmux): no line is wider than the screen,
- * not the header and not a 5000-character function's row; t sorts by
- * total (the outermost frame first), space pauses.  To a pipe: plain
+ * top in a terminal (tmux) of cols x rows: no line is wider than the
+ * screen, not the header and not a 5000-character function's row (-J
+ * joins wrapped lines: a line over cols is one that wrapped); the long
+ * function heads the table by self.
+ */
+static char *top_screen(const char *sock, pid_t pid, int cols, int rows)
+{
+	char cmd[1024], *screen, *row;
+	int st;
+
+	snprintf(cmd, sizeof(cmd),
+		 "tmux -L %s new-session -d -s top -x %d -y %d '%s top %d' && sleep 2.5 && "
+		 "tmux -L %s capture-pane -p -J -t top", sock, cols, rows, getenv("PYROSPY"),
+		 (int)pid, sock);
+	screen = test_run(cmd, &st);
+	cr_assert_eq(st, 0, "tmux: %s", screen);
+	for (const char *l = screen; *l; l += strcspn(l, "\n") + (l[strcspn(l, "\n")] != 0))
+		cr_assert_leq(strcspn(l, "\n"), (size_t)cols, "%dx%d: a line wrapped:\n%s", cols,
+			      rows, screen);
+	cr_assert_not_null(strstr(screen, "q quit"), "%s", screen);
+	row = strstr(screen, "%self*");
+	cr_assert_not_null(row, "no table sorted by self:\n%s", screen);
+	row = strchr(row, '\n') + 1;
+	cr_assert(!strncmp(strstr(row, "  f") ? strstr(row, "  f") + 2 : "", "fffff", 5),
+		  "the long function is not first: %s", row);
+	return screen;
+}
+
+/* tmux send-keys KEY, then the screen 1.5 s later */
+static char *top_key(const char *sock, const char *key)
+{
+	char cmd[512];
+	int st;
+
+	snprintf(cmd, sizeof(cmd),
+		 "tmux -L %s send-keys -t top '%s' && sleep 1.5 && tmux -L %s capture-pane -p -J "
+		 "-t top", sock, key, sock);
+	return test_run(cmd, &st);
+}
+
+/*
+ * top at 80x24 and 200x50 fits; t sorts by total (the outermost frame
+ * first), l shows lines, ? its keys, space pauses.  To a pipe: plain
  * tables, no terminal codes.
  */
 Test(habits, top_fits_and_keys, .timeout = 60)
@@ -318,39 +358,34 @@ Test(habits, top_fits_and_keys, .timeout = 60)
 	const char *sargs[] = { test_target_path("longname.py"), NULL };
 	char ready[64], cmd[1024], sock[64], *screen, *row, *out;
 	pid_t pid = test_start(&py, sargs, ready, sizeof(ready));
-	int st, lines = 0;
+	int st;
 
 	snprintf(sock, sizeof(sock), "pyrospy-habits-%d", (int)getpid());
-	snprintf(cmd, sizeof(cmd),
-		 "tmux -L %s new-session -d -s top -x 80 -y 24 '%s top %d' && sleep 2.5 && "
-		 "tmux -L %s capture-pane -p -J -t top", sock, getenv("PYROSPY"), (int)pid, sock);
-	screen = test_run(cmd, &st);
-	cr_assert_eq(st, 0, "tmux: %s", screen);
-	/* -J joins wrapped lines: a line over 80 is one that wrapped */
-	for (const char *l = screen; *l; l += strcspn(l, "\n") + (l[strcspn(l, "\n")] != 0)) {
-		cr_assert_leq(strcspn(l, "\n"), 80, "a line wrapped:\n%s", screen);
-		lines++;
-	}
-	cr_assert_not_null(strstr(screen, "q quit"), "%s", screen);
-	row = strstr(screen, "%self*");
-	cr_assert_not_null(row, "no table sorted by self:\n%s", screen);
-	row = strchr(row, '\n') + 1;
-	cr_assert(!strncmp(strstr(row, "  f") ? strstr(row, "  f") + 2 : "", "fffff", 5),
-		  "the long function is not first: %s", row);
+	free(top_screen(sock, pid, 200, 50));
+	snprintf(cmd, sizeof(cmd), "tmux -L %s kill-server", sock);
+	free(test_run(cmd, &st));
+	screen = top_screen(sock, pid, 80, 24);
+	cr_assert_null(strstr(screen, ".py:"), "lines by default:\n%s", screen);
 	free(screen);
-	snprintf(cmd, sizeof(cmd),
-		 "tmux -L %s send-keys -t top t && sleep 1.5 && tmux -L %s capture-pane -p -J -t top",
-		 sock, sock);
-	screen = test_run(cmd, &st);
+	screen = top_key(sock, "t");
 	row = strstr(screen, "%total*");
 	cr_assert_not_null(row, "t did not sort by total:\n%s", screen);
 	row = strchr(row, '\n') + 1;
 	cr_assert_not_null(strstr(row, "<module>"), "<module> is not first by total: %s", row);
 	free(screen);
-	snprintf(cmd, sizeof(cmd),
-		 "tmux -L %s send-keys -t top ' ' && sleep 1.5 && tmux -L %s capture-pane -p -t top; "
-		 "tmux -L %s kill-server", sock, sock, sock);
-	screen = test_run(cmd, &st);
+	/* the loop's two lines (while, pass) are two rows of the long function */
+	screen = top_key(sock, "l");
+	row = strstr(screen, "  fffff");
+	cr_assert(row && strstr(row + 1, "  fffff") && strstr(screen, "l functions"),
+		  "l shows no lines:\n%s", screen);
+	free(screen);
+	screen = top_key(sock, "?");
+	cr_assert_not_null(strstr(screen, "this help"), "? shows no help:\n%s", screen);
+	free(screen);
+	free(top_key(sock, "?"));
+	screen = top_key(sock, " ");
+	snprintf(cmd, sizeof(cmd), "tmux -L %s kill-server", sock);
+	free(test_run(cmd, &st));
 	cr_assert_not_null(strstr(screen, "space go on"), "space did not pause:\n%s", screen);
 	free(screen);
 	snprintf(cmd, sizeof(cmd), "%s top -d 2.5 %d | cat", getenv("PYROSPY"), (int)pid);

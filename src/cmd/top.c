@@ -21,7 +21,7 @@ struct top {
 	const struct target *t;
 	int tty;			/* stdin is a terminal in raw mode */
 	int screen;			/* stdout is a terminal: redraw in place */
-	int by_total, paused;
+	int by_total, paused, by_line, help;
 };
 
 /* A line of the header, cut to width columns (it is ASCII but the version). */
@@ -57,6 +57,10 @@ static int top_tick(void *arg, const struct profile *p, const struct sampler_res
 			return 1;
 		if (c == 's' || c == 't')
 			top->by_total = c == 't';
+		else if (c == 'l')
+			top->by_line = !top->by_line;
+		else if (c == '?')
+			top->help = !top->help;
 		else if (c == ' ')
 			top->paused = !top->paused;
 	}
@@ -70,6 +74,7 @@ static int top_tick(void *arg, const struct profile *p, const struct sampler_res
 			cols = ws.ws_col;
 	}
 	tab.by_total = top->by_total;
+	tab.by_function = !top->by_line;
 	if (top->screen) {
 		tab.max_rows = rows - 4;
 		tab.width = cols;
@@ -80,9 +85,19 @@ static int top_tick(void *arg, const struct profile *p, const struct sampler_res
 		    top->t->version, res->elapsed, (unsigned long long)p->total,
 		    res->elapsed > 0 ? (double)res->ticks / res->elapsed : 0.0,
 		    (unsigned long long)res->dropped);
+	if (top->tty && top->help) {
+		header_line(cols, "q     quit (Ctrl-C too)");
+		header_line(cols, "s, t  sort by %%self, by %%total (marked *)");
+		header_line(cols, "l     lines: one row per line, or per function (now: %s)",
+			    top->by_line ? "lines" : "functions");
+		header_line(cols, "space pause the drawing (sampling goes on), and go on");
+		header_line(cols, "?     this help, and back to the table");
+		fflush(stdout);
+		return 0;
+	}
 	if (top->tty)
-		header_line(cols, "q quit  s/t sort by self/total  space %s",
-			    top->paused ? "go on" : "pause");
+		header_line(cols, "q quit  s/t sort self/total  l %s  space %s  ? help",
+			    top->by_line ? "functions" : "lines", top->paused ? "go on" : "pause");
 	else
 		putchar('\n');
 	out_summary_table(stdout, p, &tab);
@@ -128,7 +143,7 @@ int cli_top(struct cli_opts *o)
 		top.tty = tcsetattr(STDIN_FILENO, TCSANOW, &raw) == 0;
 	}
 	profile_init(&p);
-	p.no_lines = 1;		/* functions, as the table's title says */
+	/* lines kept: the table merges them by function unless l asks for lines */
 	p.max_bytes = o->max_memory;
 	err = sampler_run(&t, &p, &so, &res, &cli_stop_flag);
 	if (top.tty)

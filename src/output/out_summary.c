@@ -96,7 +96,7 @@ int out_summary_table(FILE *f, const struct profile *p, const struct out_table *
 	char buf[8192];
 	int ret = -1;
 
-	profile_project(p, 0, &view);
+	profile_project(p, t->by_function ? PROFILE_DROP_LINES : 0, &view);
 	s.row = xcalloc(view.nframe + 1, sizeof(*s.row));
 	for (uint32_t i = 0; i < view.nframe; i++)
 		s.row[i].frame = i;
