@@ -398,41 +398,44 @@ Test(habits, top_fits_and_keys, .timeout = 60)
 }
 
 /*
- * dump --json (py-spy's dump --json): one document a JSON parser (node's)
- * reads, with the threads and innermost frames the text dump shows.
+ * dump --json --locals (py-spy's dump --json): valid against the schema
+ * the man page points to (docs/dump-json.schema.json, by ajv), with the
+ * threads the text dump counts, the frames and the locals.
  */
-static void dump_json(const struct interp *in, const char *script, const char *fn)
+static void dump_json(const struct interp *in, const char *script, const char *fn,
+		      const char *local)
 {
 	const char *sargs[] = { test_target_path(script), NULL };
-	char ready[64], pidbuf[32], cmd[1024], *out;
+	char ready[64], pidbuf[32], cmd[2048], want[96], file[64], *out;
 	pid_t pid = test_start(in, sargs, ready, sizeof(ready));
+	unsigned int text = 0, json = 0;
+	const char *p;
 	int st;
 
 	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)pid);
-	/* the thread count of the text, then of the JSON, then the frame names */
+	snprintf(file, sizeof(file), "/tmp/pyrospy-dump-%d.json", (int)getpid());
+	/* the thread count of the text, then the digest of the JSON */
 	snprintf(cmd, sizeof(cmd),
-		 "%s dump %s | sed -n 's/^Process .*: \\([0-9]*\\) threads*$/\\1/p'; "
-		 "%s dump --json %s | node -e 'let s = \"\"; process.stdin.on(\"data\", d => s += d);"
-		 "process.stdin.on(\"end\", () => { const d = JSON.parse(s); const p = d.processes[0];"
-		 "console.log(p.threads.length); console.log(p.pid, p.language);"
-		 "for (const t of p.threads) for (const f of t.frames) console.log(f.name); })'",
-		 getenv("PYROSPY"), pidbuf, getenv("PYROSPY"), pidbuf);
+		 "%s dump %s | sed -n 's/^Process .*: \\([0-9]*\\) threads*$/\\1/p' && "
+		 "%s dump --json --locals %s > %s && cd %s && node validate-dump.js "
+		 "%s/docs/dump-json.schema.json %s", getenv("PYROSPY"), pidbuf, getenv("PYROSPY"),
+		 pidbuf, file, TEST_CONSUMERS, SRCDIR, file);
 	out = test_run(cmd, &st);
 	test_stop(pid);
+	unlink(file);
 	cr_assert_eq(st, 0, "%s: %s", in->bin, out);
-	{
-		unsigned int text = 0, json = 0;
-		char want[64];
-
-		cr_assert_eq(sscanf(out, "%u\n%u", &text, &json), 2, "%s: %s", in->bin, out);
-		cr_assert(text > 1 && text == json, "%s: %u threads in the text, %u in the JSON: %s",
-			  in->bin, text, json, out);
-		snprintf(want, sizeof(want), "\n%d %s\n", (int)pid,
-			 in->lang == TARGET_RUBY ? "Ruby" : "Python");
-		cr_assert_not_null(strstr(out, want), "%s: %s", in->bin, out);
-		snprintf(want, sizeof(want), "\n%s\n", fn);
-		cr_assert_not_null(strstr(out, want), "%s: no frame %s: %s", in->bin, fn, out);
-	}
+	p = strstr(out, "\"threads\":");
+	cr_assert(sscanf(out, "%u", &text) == 1 && p && sscanf(p, "\"threads\":%u", &json) == 1,
+		  "%s: %s", in->bin, out);
+	cr_assert(text > 1 && text == json, "%s: %u threads in the text, %u in the JSON: %s",
+		  in->bin, text, json, out);
+	cr_assert_not_null(strstr(out, "\"valid\":true"), "%s: %s", in->bin, out);
+	snprintf(want, sizeof(want), "\"pid\":%d,\"language\":\"%s\"", (int)pid,
+		 in->lang == TARGET_RUBY ? "Ruby" : "Python");
+	cr_assert_not_null(strstr(out, want), "%s: %s", in->bin, out);
+	snprintf(want, sizeof(want), "\"%s\"", fn);
+	cr_assert_not_null(strstr(out, want), "%s: no frame %s: %s", in->bin, fn, out);
+	cr_assert_not_null(strstr(out, local), "%s: no local %s: %s", in->bin, local, out);
 	free(out);
 }
 
@@ -440,12 +443,12 @@ Test(habits, dump_json_python, .timeout = 30)
 {
 	static const struct interp py = { NULL, PY, TARGET_PYTHON, 3, 11 };
 
-	dump_json(&py, "threads.py", "Thread._bootstrap");
+	dump_json(&py, "threads.py", "Thread._bootstrap", "\"self: Thread = <Thread object>\"");
 }
 
 Test(habits, dump_json_ruby, .timeout = 30)
 {
-	dump_json(&test_rubies[1], "threads.rb", "<main>");
+	dump_json(&test_rubies[1], "threads.rb", "<main>", "\"i: Integer = ");
 }
 
 /*
