@@ -334,9 +334,28 @@ char *test_profile(const struct interp *in, const char *script, const char *cons
 	st = test_pyrospy(args, &out, &err);
 	test_stop(pid);
 	cr_assert_eq(st, 0, "%s: exit %d: %s", in->bin, st, err);
-	cr_assert(!strstr(err, "dropped"), "%s: dropped samples: %s", in->bin, err);
+	cr_assert_leq(test_dropped_share(err), 0.01, "%s: dropped samples: %s", in->bin, err);
 	free(err);
 	return out;
+}
+
+double test_dropped_share(const char *err)
+{
+	const char *p = strstr(err, " dropped (changed under every read)");
+	unsigned long samples, dropped;
+
+	if (!p)
+		return 0.0;
+	/* "..., S samples, D dropped (...)" */
+	while (p > err && p[-1] != ' ')
+		p--;
+	dropped = strtoul(p, NULL, 10);
+	p -= strlen(" samples, ");
+	cr_assert(p > err && !strncmp(p, " samples, ", 10), "no closing counts in %s", err);
+	while (p > err && p[-1] != ' ')
+		p--;
+	samples = strtoul(p, NULL, 10);
+	return samples + dropped ? (double)dropped / (double)(samples + dropped) : 0.0;
 }
 
 

@@ -128,6 +128,12 @@ void test_sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 char *test_run(const char *cmd, int *status);
 
 /*
+ * The share of samples dropped, of the closing counts pyrospy writes to
+ * stderr ("..., S samples, D dropped (...)"): 0 when none were.
+ */
+double test_dropped_share(const char *err);
+
+/*
  * Start tests/receiver.py (the Pyroscope server side) logging accepted
  * requests to log, with extra ("--fail-first" ...) 30 if not NULL; port
  * gets the port it listens on.

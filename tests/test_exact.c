@@ -146,10 +146,10 @@ static const char *stack_check(const struct shape *sh, const char *path, const c
 	return NULL;
 }
 
-/* "..., S stacks, D dropped, ..." of pyrospy -v */
+/* "..., S samples, D dropped, ..." of pyrospy -v */
 static void stacks_dropped(const char *err, unsigned long *stacks, unsigned long *dropped)
 {
-	const char *p = strstr(err, " stacks, ");
+	const char *p = strstr(err, " samples, ");
 
 	*stacks = *dropped = 0;
 	if (!p)
@@ -157,7 +157,7 @@ static void stacks_dropped(const char *err, unsigned long *stacks, unsigned long
 	while (p > err && p[-1] != ' ')
 		p--;
 	*stacks = strtoul(p, NULL, 10);
-	p = strstr(p, " stacks, ") + 9;
+	p = strstr(p, " samples, ") + 10;
 	*dropped = strtoul(p, NULL, 10);
 }
 
@@ -187,10 +187,10 @@ static unsigned long stacks_anchored(const char *err)
 	return strtoul(p, NULL, 10);
 }
 
-/* "pyrospy: N ranges of the target's memory read per sample" of pyrospy -v, or -1 */
+/* "pyrospy: N ranges of the target's memory read per tick" of pyrospy -v, or -1 */
 static double ranges_per_sample(const char *err)
 {
-	const char *p = strstr(err, " ranges of the target's memory read per sample");
+	const char *p = strstr(err, " ranges of the target's memory read per tick");
 
 	if (!p)
 		return -1;

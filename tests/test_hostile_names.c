@@ -104,6 +104,46 @@ static int run_clean(const char *what, const char *const *args, char **out, char
 	return st;
 }
 
+/*
+ * dump --json of process pidbuf: clean, and read by a real JSON parser
+ * (Python's), whose frames hold the cleaned evil name and café_日本 whole.
+ */
+static void json_names(const char *pidbuf, const char *lang, const char *want)
+{
+	const char *args[] = { "dump", "--json", pidbuf, NULL };
+	char path[] = "/tmp/pyrospy-json-XXXXXX", cmd[512], *out, *err, *names = NULL;
+	int st, fd = -1;
+
+	/* a sample may catch the loop between two calls: a few tries */
+	for (int tries = 0; tries < 5; tries++) {
+		st = run_clean("dump --json", args, &out, &err);
+		cr_assert_eq(st, 0, "%s: exit %d: %s", lang, st, err);
+		fd = mkstemp(path);
+		cr_assert_geq(fd, 0);
+		cr_assert_eq(write(fd, out, strlen(out)), (ssize_t)strlen(out));
+		close(fd);
+		snprintf(cmd, sizeof(cmd),
+			 "PYTHONIOENCODING=utf-8 python3 -c 'import json, sys\n"
+			 "d = json.load(open(sys.argv[1], encoding=\"utf-8\"))\n"
+			 "for p in d[\"processes\"]:\n"
+			 "  for t in p[\"threads\"]:\n"
+			 "    print(t.get(\"name\", \"\"))\n"
+			 "    for f in t[\"frames\"]: print(f[\"name\"], f.get(\"file\"), f.get(\"line\"))\n"
+			 "' %s", path);
+		free(names);
+		names = test_run(cmd, &st);
+		unlink(path);
+		cr_assert_eq(st, 0, "%s: the JSON does not parse: %s\n%s", lang, names, out);
+		free(out);
+		free(err);
+		if (strstr(names, want))
+			break;
+	}
+	cr_assert(strstr(names, want), "%s: no '%s' in %s", lang, want, names);
+	cr_assert(strstr(names, CAFE), "%s: " CAFE " lost: %s", lang, names);
+	free(names);
+}
+
 static pid_t start(const struct interp *in, const char *bin, const char *script,
 		   const char *arg, char *pidbuf, size_t cap)
 {
@@ -154,6 +194,8 @@ Test(hostile_names, python, .timeout = 60)
 	cr_assert(strstr(out, "    " CAFE " ("), "dump: " CAFE " lost:\n%s", out);
 	free(out);
 	free(err);
+
+	json_names(pidbuf, "Python", EVIL_CLEAN "func " EVIL_CLEAN "file.py 2");
 
 	st = run_clean("record -f summary", summary, &out, &err);
 	cr_assert_eq(st, 0, "exit %d: %s", st, err);
@@ -215,6 +257,8 @@ Test(hostile_names, ruby, .timeout = 60)
 	cr_assert(strstr(out, "Object#" CAFE " ("), "dump: " CAFE " lost:\n%s", out);
 	free(out);
 	free(err);
+
+	json_names(pidbuf, "Ruby", "Object#x?31m?evil?x?meth " EVIL_CLEAN "file.rb 2");
 
 	st = run_clean("record -f summary", summary, &out, &err);
 	cr_assert_eq(st, 0, "exit %d: %s", st, err);

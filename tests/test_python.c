@@ -292,7 +292,7 @@ ParameterizedTest(size_t *i, python, freethreaded_parallel, .timeout = 60)
 	path = test_target_for(in, "threads.py");
 	st = test_record_to(in, "threads.py", extra, file, &err);
 	cr_assert_eq(st, 0, "%s: exit %d: %s", in->bin, st, err);
-	p = strstr(err, " samples in ");
+	p = strstr(err, " ticks in ");
 	while (p && p > err && p[-1] >= '0' && p[-1] <= '9')
 		p--;
 	if (p)

@@ -19,6 +19,57 @@
 #include "profile/profile.h"
 #include "util/xalloc.h"
 
+static const char *const commands[] = {
+	"record", "exec", "dump", "top", "serve", "report", "diff", "completion", "help",
+};
+
+/*
+ * The command word meant the command it begins (rec), is a typo of
+ * (recrod), or is a peer's name for (rbspy's snapshot, py-spy's
+ * attach-less run); NULL when nothing is close.
+ */
+static const char *suggest(const char *word)
+{
+	const char *best = NULL;
+	unsigned int bestd = 3;
+	size_t n = strlen(word), prefixed = 0;
+
+	if (!strcmp(word, "snapshot"))
+		return "dump";
+	if (!strcmp(word, "run") || !strcmp(word, "attach"))
+		return !strcmp(word, "run") ? "exec" : "record";
+	for (size_t i = 0; n >= 2 && i < ARRAY_SIZE(commands); i++)
+		if (!strncmp(commands[i], word, n)) {
+			best = commands[i];
+			prefixed++;
+		}
+	if (prefixed == 1)
+		return best;
+	best = NULL;
+	for (size_t i = 0; i < ARRAY_SIZE(commands); i++) {
+		unsigned int d = cli_distance(word, commands[i]);
+
+		if (d < bestd && d < strlen(commands[i]) / 2 + 1) {
+			bestd = d;
+			best = commands[i];
+		}
+	}
+	return best;
+}
+
+static int unknown_command(const char *word)
+{
+	const char *s = suggest(word);
+
+	cli_error("unknown command '%s'", word);
+	if (s)
+		cli_hint("did you mean 'pyrospy %s'? see 'pyrospy help %s'", s, s);
+	else
+		cli_hint("commands are record, exec, dump, top, serve, report, diff and completion; "
+			 "see 'pyrospy --help'");
+	return EXIT_USAGE;
+}
+
 /*
  * The first word picks what runs: help, --version and completion here,
  * every other command in a file of its own (record.c, exec.c, dump.c,
@@ -47,7 +98,7 @@ int cli_main(int argc, char **argv)
 		return EXIT_OK;
 	}
 	if (!strcmp(o.cmd, "help")) {
-		if (argc < 3) {
+		if (argc < 3 || !strcmp(argv[2], "help")) {
 			cli_usage(stdout);
 			return EXIT_OK;
 		}
@@ -65,7 +116,7 @@ int cli_main(int argc, char **argv)
 			cli_print_usage(argv[2]);
 			return EXIT_OK;
 		}
-		return cli_usage_error(NULL, "unknown command '%s'", argv[2]);
+		return unknown_command(argv[2]);
 	}
 	if (!strcmp(o.cmd, "completion"))
 		return cli_completion(argc - 2, argv + 2);
@@ -76,10 +127,7 @@ int cli_main(int argc, char **argv)
 		return diff_main(argc - 1, argv + 1);
 	if (strcmp(o.cmd, "record") && strcmp(o.cmd, "exec") && strcmp(o.cmd, "dump") &&
 	    strcmp(o.cmd, "top") && strcmp(o.cmd, "serve")) {
-		cli_error("unknown command '%s'", o.cmd);
-		cli_hint("commands are record, exec, dump, top, serve, report, diff and completion; see "
-			 "'pyrospy --help'");
-		return EXIT_USAGE;
+		return unknown_command(o.cmd);
 	}
 	ret = cli_parse_opts(&o, argc - 1, argv + 1);
 	if (ret < 0)

@@ -110,3 +110,58 @@ int cli_output_commit(struct outfile *of, int place)
 	return EXIT_OK;
 }
 
+/*
+ * Edits from a to b (insert, delete, replace, or swap two neighbours:
+ * recrod), capped at 3: enough to suggest a command.
+ */
+unsigned int cli_distance(const char *a, const char *b)
+{
+	size_t na = strlen(a), nb = strlen(b);
+	unsigned int d[16][16];
+
+	if (na > 15 || nb > 15)
+		return 3;
+	for (size_t i = 0; i <= na; i++)
+		for (size_t j = 0; j <= nb; j++) {
+			unsigned int v;
+
+			if (!i || !j) {
+				d[i][j] = (unsigned int)(i + j);
+				continue;
+			}
+			v = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+			if (d[i - 1][j] + 1 < v)
+				v = d[i - 1][j] + 1;
+			if (d[i][j - 1] + 1 < v)
+				v = d[i][j - 1] + 1;
+			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+			    d[i - 2][j - 2] + 1 < v)
+				v = d[i - 2][j - 2] + 1;
+			d[i][j] = v;
+		}
+	return d[na][nb] < 3 ? d[na][nb] : 3;
+}
+
+int cli_unknown_option(const char *cmd, const char *arg, const char *const *names)
+{
+	char word[32];
+	const char *best = NULL;
+	unsigned int bestd = 3;
+
+	/* --rat=50: the name, not the value */
+	snprintf(word, sizeof(word), "%.*s", (int)strcspn(arg + 2, "="), arg + 2);
+	for (size_t i = 0; !strncmp(arg, "--", 2) && names[i]; i++) {
+		unsigned int d = cli_distance(word, names[i]);
+
+		if (d < bestd && d <= strlen(names[i]) / 3 + 1) {
+			bestd = d;
+			best = names[i];
+		}
+	}
+	cli_error("unknown option '%s'", arg);
+	if (best)
+		cli_hint("did you mean --%s? see 'pyrospy help %s'", best, cmd);
+	else
+		cli_hint("see 'pyrospy help %s'", cmd);
+	return EXIT_USAGE;
+}

@@ -29,6 +29,15 @@ void cli_hint(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* An error in how pyrospy was called, the hint 'see pyrospy help CMD': EXIT_USAGE. */
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* Edits from a to b (insert, delete, replace, swap two neighbours), at most 3. */
+unsigned int cli_distance(const char *a, const char *b);
+
+/*
+ * The usage error for an unknown option arg of cmd, with the long option
+ * of names (NULL-terminated, without "--") it most likely means.
+ */
+int cli_unknown_option(const char *cmd, const char *arg, const char *const *names);
+
 /*
  * Opening, failing to write and finishing an output file (outfile.h), each
  * saying on stderr what went wrong and returning the exit status (EXIT_OK

@@ -48,14 +48,19 @@ const char diff_usage[] =
 	"                         diff-1.svg ... for a flame graph; - for a summary)\n"
 	"      --base KEY=VALUE   only BASE's samples tagged so (repeatable; KEY!=VALUE)\n"
 	"      --new KEY=VALUE    only NEW's samples tagged so (repeatable; KEY!=VALUE)\n"
-	"      --base-from WHEN   only BASE's samples from WHEN on: seconds into it, or a\n"
-	"                         wall time, HH:MM:SS or YYYY-MM-DDTHH:MM:SS[Z]\n"
+	"      --base-from WHEN   only BASE's samples from WHEN on: seconds into it,\n"
+	"                         or a wall time, HH:MM:SS or YYYY-MM-DDTHH:MM:SS[Z]\n"
 	"      --base-until WHEN  only BASE's samples before WHEN\n"
 	"      --new-from WHEN    only NEW's samples from WHEN on\n"
 	"      --new-until WHEN   only NEW's samples before WHEN\n"
 	"      --absolute         compare samples, not shares of each side's samples\n"
 	"  -q, --quiet            print nothing but errors and warnings\n"
-	"  -h, --help             show this help\n";
+	"  -h, --help             show this help\n"
+	"\n"
+	"examples:\n"
+	"  pyrospy diff before.raw after.raw -o change.svg\n"
+	"  pyrospy diff web.raw --base vehicle=car --new vehicle=bike\n"
+	"  pyrospy diff web.raw --base-until 30 --new-from 30 -f summary\n";
 
 struct diff_side {
 	const char *in;
@@ -108,6 +113,17 @@ static const struct option long_opts[] = {
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
+
+/* The long options' names, for cli_unknown_option() */
+static const char *const *long_names(const struct option *lo, const char **names, size_t cap)
+{
+	size_t n = 0;
+
+	for (; lo->name && n + 1 < cap; lo++)
+		names[n++] = lo->name;
+	names[n] = NULL;
+	return names;
+}
 
 static int parse_side_opt(struct diff_side *side, int c, const char *arg)
 {
@@ -183,7 +199,12 @@ static int parse_opts(struct diff_opts *o, struct diff_side *base, struct diff_s
 		default:
 			if (optopt)
 				return cli_usage_error("diff", "unknown option '-%c'", optopt);
-			return cli_usage_error("diff", "unknown option '%s'", argv[optind - 1]);
+			{
+				const char *names[64];
+
+				return cli_unknown_option("diff", argv[optind - 1],
+							  long_names(long_opts, names, 64));
+			}
 		}
 	}
 	if (optind >= argc)

@@ -13,6 +13,7 @@
 
 #include "cmd/common.h"
 #include "cmd/dump.h"
+#include "cmd/dump_json.h"
 #include "cmd/options.h"
 #include "cmd/session.h"
 #include "proc/ptree.h"
@@ -29,6 +30,8 @@ struct dump {
 	FILE *f;		/* the threads, printed after the header */
 	pid_t *tids;		/* the threads the interpreter showed */
 	size_t ntid, atid;
+	int json;		/* --json: dump_json.h */
+	unsigned long more;	/* threads with no frames not listed */
 };
 
 #define DUMP_OTHERS_MAX	4096	/* threads with no interpreter frames listed, at most */
@@ -54,6 +57,10 @@ static void dump_thread(void *arg, const struct stack *st)
 		d->tids = xreallocarray(d->tids, d->atid, sizeof(*d->tids));
 	}
 	d->tids[d->ntid++] = st->tid;
+	if (d->json) {
+		dump_json_thread(d->f, d->threads == 1, d->lang, st);
+		return;
+	}
 	fprintf(d->f, "\nThread %d", (int)st->tid);
 	if (st->thread_name)
 		fprintf(d->f, " \"%s\"", st->thread_name);
@@ -155,12 +162,17 @@ static void dump_others(struct dump *d, const struct target *t)
 			name[0] = '\0';	/* inherited: the process's */
 		shown++;
 		d->threads++;
+		if (d->json) {
+			dump_json_other(d->f, d->threads == 1, tid, name, state[2] == 'R');
+			continue;
+		}
 		fprintf(d->f, "\nThread %ld%s%s%s (%s)\n    no %s frames\n", tid,
 			*name ? " \"[" : "", name, *name ? "]\"" : "",
 			state[2] == 'R' ? "running" : "idle", d->lang);
 	}
 	closedir(dir);
-	if (more)
+	d->more = more;
+	if (more && !d->json)
 		fprintf(d->f, "\n(%lu more threads with no %s frames not listed)\n", more, d->lang);
 }
 
@@ -239,7 +251,7 @@ static int dump_tasks(struct cli_opts *o, struct target *t, struct reader *r, in
 static int dump_one(struct cli_opts *o, pid_t pid, int *any, int *dumped)
 {
 	struct reader_opts ro = { .idle = 1, .locals = o->locals, .no_gc = o->no_gc };
-	struct dump d = { 0 };
+	struct dump d = { .json = o->json };
 	struct reader *r = NULL;
 	struct target t;
 	char *text = NULL;
@@ -310,6 +322,11 @@ static int dump_one(struct cli_opts *o, pid_t pid, int *any, int *dumped)
 		cli_hint("try again; a program that returns and calls faster than it can be read "
 		     "shows this now and then");
 		ret = EXIT_FAIL;
+	} else if (!err && o->json) {
+		if (!*any)
+			fputs("{\"processes\": [", stdout);
+		dump_json_process(stdout, !*any, &t, text, d.more);
+		*dumped = *any = 1;
 	} else if (!err) {
 		printf("%sProcess %d (%s, %s %s): %u thread%s\n%s", *any ? "\n" : "",
 		       (int)t.pid, t.comm, d.lang, t.version, d.threads, d.threads == 1 ? "" : "s",
@@ -340,9 +357,14 @@ int cli_dump(struct cli_opts *o)
 	pid_t *kids = NULL;
 	int n, ret, kret, dumped, any = 0;
 
+	if (o->json && o->tasks)
+		return cli_usage_error("dump", "--json shows threads; --tasks has no JSON form");
 	ret = dump_one(o, o->pid, &any, &dumped);
-	if (!o->subprocesses || ret != EXIT_OK)
+	if (!o->subprocesses || ret != EXIT_OK) {
+		if (any && o->json)
+			fputs("\n]}\n", stdout);
 		return ret;	/* gone, not allowed: its children will not be better */
+	}
 	n = ptree_descendants(o->pid, &kids);
 	for (int i = 0; i < n; i++) {
 		kret = dump_one(o, kids[i], &any, &dumped);
@@ -350,6 +372,8 @@ int cli_dump(struct cli_opts *o)
 			ret = kret;
 	}
 	free(kids);
+	if (any && o->json)
+		fputs("\n]}\n", stdout);
 	if (!any) {
 		cli_error("neither process %d nor its subprocesses are Ruby or Python processes",
 		      (int)o->pid);

@@ -299,8 +299,11 @@ static int exec_command(struct cli_opts *o, const struct exec_user *u, const cha
 
 		target_close(&t);
 		err = target_open(&t, pid);
-		/* mid-exec() anything may fail once: only these are final */
-		if (err == PERR_OK || err == PERR_PERM)
+		/*
+		 * mid-exec() anything may fail once: only these are final (an
+		 * interpreter pyrospy cannot read is one already)
+		 */
+		if (err == PERR_OK || err == PERR_PERM || err == PERR_UNSUPPORTED)
 			break;
 		if (waitpid(pid, &status, WNOHANG) == pid) {
 			cli_child_pid = 0;
@@ -327,7 +330,13 @@ static int exec_command(struct cli_opts *o, const struct exec_user *u, const cha
 	 * became another program, or got our signal too: wait, and its status
 	 * is ours.
 	 */
-	if (ret == EXIT_OK && !cli_stop_flag && o->duration > 0 &&
+	if (ret != EXIT_OK && !cli_stop_flag && waitpid(pid, &status, WNOHANG) == 0) {
+		/* it cannot be profiled: waiting for it would profile nothing */
+		cli_note(o, "stopping '%s' (pid %d) with SIGTERM: it cannot be profiled", o->argv[0],
+			 (int)pid);
+		stop_child(o, pid, &status);
+		stopped = 1;
+	} else if (ret == EXIT_OK && !cli_stop_flag && o->duration > 0 &&
 	    (why == ENDED_BY_US || why == ENDED_EARLY) && waitpid(pid, &status, WNOHANG) == 0) {
 		cli_note(o, "%s: stopping '%s' (pid %d) with SIGTERM",
 			 why == ENDED_BY_US ? "duration reached" : "sampling stopped", o->argv[0],

@@ -49,57 +49,76 @@ void cli_note(const struct cli_opts *o, const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
-static const char usage_record[] =
-	"usage: pyrospy record --pid PID [options]\n";
-static const char usage_exec[] =
-	"usage: pyrospy exec [options] -- COMMAND [ARGS...]\n";
-static const char usage_top[] =
-	"usage: pyrospy top --pid PID|--pid-of PATTERN [-r HZ] [-d SECS] [--idle] [--gil]\n"
-	"                   [--gvl-wait] [--no-gc] [--async] [--read-only] [--max-memory SIZE]\n"
-	"\n"
-	"A live table of the functions taking the most samples, by self and total,\n"
-	"refreshed every second; q or Ctrl-C quits.\n";
-static const char usage_serve[] =
-	"usage: pyrospy serve --pid PID|--pid-of PATTERN [--listen ADDR:PORT]\n"
-	"                     [--allow-host NAME]...\n"
-	"                     [--subprocesses] [-r HZ] [-d SECS] [--idle] [--gil] [--gvl-wait]\n"
-	"                     [--async] [--read-only] [--max-memory SIZE]\n"
-	"\n"
-	"Sample the process for as long as it runs, and answer scrapers over HTTP as\n"
-	"Go programs do: GET /debug/pprof/profile?seconds=N is a gzipped pprof of the\n"
-	"next N seconds (1 to 300, default 30), e.g.\n"
-	"  go tool pprof http://127.0.0.1:6060/debug/pprof/profile?seconds=10\n"
-	"The address it listens on is said on stderr.\n";
-static const char usage_dump[] =
-	"usage: pyrospy dump --pid PID|--pid-of PATTERN [--subprocesses] [--locals] [--tasks]\n"
-	"                    [--no-gc] [-q] [-v]\n"
-	"\n"
-	"Print every thread's stack once, innermost frame first, with its thread id,\n"
-	"name, whether it holds the GIL/GVL and whether it is running or idle.\n"
-	"\n"
-	"      --locals           under each Python or Ruby frame, its local variables:\n"
-	"                         name: type = short repr\n"
-	"      --tasks            the asyncio tasks instead (Python 3.8+):\n"
-	"                         each with its name, state and the coroutines where\n"
-	"                         it waits, under each task awaiting it\n"
-	"      --no-gc            no (garbage collection) frame on the collecting thread\n";
+/*
+ * Each command's help: its usage, what it does, then the options of
+ * usage_options[] that apply to it (opt_cmds()), then examples.
+ */
+struct cmd_help {
+	const char *name, *usage, *examples;
+};
+
+static const struct cmd_help cmd_helps[] = {
+	{ "record",
+	  "usage: pyrospy record --pid PID [options]\n"
+	  "       pyrospy record [options] -- COMMAND [ARGS...]   (as exec)\n"
+	  "\n"
+	  "Sample a running Ruby or Python process until the duration passes, it\n"
+	  "exits, or Ctrl-C; then write the profile.  One number after the options\n"
+	  "is the pid.\n",
+	  "  pyrospy record --pid 1234 -d 30 -o profile.svg\n"
+	  "  pyrospy record --pid-of gunicorn --threads -o web.svg\n"
+	  "  pyrospy record -o app.svg -- python3 app.py\n"
+	  "  pyrospy record --pid 1234 --server http://pyroscope:4040 --app-name shop\n" },
+	{ "exec",
+	  "usage: pyrospy exec [options] -- COMMAND [ARGS...]\n"
+	  "\n"
+	  "Run COMMAND, profile it as record does, and exit with its status.\n",
+	  "  pyrospy exec -o app.svg -- python3 app.py\n"
+	  "  pyrospy exec -d 60 --subprocesses -o web.svg -- bundle exec puma\n"
+	  "  sudo pyrospy exec --user www-data -- ruby worker.rb\n" },
+	{ "dump",
+	  "usage: pyrospy dump --pid PID|--pid-of PATTERN [options]\n"
+	  "\n"
+	  "Print every thread's stack once, innermost frame first, with its thread id,\n"
+	  "name, whether it holds the GIL/GVL and whether it is running or idle.\n",
+	  "  pyrospy dump 1234\n"
+	  "  pyrospy dump --pid-of celery --subprocesses\n"
+	  "  pyrospy dump --pid 1234 --tasks\n" },
+	{ "top",
+	  "usage: pyrospy top --pid PID|--pid-of PATTERN [options]\n"
+	  "\n"
+	  "A live table of the functions taking the most samples, by self and total,\n"
+	  "refreshed every second; q or Ctrl-C quits.\n",
+	  "  pyrospy top 1234\n"
+	  "  pyrospy top --pid-of sidekiq --idle\n" },
+	{ "serve",
+	  "usage: pyrospy serve --pid PID|--pid-of PATTERN [options]\n"
+	  "\n"
+	  "Sample the process for as long as it runs, and answer scrapers over HTTP as\n"
+	  "Go programs do: GET /debug/pprof/profile?seconds=N is a gzipped pprof of the\n"
+	  "next N seconds (1 to 300, default 30).  The address it listens on is said\n"
+	  "on stderr.\n",
+	  "  pyrospy serve --pid 1234 --listen 127.0.0.1:6060\n"
+	  "  go tool pprof http://127.0.0.1:6060/debug/pprof/profile?seconds=10\n" },
+};
+
 static const char usage_options[] =
 	"\n"
 	"options:\n"
-	"  -p, --pid PID          process to profile (record)\n"
+	"  -p, --pid PID          the process (or: one number after the options)\n"
 	"      --pid-of PATTERN   the oldest process whose name or command line matches\n"
-	"  -d, --duration SECS    stop after SECS seconds (default: until Ctrl-C or exit)\n"
+	"  -d, --duration SECS    stop after SECS seconds (default: at Ctrl-C or exit)\n"
 	"  -r, --rate HZ          samples per second, 1 to 10000 (default: 100)\n"
 	"  -f, --format FMT       flamegraph (default), folded (default for -o -),\n"
 	"                         speedscope, pprof, summary, raw (every sample; also\n"
 	"                         for -o FILE.raw; see pyrospy report), chrome (a\n"
 	"                         trace of every thread's stack over time)\n"
 	"  -o, --output FILE      write the profile to FILE, - for stdout\n"
-	"                         (default: pyrospy-PID-DATE.EXT in the current directory)\n"
+	"                         (default: pyrospy-PID-DATE.EXT, here)\n"
 	"      --raw FILE         also write every sample to FILE, a raw recording\n"
-	"      --listen ADDR:PORT serve: where to answer (default: 127.0.0.1:6060;\n"
+	"      --listen ADDR:PORT where to answer (default: 127.0.0.1:6060;\n"
 	"                         0.0.0.0:PORT for every interface, PORT 0 for any)\n"
-	"      --allow-host NAME  serve: also answer requests whose Host is NAME\n"
+	"      --allow-host NAME  also answer requests whose Host is NAME\n"
 	"                         (repeatable; the address reached is always taken)\n"
 	"      --idle             keep threads that are not running\n"
 	"      --gil              keep only the thread holding the GIL/GVL\n"
@@ -119,11 +138,16 @@ static const char usage_options[] =
 	"                         64G (default: 256M); past it, new stacks are counted\n"
 	"                         in [other] frames\n"
 	"      --subprocesses     also profile the Ruby and Python processes it starts\n"
-	"      --user NAME        exec as root: run the command as user NAME\n"
+	"      --user NAME        as root: run the command as user NAME\n"
 	"                         (by default: the user who ran sudo, else root)\n"
-	"      --as-root          exec as root: run the command as root, under sudo too\n"
-	"      --locals           dump: each Python or Ruby frame's local variables\n"
-	"      --tasks            dump: the asyncio tasks, as a tree\n"
+	"      --as-root          as root: run the command as root, under sudo too\n"
+	"      --locals           under each Python or Ruby frame, its local variables:\n"
+	"                         name: type = short repr\n"
+	"      --tasks            the asyncio tasks instead (Python 3.8+), each\n"
+	"                         with its name, state and the coroutines where it\n"
+	"                         waits, under each task awaiting it\n"
+	"      --json             one JSON document: each process, its threads and\n"
+	"                         their frames (see pyrospy(1), dump)\n"
 
 	"  -q, --quiet            print nothing but errors\n"
 	"  -v, --verbose          say more (repeat for more)\n"
@@ -161,7 +185,7 @@ static const struct completion_cmd commands[] = {
 	{ "top", "a live table of the hottest functions: pyrospy top --pid PID", NULL },
 	{ "serve", "a pprof endpoint to scrape: pyrospy serve --pid PID", NULL },
 	{ "report", "a raw recording in any format, filtered: pyrospy report rec.raw", NULL },
-	{ "diff", "a differential flame graph of two profiles: pyrospy diff old.raw new.raw",
+	{ "diff", "two profiles compared: pyrospy diff old.raw new.raw",
 	  NULL },
 	{ "help", "show help for a command: pyrospy help record",
 	  "record exec dump top serve report diff completion" },
@@ -175,34 +199,6 @@ static const char usage_completion[] =
 	"Print the shell's completion script for pyrospy's commands and options:\n"
 	"  eval \"$(pyrospy completion bash)\"    in ~/.bashrc\n"
 	"  pyrospy completion zsh > ~/.zfunc/_pyrospy    with ~/.zfunc on $fpath\n";
-
-void cli_usage(FILE *f)
-{
-	fputs("usage: pyrospy <command> [options]\n\ncommands:\n", f);
-	for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
-		fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].help);
-	fprintf(f, "%s\nSee pyrospy(1) for everything else.\n", usage_options);
-}
-
-/* The help of one command. */
-void cli_print_usage(const char *cmd)
-{
-	if (!strcmp(cmd, "completion")) {
-		fputs(usage_completion, stdout);
-		return;
-	}
-	if (!strcmp(cmd, "dump") || !strcmp(cmd, "top")) {
-		fputs(!strcmp(cmd, "dump") ? usage_dump : usage_top, stdout);
-		return;
-	}
-	if (!strcmp(cmd, "serve")) {
-		fputs(usage_serve, stdout);
-		fputs(usage_options, stdout);
-		return;
-	}
-	fputs(!strcmp(cmd, "exec") ? usage_exec : usage_record, stdout);
-	fputs(usage_options, stdout);
-}
 
 int cli_parse_uint(const char *s, unsigned long max, unsigned long *out)
 {
@@ -262,7 +258,7 @@ enum {
 	OPT_INSECURE, OPT_CACERT, OPT_INGEST_FORMAT, OPT_PID_OF, OPT_PROTOCOL, OPT_RAW, OPT_LOCALS,
 	OPT_TASKS, OPT_LISTEN, OPT_NO_GC, OPT_GVL_WAIT, OPT_ASYNC, OPT_READ_ONLY, OPT_MAX_MEMORY,
 	OPT_ALLOW_HOST,
-	OPT_USER, OPT_AS_ROOT, OPT_AUTH_TOKEN_FILE, OPT_BASIC_AUTH_FILE,
+	OPT_USER, OPT_AS_ROOT, OPT_AUTH_TOKEN_FILE, OPT_BASIC_AUTH_FILE, OPT_JSON,
 };
 
 static const struct option long_opts[] = {
@@ -283,6 +279,7 @@ static const struct option long_opts[] = {
 	{ "subprocesses", no_argument, NULL, OPT_SUBPROCESSES },
 	{ "locals", no_argument, NULL, OPT_LOCALS },
 	{ "tasks", no_argument, NULL, OPT_TASKS },
+	{ "json", no_argument, NULL, OPT_JSON },
 	{ "async", no_argument, NULL, OPT_ASYNC },
 	{ "read-only", no_argument, NULL, OPT_READ_ONLY },
 	{ "max-memory", required_argument, NULL, OPT_MAX_MEMORY },
@@ -338,7 +335,7 @@ static unsigned int opt_cmds(int c)
 		return CMD_RECORD | CMD_EXEC | CMD_TOP | CMD_SERVE;
 	case OPT_SUBPROCESSES:
 		return CMD_RECORD | CMD_EXEC | CMD_DUMP | CMD_SERVE;
-	case OPT_LOCALS: case OPT_TASKS:
+	case OPT_LOCALS: case OPT_TASKS: case OPT_JSON:
 		return CMD_DUMP;
 	case OPT_LISTEN: case OPT_ALLOW_HOST:
 		return CMD_SERVE;
@@ -350,6 +347,76 @@ static unsigned int opt_cmds(int c)
 		return CMD_ALL;
 	default:	/* what shapes a profile file or an upload */
 		return CMD_RECORD | CMD_EXEC;
+	}
+}
+
+void cli_usage(FILE *f)
+{
+	fputs("usage: pyrospy <command> [options]\n\ncommands:\n", f);
+	for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
+		fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].help);
+	fputs("\n'pyrospy help COMMAND' shows a command's options and examples;\n"
+	      "pyrospy(1) has everything else.\n", f);
+}
+
+static int opt_val(const char *name, size_t n)
+{
+	for (const struct option *lo = long_opts; lo->name; lo++)
+		if (strlen(lo->name) == n && !strncmp(lo->name, name, n))
+			return lo->val;
+	return 0;
+}
+
+/*
+ * usage_options[] as far as it applies to the commands of mask: an entry
+ * is its first line ("  -r, --rate HZ ..." or "      --idle ...") and the
+ * lines under it, indented further; a heading ("options:") is written
+ * only above an entry written.
+ */
+static void print_options(FILE *f, unsigned int mask)
+{
+	const char *p = usage_options, *heading = NULL;
+	int keep = 0;
+
+	while (*p) {
+		const char *end = strchr(p, '\n'), *dd;
+		size_t len = end ? (size_t)(end - p + 1) : strlen(p);
+
+		if (!strncmp(p, "  -", 3) || !strncmp(p, "      --", 8)) {
+			dd = strstr(p, "--");
+			keep = dd && dd < p + len &&
+			       (opt_cmds(opt_val(dd + 2, strcspn(dd + 2, " \n"))) & mask);
+			if (keep && heading) {
+				fputs("\n", f);
+				fwrite(heading, 1, strcspn(heading, "\n") + 1, f);
+				heading = NULL;
+			}
+		} else if (*p != ' ') {
+			keep = 0;
+			heading = *p != '\n' ? p : heading;
+		}
+		if (keep)
+			fwrite(p, 1, len, f);
+		p += len;
+	}
+}
+
+/* The help of one command. */
+void cli_print_usage(const char *cmd)
+{
+	if (!strcmp(cmd, "completion")) {
+		fputs(usage_completion, stdout);
+		return;
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(cmd_helps); i++) {
+		if (strcmp(cmd, cmd_helps[i].name))
+			continue;
+		fputs(cmd_helps[i].usage, stdout);
+		/* record -- COMMAND is exec: record takes exec's options too */
+		print_options(stdout, cmd_bit(cmd) | (!strcmp(cmd, "record") ? CMD_EXEC : 0u));
+		printf("\nexamples:\n%s\nSee pyrospy(1) for everything else.\n",
+		       cmd_helps[i].examples);
+		return;
 	}
 }
 
@@ -486,6 +553,14 @@ static int check_upload(struct cli_opts *o)
 	return -1;
 }
 
+/* A word that can only be a pid: digits, as many as a pid has at most. */
+static int is_pid_word(const char *s)
+{
+	size_t n = strspn(s, "0123456789");
+
+	return n > 0 && n <= 10 && !s[n];
+}
+
 /* Returns -1 to go on, or an exit status. */
 int cli_parse_opts(struct cli_opts *o, int argc, char **argv)
 {
@@ -493,13 +568,23 @@ int cli_parse_opts(struct cli_opts *o, int argc, char **argv)
 
 	optind = 1;
 	opterr = 0;
+	/*
+	 * record -- COMMAND is exec (py-spy's and rbspy's habit): until the
+	 * command is seen, record takes exec's options too, and the first
+	 * of them that record alone would refuse is kept to refuse later.
+	 */
+	unsigned int allowed = cmd_bit(o->cmd) | (!strcmp(o->cmd, "record") ? CMD_EXEC : 0u);
+	int exec_only = 0;
+	char name[64];
+
 	while ((c = getopt_long(argc, argv, "+:p:d:r:f:o:qvhV", long_opts, NULL)) != -1) {
 		unsigned long v;
-		char name[64];
 
-		if (c != ':' && c != '?' && !(opt_cmds(c) & cmd_bit(o->cmd)))
+		if (c != ':' && c != '?' && !(opt_cmds(c) & allowed))
 			return cli_usage_error(o->cmd, "option %s does not apply to %s",
 					   opt_name(c, name, sizeof(name)), o->cmd);
+		if (c != ':' && c != '?' && !(opt_cmds(c) & cmd_bit(o->cmd)) && !exec_only)
+			exec_only = c;
 		switch (c) {
 		case 'p':
 			if (!cli_parse_uint(optarg, INT_MAX, &v) || v == 0)
@@ -621,6 +706,9 @@ int cli_parse_opts(struct cli_opts *o, int argc, char **argv)
 		case OPT_TASKS:
 			o->tasks = 1;
 			break;
+		case OPT_JSON:
+			o->json = 1;
+			break;
 		case OPT_ASYNC:
 			o->async_tasks = 1;
 			break;
@@ -686,7 +774,17 @@ int cli_parse_opts(struct cli_opts *o, int argc, char **argv)
 		default:
 			if (optopt)
 				return cli_usage_error(o->cmd, "unknown option '-%c'", optopt);
-			return cli_usage_error(o->cmd, "unknown option '%s'", argv[optind - 1]);
+			{
+				const char *names[ARRAY_SIZE(long_opts)];
+				size_t n = 0;
+
+				/* the options of the command, record's with exec's */
+				for (const struct option *lo = long_opts; lo->name; lo++)
+					if (opt_cmds(lo->val) & allowed)
+						names[n++] = lo->name;
+				names[n] = NULL;
+				return cli_unknown_option(o->cmd, argv[optind - 1], names);
+			}
 		}
 	}
 	if (o->raw && (!strcmp(o->raw, o->output ? o->output : "") ||
@@ -695,6 +793,26 @@ int cli_parse_opts(struct cli_opts *o, int argc, char **argv)
 		return cli_usage_error(
 				o->cmd, "--raw FILE is a raw recording besides another output: "
 				"give -o another file and format");
+	if (!strcmp(o->cmd, "record") && optind < argc && !is_pid_word(argv[optind])) {
+		if (o->pid || o->pid_of)
+			return cli_usage_error(o->cmd, "give --pid (or --pid-of) or a command to run, "
+					       "not both: '%s' follows the options", argv[optind]);
+		o->cmd = "exec";
+	}
+	if (exec_only && strcmp(o->cmd, "exec"))
+		return cli_usage_error(o->cmd, "option %s applies to a command run by pyrospy: "
+				       "record [options] -- COMMAND",
+				       opt_name(exec_only, name, sizeof(name)));
+	/* dump PID (py-spy's and rbspy's habit): one number is --pid */
+	if (strcmp(o->cmd, "exec") && optind + 1 == argc && is_pid_word(argv[optind]) &&
+	    !o->pid && !o->pid_of) {
+		unsigned long v;
+
+		if (!cli_parse_uint(argv[optind], INT_MAX, &v) || v == 0)
+			return cli_usage_error(o->cmd, "invalid pid '%s'", argv[optind]);
+		o->pid = (pid_t)v;
+		optind++;
+	}
 	if (!strcmp(o->cmd, "exec")) {
 		if (optind >= argc)
 			return cli_usage_error(o->cmd, "no command to run");
@@ -704,6 +822,9 @@ int cli_parse_opts(struct cli_opts *o, int argc, char **argv)
 		if (o->user && o->as_root)
 			return cli_usage_error(o->cmd, "give --user or --as-root, not both");
 	} else {
+		if (optind < argc && is_pid_word(argv[optind]) && (o->pid || o->pid_of))
+			return cli_usage_error(o->cmd, "give the pid once: '%s' after --pid %d",
+					       argv[optind], (int)o->pid);
 		if (optind < argc)
 			return cli_usage_error(o->cmd, "unexpected argument '%s'", argv[optind]);
 		if (o->pid && o->pid_of)
@@ -767,6 +888,9 @@ int cli_completion(int argc, char **argv)
 		co->short_name = lo->val < 256 ? lo->val : 0;
 		co->help = opt_help(lo->name, helps[c.nopts], sizeof(helps[0]));
 		co->cmds = opt_cmds(lo->val);
+		/* record -- COMMAND is exec: record takes exec's options too */
+		if (co->cmds & CMD_EXEC)
+			co->cmds |= CMD_RECORD;
 		co->arg = lo->has_arg == no_argument ? COMPLETION_NONE : COMPLETION_TEXT;
 		if (lo->val == 'p') {
 			co->arg = COMPLETION_PID;

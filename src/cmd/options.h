@@ -27,6 +27,7 @@ struct cli_opts {
 	int idle, gil, gvl_wait, threads, function, subprocesses, no_tags, no_gc;
 	int locals;		/* dump --locals */
 	int tasks;		/* dump --tasks */
+	int json;		/* dump --json */
 	int async_tasks;	/* --async */
 	int read_only;		/* --read-only */
 	size_t max_memory;	/* --max-memory: a profile's bound (profile.h) */

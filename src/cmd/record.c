@@ -195,7 +195,7 @@ static int recording_tick(void *arg, const struct profile *p, const struct sampl
 		window_rotate(rec, time(NULL));
 	if (!rec->live)
 		return 0;
-	fprintf(stderr, "\r\033[Kpyrospy: %.0f s, %llu samples (%.0f Hz), %llu stacks, %llu dropped, "
+	fprintf(stderr, "\r\033[Kpyrospy: %.0f s, %llu ticks (%.0f Hz), %llu samples, %llu dropped, "
 		"%llu late", res->elapsed, (unsigned long long)res->ticks,
 		res->elapsed > 0 ? (double)res->ticks / res->elapsed : 0.0,
 		(unsigned long long)p->total, (unsigned long long)res->dropped,
@@ -209,11 +209,35 @@ static int recording_tick(void *arg, const struct profile *p, const struct sampl
 	return 0;
 }
 
+/*
+ * The last line: what was taken, in the words of the status line, and
+ * what was lost and why; not with -q.
+ */
+static void closing_counts(const struct cli_opts *o, const struct sampler_result *res)
+{
+	if (o->quiet || !res->ticks)
+		return;
+	fprintf(stderr, "pyrospy: %.1f s, %llu ticks (%.1f Hz of %u asked", res->elapsed,
+		(unsigned long long)res->ticks,
+		res->elapsed > 0 ? (double)res->ticks / res->elapsed : 0.0, o->rate);
+	if (res->late)
+		fprintf(stderr, ", %llu late", (unsigned long long)res->late);
+	fprintf(stderr, "), %llu samples", (unsigned long long)res->stacks);
+	if (res->dropped)
+		fprintf(stderr, ", %llu dropped (changed under every read)",
+			(unsigned long long)res->dropped);
+	if (res->tags_dropped)
+		fprintf(stderr, ", %llu without their tags (the tags changed under the read)",
+			(unsigned long long)res->tags_dropped);
+	fputc('\n', stderr);
+}
+
 int cli_profile_target(struct cli_opts *o, struct target *t, pid_t pid, pid_t child,
 		       enum ended *why)
 {
 	struct recording rec = {
-		.live = !o->quiet && isatty(STDERR_FILENO),
+		/* not under exec: the command writes to the same terminal */
+		.live = !o->quiet && isatty(STDERR_FILENO) && strcmp(o->cmd, "exec"),
 		.no_lines = o->function,
 		.show_pid = o->subprocesses,
 		.max_bytes = o->max_memory,
@@ -316,11 +340,11 @@ int cli_profile_target(struct cli_opts *o, struct target *t, pid_t pid, pid_t ch
 		fprintf(stderr, "pyrospy: warning: the profile reached --max-memory %zu MiB: %llu "
 			"samples of new stacks are counted in [other] frames\n", o->max_memory >> 20,
 			(unsigned long long)(p.other > rec.other ? p.other : rec.other));
-	if (o->verbose || (!o->quiet && res.dropped * 100 > res.stacks + res.dropped))
+	if (o->verbose)
 		fprintf(stderr,
-			"pyrospy: %llu samples in %.1f s (%.0f Hz), %llu stacks, %llu dropped, "
+			"pyrospy: %llu ticks in %.1f s (%.0f Hz), %llu samples, %llu dropped, "
 			"%llu torn reads retried, %llu late, %.1f reads and %.0f us CPU per "
-			"sample\n",
+			"tick\n",
 			(unsigned long long)res.ticks, res.elapsed,
 			res.elapsed > 0 ? (double)res.ticks / res.elapsed : 0.0,
 			(unsigned long long)res.stacks, (unsigned long long)res.dropped,
@@ -328,7 +352,7 @@ int cli_profile_target(struct cli_opts *o, struct target *t, pid_t pid, pid_t ch
 			res.ticks ? (double)res.reads / (double)res.ticks : 0.0,
 			res.ticks ? res.cpu * 1e6 / (double)res.ticks : 0.0);
 	if (o->verbose && res.ticks)
-		fprintf(stderr, "pyrospy: %.1f ranges of the target's memory read per sample\n",
+		fprintf(stderr, "pyrospy: %.1f ranges of the target's memory read per tick\n",
 			(double)res.ranges / (double)res.ticks);
 	if (o->verbose && res.tags_dropped)
 		fprintf(stderr, "pyrospy: tags dropped %llu times (changed under the read, or a "
@@ -365,6 +389,7 @@ int cli_profile_target(struct cli_opts *o, struct target *t, pid_t pid, pid_t ch
 		if (wret != EXIT_OK)
 			ret = wret;
 	}
+	closing_counts(o, &res);
 	profile_release(&p);
 	return ret;
 }

@@ -41,16 +41,22 @@ const char report_usage[] =
 	"                         or a wall time, HH:MM:SS or YYYY-MM-DDTHH:MM:SS[Z]\n"
 	"      --until WHEN       only samples before WHEN (as --from)\n"
 	"      --pid PID          only the samples of process PID\n"
-	"      --thread TID|NAME  only the samples of this thread (repeatable: any of them)\n"
+	"      --thread TID|NAME  only this thread's samples (repeatable: any of them)\n"
 	"      --tag KEY=VALUE    only samples tagged so (repeatable: all of them);\n"
 	"                         KEY!=VALUE: only samples not tagged so\n"
-	"      --idle             keep the samples of idle threads (if recorded with --idle)\n"
+	"      --idle             keep idle threads' samples (if recorded with --idle)\n"
 	"      --gil              keep only samples of the thread holding the GIL/GVL\n"
 	"      --threads          put a 'thread (TID)' frame at the root of each stack\n"
 	"      --no-tags          merge the tag sets: no {k=v} frame at the root\n"
 	"      --function         aggregate by function, dropping line numbers\n"
 	"  -q, --quiet            print nothing but errors and warnings\n"
-	"  -h, --help             show this help\n";
+	"  -h, --help             show this help\n"
+	"\n"
+	"examples:\n"
+	"  pyrospy record --pid 1234 -d 60 -o web.raw\n"
+	"  pyrospy report web.raw --from 10 --until 20 -f flamegraph -o spike.svg\n"
+	"  pyrospy report web.raw --tag route=/cart -f summary\n"
+	"  pyrospy report web.raw --thread worker-1 -f speedscope -o worker.json\n";
 
 struct report_opts {
 	const char *in, *format, *output;
@@ -644,6 +650,17 @@ static const struct option long_opts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
+/* The long options' names, for cli_unknown_option() */
+static const char *const *long_names(const struct option *lo, const char **names, size_t cap)
+{
+	size_t n = 0;
+
+	for (; lo->name && n + 1 < cap; lo++)
+		names[n++] = lo->name;
+	names[n] = NULL;
+	return names;
+}
+
 /* Returns -1 to go on, or an exit status. */
 static int parse_opts(struct report_opts *o, int argc, char **argv)
 {
@@ -719,7 +736,12 @@ static int parse_opts(struct report_opts *o, int argc, char **argv)
 		default:
 			if (optopt)
 				return cli_usage_error("report", "unknown option '-%c'", optopt);
-			return cli_usage_error("report", "unknown option '%s'", argv[optind - 1]);
+			{
+				const char *names[64];
+
+				return cli_unknown_option("report", argv[optind - 1],
+							  long_names(long_opts, names, 64));
+			}
 		}
 	}
 	if (optind >= argc)

@@ -116,6 +116,17 @@ const struct out_ops *out_by_ext(const char *path);
  */
 int out_summary_rows(FILE *f, const struct profile *p, unsigned int max_rows);
 
+/*
+ * The same table, as top draws it: max_rows rows sorted by self (or by
+ * total), with mark the sorting column's title marked with '*', each row
+ * cut to width columns (0: whole); by_function merges a function's lines.
+ */
+struct out_table {
+	unsigned int max_rows, width;
+	int by_total, mark, by_function;
+};
+int out_summary_table(FILE *f, const struct profile *p, const struct out_table *t);
+
 /* The format named name, or NULL. */
 const struct out_ops *out_find(const char *name);
 

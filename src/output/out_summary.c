@@ -61,7 +61,34 @@ static int by_self(const void *a, const void *b)
 	return x->frame < y->frame ? -1 : x->frame > y->frame;
 }
 
-int out_summary_rows(FILE *f, const struct profile *p, unsigned int max_rows)
+static int by_total(const void *a, const void *b)
+{
+	const struct row *x = a, *y = b;
+
+	if (x->total != y->total)
+		return x->total < y->total ? 1 : -1;
+	/* as much under both: the caller (less of it its own) first */
+	if (x->self != y->self)
+		return x->self < y->self ? -1 : 1;
+	return x->frame < y->frame ? -1 : x->frame > y->frame;
+}
+
+/*
+ * s, sanitized, in at most cols columns (a code point a column): the
+ * rest is cut, at a character's start, never within one.
+ */
+static int put_cut(FILE *f, const char *s, unsigned int cols)
+{
+	const char *p = s;
+	unsigned int n = 0;
+
+	for (; *p; p++)
+		if (((unsigned char)*p & 0xc0) != 0x80 && n++ == cols)
+			break;
+	return fprintf(f, "%.*s", (int)(p - s), s) < 0 ? -1 : 0;
+}
+
+int out_summary_table(FILE *f, const struct profile *p, const struct out_table *t)
 {
 	struct profile view;
 	struct sum s = { 0 };
@@ -69,23 +96,32 @@ int out_summary_rows(FILE *f, const struct profile *p, unsigned int max_rows)
 	char buf[8192];
 	int ret = -1;
 
-	profile_project(p, 0, &view);
+	profile_project(p, t->by_function ? PROFILE_DROP_LINES : 0, &view);
 	s.row = xcalloc(view.nframe + 1, sizeof(*s.row));
 	for (uint32_t i = 0; i < view.nframe; i++)
 		s.row[i].frame = i;
 	profile_stacks(&view, tally, &s);
-	qsort(s.row, view.nframe, sizeof(*s.row), by_self);
+	qsort(s.row, view.nframe, sizeof(*s.row), t->by_total ? by_total : by_self);
 	total = view.total ? (double)view.total : 1.0;
-	if (fprintf(f, "%7s %7s %9s  %s\n", "%self", "%total", "samples", "function") < 0)
+	if (fprintf(f, "%7s %7s %9s  %s\n", t->mark && !t->by_total ? "%self*" : "%self",
+		    t->mark && t->by_total ? "%total*" : "%total", "samples", "function") < 0)
 		goto out;
-	for (uint32_t i = 0; i < view.nframe && i < max_rows; i++) {
+	for (uint32_t i = 0; i < view.nframe && i < t->max_rows; i++) {
 		const struct row *r = &s.row[i];
 
 		if (!r->total)
 			continue;
 		if (fprintf(f, "%7.1f %7.1f %9" PRIu64 "  ", 100.0 * (double)r->self / total,
-			    100.0 * (double)r->total / total, r->self) < 0 ||
-		    out_put_sanitized(f, out_frame_text(&view, r->frame, buf, sizeof(buf))) ||
+			    100.0 * (double)r->total / total, r->self) < 0)
+			goto out;
+		out_frame_text(&view, r->frame, buf, sizeof(buf));
+		/* as out_put_sanitized() writes it: ';' ':' and controls '?' */
+		for (char *c = buf; *c; c++)
+			if (*c == ';')
+				*c = ':';
+			else if ((unsigned char)*c < 0x20 || *c == 0x7f)
+				*c = '?';
+		if ((t->width > 27 ? put_cut(f, buf, t->width - 27) : fputs(buf, f) < 0) ||
 		    putc('\n', f) == EOF)
 			goto out;
 	}
@@ -94,6 +130,13 @@ out:
 	free(s.row);
 	profile_release(&view);
 	return ret;
+}
+
+int out_summary_rows(FILE *f, const struct profile *p, unsigned int max_rows)
+{
+	struct out_table t = { .max_rows = max_rows };
+
+	return out_summary_table(f, p, &t);
 }
 
 static int summary_write(FILE *f, const struct profile *p, const struct out_meta *meta)

@@ -319,6 +319,22 @@ static enum perr detect_python(struct target *t)
 	if (o) {
 		elfsym_lookup(&o->elf, "_PyRuntime", &s);
 		addr = s.value + o->bias;
+	} else if ((o = find_defining(t, "Py_InitModule4_64")) ||
+		   (o = find_defining(t, "Py_InitModule4"))) {
+		/*
+		 * Python 2's module API, which Python 3 has not: said as Python
+		 * 2, with the version its name gives (python2.7), else none.
+		 */
+		t->interp = o;
+		t->lang = TARGET_PYTHON;
+		name = base_name(o->path);
+		name += starts_with(name, "libpython") ? strlen("libpython") :
+			starts_with(name, "python") ? strlen("python") : 0;
+		if (parse_version(name, &t->major, &t->minor, &t->patch) && t->major == 2)
+			snprintf(t->version, sizeof(t->version), "%u.%u", t->major, t->minor);
+		else
+			snprintf(t->version, sizeof(t->version), "2");
+		return PERR_UNSUPPORTED;
 	} else {
 		o = t->lib.open ? &t->lib : &t->exe;
 		if (!o->open || elfsym_section(&o->elf, ".PyRuntime", &addr, &size))

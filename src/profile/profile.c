@@ -725,7 +725,8 @@ static int project_one(void *arg, const struct profile *src, const uint32_t *fra
 		    (f->kind == PROFILE_THREAD && !(pj->keep & PROFILE_KEEP_THREADS)))
 			continue;
 		ids[n++] = profile_frame(pj->dst, f->kind, profile_str(src, f->name),
-					 profile_str(src, f->file), f->line);
+					 profile_str(src, f->file),
+					 pj->keep & PROFILE_DROP_LINES ? 0 : f->line);
 	}
 	profile_add_path(pj->dst, ids, n, count);
 	free(ids);
@@ -737,7 +738,7 @@ void profile_project(const struct profile *src, unsigned int keep, struct profil
 	struct project pj = { dst, keep, NULL };
 
 	profile_init(dst);
-	dst->no_lines = src->no_lines;
+	dst->no_lines = src->no_lines || (keep & PROFILE_DROP_LINES);
 	profile_stacks(src, project_one, &pj);
 }
 

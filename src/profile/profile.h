@@ -149,13 +149,15 @@ uint32_t profile_str_id(struct profile *p, const char *s);
 
 #define PROFILE_KEEP_TAGS	1u
 #define PROFILE_KEEP_THREADS	2u
+#define PROFILE_DROP_LINES	4u	/* merge a function's lines: line 0 */
 
 /*
  * Copy src into dst (initialised here) keeping only the levels in keep:
  * without PROFILE_KEEP_THREADS, the stacks of all threads merge; without
  * PROFILE_KEEP_TAGS, those of all tag sets.  dst's nodes then start at the
  * first level kept.  Stacks without tags get no tag frame, so that a
- * program that sets none looks the same either way.
+ * program that sets none looks the same either way.  With
+ * PROFILE_DROP_LINES, a function's lines merge (as --function has them).
  */
 void profile_project(const struct profile *src, unsigned int keep, struct profile *dst);
 
