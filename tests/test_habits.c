@@ -477,3 +477,56 @@ Test(habits, closing_line, .timeout = 30)
 	free(out);
 	free(err);
 }
+
+/*
+ * dump --json --tasks: the asyncio tasks as a tree of objects, valid
+ * against the schema, holding the tasks the text --tasks shows (the same
+ * names, as many), on a Python of the old registry (3.11) and of the new
+ * one (3.14).
+ */
+static void dump_json_tasks(const struct interp *in)
+{
+	const char *sargs[] = { test_target_for(in, "asynctasks.py"), NULL };
+	char ready[64], pidbuf[32], cmd[2048], file[64], *out;
+	pid_t pid = test_start(in, sargs, ready, sizeof(ready));
+	unsigned int text = 0, json = 0;
+	const char *p;
+	int st;
+
+	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)pid);
+	snprintf(file, sizeof(file), "/tmp/pyrospy-tasks-%d.json", (int)getpid());
+	/* how many task lines the text has, then the digest of the JSON */
+	snprintf(cmd, sizeof(cmd),
+		 "%s dump --tasks %s | grep -c '^ *Task \"' && "
+		 "%s dump --json --tasks %s > %s && cd %s && node validate-dump.js "
+		 "%s/docs/dump-json.schema.json %s", getenv("PYROSPY"), pidbuf, getenv("PYROSPY"),
+		 pidbuf, file, TEST_CONSUMERS, SRCDIR, file);
+	out = test_run(cmd, &st);
+	test_stop(pid);
+	unlink(file);
+	cr_assert_eq(st, 0, "%s: %s", in->bin, out);
+	cr_assert_not_null(strstr(out, "\"valid\":true"), "%s: %s", in->bin, out);
+	cr_assert_eq(sscanf(out, "%u", &text), 1, "%s: %s", in->bin, out);
+	p = strstr(out, "\"tasks\":[");
+	cr_assert_not_null(p, "%s: %s", in->bin, out);
+	for (p += 9; *p && *p != ']'; p++)
+		json += *p == '"' && p[-1] != '\\';
+	json /= 2;
+	cr_assert(text > 10 && text == json, "%s: %u task lines in the text, %u in the JSON: %s",
+		  in->bin, text, json, out);
+	cr_assert(strstr(out, "\"gatherer\"") && strstr(out, "\"gathered-0\""), "%s: %s", in->bin,
+		  out);
+	free(out);
+}
+
+Test(habits, dump_json_tasks_3_11, .timeout = 30)
+{
+	static const struct interp py = { NULL, PY, TARGET_PYTHON, 3, 11 };
+
+	dump_json_tasks(&py);
+}
+
+Test(habits, dump_json_tasks_3_14, .timeout = 30)
+{
+	dump_json_tasks(&test_pythons[3]);
+}

@@ -206,7 +206,7 @@ static int dump_tasks(struct cli_opts *o, struct target *t, struct reader *r, in
 		cli_error("out of memory");
 		return EXIT_FAIL;
 	}
-	err = pytasks_dump(pr, t, f, &n, &why);
+	err = pytasks_dump(pr, t, f, o->json, &n, &why);
 	fputc('\0', f);
 	fclose(f);
 	if (child && (err == PERR_UNSUPPORTED || err == PERR_NOTFOUND)) {
@@ -229,8 +229,15 @@ static int dump_tasks(struct cli_opts *o, struct target *t, struct reader *r, in
 		free(text);
 		return cli_report_target(t, err);
 	}
-	printf("%sProcess %d (%s, %s %s): %u asyncio task%s\n%s", *any ? "\n" : "", (int)t->pid,
-	       t->comm, target_lang_name(t->lang), t->version, n, n == 1 ? "" : "s", text);
+	if (o->json) {
+		if (!*any)
+			fputs("{\"processes\": [", stdout);
+		dump_json_tasks(stdout, !*any, t, n, text);
+	} else {
+		printf("%sProcess %d (%s, %s %s): %u asyncio task%s\n%s", *any ? "\n" : "",
+		       (int)t->pid, t->comm, target_lang_name(t->lang), t->version, n,
+		       n == 1 ? "" : "s", text);
+	}
 	*any = 1;
 	if (o->verbose)
 		fprintf(stderr, "pyrospy: %s; %llu reads\n", reader_describe(r),
@@ -357,8 +364,6 @@ int cli_dump(struct cli_opts *o)
 	pid_t *kids = NULL;
 	int n, ret, kret, dumped, any = 0;
 
-	if (o->json && o->tasks)
-		return cli_usage_error("dump", "--json shows threads; --tasks has no JSON form");
 	ret = dump_one(o, o->pid, &any, &dumped);
 	if (!o->subprocesses || ret != EXIT_OK) {
 		if (any && o->json)

@@ -5,16 +5,14 @@
 #include <string.h>
 
 #include "cmd/dump_json.h"
-#include "output/out.h"
 #include "proc/target.h"
 #include "stack/stack.h"
+#include "util/utf8.h"
 
 /* "s", escaped: s is valid UTF-8, as the readers and dump's sanitizing make it */
 static void str(FILE *f, const char *s)
 {
-	putc('"', f);
-	out_put_escaped(f, s, 0);
-	putc('"', f);
+	utf8_put_json(f, s);
 }
 
 /* dump's --locals text of a frame: one string a line */
@@ -82,13 +80,26 @@ void dump_json_other(FILE *f, int first, long tid, const char *name, int running
 	fprintf(f, ", \"state\": \"%s\", \"frames\": []}", running ? "running" : "idle");
 }
 
-void dump_json_process(FILE *f, int first, const struct target *t, const char *threads,
-		       unsigned long not_listed)
+/* {"pid": N, "name": ..., "language": ..., "version": ... (left open) */
+static void process_head(FILE *f, int first, const struct target *t)
 {
 	fprintf(f, "%s\n  {\"pid\": %d, \"name\": ", first ? "" : ",", (int)t->pid);
 	str(f, t->comm);
 	fprintf(f, ", \"language\": \"%s\", \"version\": ", target_lang_name(t->lang));
 	str(f, t->version);
+}
+
+void dump_json_tasks(FILE *f, int first, const struct target *t, unsigned int ntasks,
+		     const char *members)
+{
+	process_head(f, first, t);
+	fprintf(f, ", \"tasks\": %u, %s}", ntasks, members);
+}
+
+void dump_json_process(FILE *f, int first, const struct target *t, const char *threads,
+		       unsigned long not_listed)
+{
+	process_head(f, first, t);
 	if (not_listed)
 		fprintf(f, ", \"threads_not_listed\": %lu", not_listed);
 	fprintf(f, ", \"threads\": [%s]}", threads);

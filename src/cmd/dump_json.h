@@ -20,7 +20,9 @@ struct target;
  * there is one; "interpreter" or "ractor" only where dump's text says
  * them; "locals" (--locals) the lines dump's text shows under a frame;
  * "truncated": true when the outermost frames are not shown.  Every
- * string is the text dump prints, escaped for JSON.
+ * string is the text dump prints, escaped for JSON.  With --tasks, a
+ * process has "tasks" (their number) and "task_groups" instead of
+ * "threads".
  */
 
 /* One thread the interpreter showed, into f; first: no comma before it. */
@@ -35,5 +37,12 @@ void dump_json_other(FILE *f, int first, long tid, const char *name, int running
  */
 void dump_json_process(FILE *f, int first, const struct target *t, const char *threads,
 		       unsigned long not_listed);
+
+/*
+ * One process's asyncio tasks (--tasks): ntasks of them, members the
+ * JSON members pytasks_dump() wrote.  first as above.
+ */
+void dump_json_tasks(FILE *f, int first, const struct target *t, unsigned int ntasks,
+		     const char *members);
 
 #endif

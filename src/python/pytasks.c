@@ -13,6 +13,7 @@
 #include "python/pyvm.h"
 #include "proc/rmem.h"
 #include "proc/target.h"
+#include "util/utf8.h"
 #include "util/xalloc.h"
 
 /*
@@ -82,6 +83,7 @@ struct tasks {
 	size_t *child, *first;		/* tasks awaited by task i: child[first[i] .. first[i+1]) */
 	size_t printed;			/* task lines printed */
 	int cut;			/* and the budget for them ran out */
+	int json;			/* print JSON (pytasks_dump()) */
 	size_t *queue;			/* of reach() and below(), one slot per task */
 	uint32_t *seen, stamp;		/* below(): seen[i] == stamp, counted this time */
 	size_t work;			/* links below() followed, up to CUT_WORK */
@@ -852,6 +854,55 @@ static void print_task(struct tasks *ts, FILE *f, size_t ki, int depth)
 	k->printing = 0;
 }
 
+/*
+ * print_task() in JSON: {"name", "state", "frames", and "cycle": true, or
+ * "awaits": [...] and, cut at the depth limit, "not_shown": N}; *first:
+ * no comma before it.  The same budget of tasks printed.
+ */
+static void json_task(struct tasks *ts, FILE *f, size_t ki, int depth, int *first)
+{
+	struct ptask *k = &ts->task[ki];
+	int sub = 1;
+
+	if (ts->printed >= PYTASKS_LINES) {
+		ts->cut = 1;
+		return;
+	}
+	ts->printed++;
+	fputs(*first ? "{\"name\": " : ", {\"name\": ", f);
+	*first = 0;
+	utf8_put_json(f, k->name);
+	fprintf(f, ", \"state\": \"%s\", \"frames\": [", state_str(k->state));
+	for (unsigned int i = k->nframe; i-- > 0;) {
+		fputs(i + 1 == k->nframe ? "{\"name\": " : ", {\"name\": ", f);
+		utf8_put_json(f, k->frame[i].name);
+		if (*k->frame[i].file) {
+			fputs(", \"file\": ", f);
+			utf8_put_json(f, k->frame[i].file);
+		}
+		if (k->frame[i].line > 0)
+			fprintf(f, ", \"line\": %d", k->frame[i].line);
+		putc('}', f);
+	}
+	putc(']', f);
+	if (k->printing) {
+		fputs(", \"cycle\": true}", f);
+		return;
+	}
+	if (ts->first[ki] != ts->first[ki + 1] && depth + 1 >= TREE_DEPTH) {
+		size_t n = below(ts, ki);
+
+		fprintf(f, ", \"not_shown\": %zu}", n ? n : 1);
+		return;
+	}
+	fputs(", \"awaits\": [", f);
+	k->printing = 1;
+	for (size_t c = ts->first[ki]; c < ts->first[ki + 1]; c++)
+		json_task(ts, f, ts->child[c], depth + 1, &sub);
+	k->printing = 0;
+	fputs("]}", f);
+}
+
 /* A task at the top: nobody awaits it, or only what is not a task. */
 static int is_root(struct tasks *ts, const struct ptask *k)
 {
@@ -881,7 +932,14 @@ static void print_tree(struct tasks *ts, FILE *f)
 
 		for (end = i; end < ts->ntask && ts->task[end].tid == tid; end++)
 			;
-		if (tid)
+		int first = 1;
+
+		if (ts->json && tid)
+			fprintf(f, "%s{\"thread\": %d, \"tasks\": [", i ? ", " : "", (int)tid);
+		else if (ts->json)
+			fprintf(f, "%s{\"no_thread\": \"%s\", \"tasks\": [", i ? ", " : "",
+				ts->old ? "loops no thread runs" : "threads that ended");
+		else if (tid)
 			fprintf(f, "\nThread %d: %zu task%s\n", (int)tid, end - i,
 				end - i == 1 ? "" : "s");
 		else if (ts->old)
@@ -889,16 +947,27 @@ static void print_tree(struct tasks *ts, FILE *f)
 		else
 			fprintf(f, "\nTasks of threads that ended: %zu\n", end - i);
 		for (size_t j = i; j < end; j++)
-			if (is_root(ts, &ts->task[j]))
-				print_task(ts, f, j, 0);
+			if (is_root(ts, &ts->task[j])) {
+				if (ts->json)
+					json_task(ts, f, j, 0, &first);
+				else
+					print_task(ts, f, j, 0);
+			}
 		/* only in a cycle of awaits (no real program has one): at the top too */
 		for (size_t j = i; j < end; j++)
 			if (!ts->task[j].reached) {
-				print_task(ts, f, j, 0);
+				if (ts->json)
+					json_task(ts, f, j, 0, &first);
+				else
+					print_task(ts, f, j, 0);
 				reach(ts, j);
 			}
+		if (ts->json)
+			fputs("]}", f);
 	}
-	if (ts->cut)
+	if (ts->json)
+		fprintf(f, "]%s", ts->cut ? ", \"cut\": true" : "");
+	else if (ts->cut)
 		fprintf(f, "[cut: more than %u task lines, the same tasks under many others]\n",
 			PYTASKS_LINES);
 }
@@ -985,10 +1054,10 @@ static void keep_stable(struct tasks *ts, struct tasks *again, struct tasks *par
 	free(stable);
 }
 
-enum perr pytasks_dump(struct pyreader *pr, struct target *t, FILE *f, unsigned int *ntasks,
-		       const char **why)
+enum perr pytasks_dump(struct pyreader *pr, struct target *t, FILE *f, int json,
+		       unsigned int *ntasks, const char **why)
 {
-	struct tasks ts = { .pr = pr, .t = t }, part;
+	struct tasks ts = { .pr = pr, .t = t, .json = json }, part;
 	size_t hidden = 0;
 	uint64_t sig = 0, sig2 = 0;
 	enum perr err;
@@ -1061,14 +1130,19 @@ enum perr pytasks_dump(struct pyreader *pr, struct target *t, FILE *f, unsigned 
 	}
 	if (!err) {
 		*ntasks = (unsigned int)ts.ntask;
+		if (json)
+			fputs("\"task_groups\": [", f);
 		print_tree(&ts, f);
 	} else if (!perr_is_fatal(err) && err != PERR_UNSUPPORTED && err != PERR_TOOBIG &&
 		   err != PERR_NOTFOUND && (part.ntask || hidden)) {
 		/* never one whole read: the last two that read alike in part */
 		*ntasks = (unsigned int)part.ntask;
-		fprintf(f, "[not shown: %zu task%s that started, ended or changed under each of %d "
-			"reads, and the tasks only they await]\n", hidden, hidden == 1 ? "" : "s",
-			PYTASKS_TRIES);
+		if (json)
+			fprintf(f, "\"not_shown\": %zu, \"task_groups\": [", hidden);
+		else
+			fprintf(f, "[not shown: %zu task%s that started, ended or changed under each "
+				"of %d reads, and the tasks only they await]\n", hidden,
+				hidden == 1 ? "" : "s", PYTASKS_TRIES);
 		print_tree(&part, f);
 		err = PERR_OK;
 	} else if (err == PERR_TOOBIG) {

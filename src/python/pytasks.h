@@ -52,8 +52,10 @@ struct target;
  * can read (*why says which); PERR_NOTFOUND when the program has not
  * imported asyncio (nothing to show); PERR_CORRUPT when every read was
  * torn or what was read does not hold together (*why says which).
+ * With json, the members "task_groups" (and "not_shown", "cut") of a JSON
+ * object instead (dump --json; its schema: docs/dump-json.schema.json).
  */
-enum perr pytasks_dump(struct pyreader *pr, struct target *t, FILE *f, unsigned int *ntasks,
-		       const char **why);
+enum perr pytasks_dump(struct pyreader *pr, struct target *t, FILE *f, int json,
+		       unsigned int *ntasks, const char **why);
 
 #endif

@@ -177,3 +177,23 @@ size_t utf8_sanitize(char *out, size_t cap, const void *data, size_t len)
 	out[o] = '\0';
 	return o;
 }
+
+int utf8_put_json(FILE *f, const char *s)
+{
+	if (putc('"', f) == EOF)
+		return -1;
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		int r;
+
+		if (c == '"' || c == '\\')
+			r = fprintf(f, "\\%c", c);
+		else if (c < 0x20)
+			r = fprintf(f, "\\u%04x", c);
+		else
+			r = putc(c, f);
+		if (r < 0)
+			return -1;
+	}
+	return putc('"', f) == EOF ? -1 : 0;
+}

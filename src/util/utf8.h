@@ -3,6 +3,7 @@
 #define PYROSPY_UTF8_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 /*
  * Text from a target (names of functions, files, threads, the process;
@@ -50,5 +51,12 @@ int utf8_clean(const char *s, size_t n);
  * written.
  */
 size_t utf8_sanitize(char *out, size_t cap, const void *data, size_t len);
+
+/*
+ * s as a JSON string, quotes included: '"' and '\\' escaped, control
+ * characters as \\u00XX.  s is valid UTF-8 (sanitized).  0, or -1 when
+ * writing failed.
+ */
+int utf8_put_json(FILE *f, const char *s);
 
 #endif

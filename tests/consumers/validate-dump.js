@@ -6,18 +6,20 @@ const Ajv = require('ajv');
 
 const schema = JSON.parse(fs.readFileSync(process.argv[2], 'utf8'));
 const file = JSON.parse(fs.readFileSync(process.argv[3], 'utf8'));
-const ajv = new Ajv({ allErrors: true, strict: true });
+const ajv = new Ajv({ allErrors: true, strict: true, strictRequired: false });
 const validate = ajv.compile(schema);
 if (!validate(file)) {
 	console.log(JSON.stringify({ valid: false, errors: validate.errors }));
 	process.exit(1);
 }
 const p = file.processes[0];
+const tasks = (ts) => ts.flatMap((t) => [t.name, ...tasks(t.awaits || [])]);
 console.log(JSON.stringify({
 	valid: true,
 	pid: p.pid,
 	language: p.language,
-	threads: p.threads.length,
-	frames: p.threads.flatMap((t) => t.frames.map((f) => f.name)),
-	locals: p.threads.flatMap((t) => t.frames.flatMap((f) => f.locals || [])),
+	threads: p.threads ? p.threads.length : 0,
+	tasks: (p.task_groups || []).flatMap((g) => tasks(g.tasks)),
+	frames: (p.threads || []).flatMap((t) => t.frames.map((f) => f.name)),
+	locals: (p.threads || []).flatMap((t) => t.frames.flatMap((f) => f.locals || [])),
 }));
