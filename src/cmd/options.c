@@ -56,6 +56,7 @@ static const char usage_exec[] =
 static const char usage_top[] =
 	"usage: pyrospy top --pid PID|--pid-of PATTERN [-r HZ] [-d SECS] [--idle] [--gil]\n"
 	"                   [--gvl-wait] [--no-gc] [--async] [--read-only] [--max-memory SIZE]\n"
+	"                   [--full-paths]\n"
 	"\n"
 	"A live table of the functions taking the most samples, by self and total,\n"
 	"refreshed every second; q or Ctrl-C quits.\n";
@@ -72,7 +73,7 @@ static const char usage_serve[] =
 	"The address it listens on is said on stderr.\n";
 static const char usage_dump[] =
 	"usage: pyrospy dump --pid PID|--pid-of PATTERN [--subprocesses] [--locals] [--tasks]\n"
-	"                    [--no-gc] [-q] [-v]\n"
+	"                    [--no-gc] [--full-paths] [-q] [-v]\n"
 	"\n"
 	"Print every thread's stack once, innermost frame first, with its thread id,\n"
 	"name, whether it holds the GIL/GVL and whether it is running or idle.\n"
@@ -82,7 +83,8 @@ static const char usage_dump[] =
 	"      --tasks            the asyncio tasks instead (Python 3.8+):\n"
 	"                         each with its name, state and the coroutines where\n"
 	"                         it waits, under each task awaiting it\n"
-	"      --no-gc            no (garbage collection) frame on the collecting thread\n";
+	"      --no-gc            no (garbage collection) frame on the collecting thread\n"
+	"      --full-paths       whole file paths, not the short forms (see pyrospy(1))\n";
 static const char usage_options[] =
 	"\n"
 	"options:\n"
@@ -115,6 +117,8 @@ static const char usage_options[] =
 	"      --read-only        never write into the target (CPython 3.15+: no\n"
 	"                         last_profiled_frame; every sample reads whole stacks)\n"
 	"      --function         aggregate by function, dropping line numbers\n"
+	"      --full-paths       whole file paths in flamegraph, summary, top and dump,\n"
+	"                         not the short forms (json/encoder.py; see pyrospy(1))\n"
 	"      --max-memory SIZE  the most a profile's names and stacks may hold, 1M to\n"
 	"                         64G (default: 256M); past it, new stacks are counted\n"
 	"                         in [other] frames\n"
@@ -262,7 +266,7 @@ enum {
 	OPT_INSECURE, OPT_CACERT, OPT_INGEST_FORMAT, OPT_PID_OF, OPT_PROTOCOL, OPT_RAW, OPT_LOCALS,
 	OPT_TASKS, OPT_LISTEN, OPT_NO_GC, OPT_GVL_WAIT, OPT_ASYNC, OPT_READ_ONLY, OPT_MAX_MEMORY,
 	OPT_ALLOW_HOST,
-	OPT_USER, OPT_AS_ROOT, OPT_AUTH_TOKEN_FILE, OPT_BASIC_AUTH_FILE,
+	OPT_USER, OPT_AS_ROOT, OPT_AUTH_TOKEN_FILE, OPT_BASIC_AUTH_FILE, OPT_FULL_PATHS,
 };
 
 static const struct option long_opts[] = {
@@ -280,6 +284,7 @@ static const struct option long_opts[] = {
 	{ "no-tags", no_argument, NULL, OPT_NO_TAGS },
 	{ "no-gc", no_argument, NULL, OPT_NO_GC },
 	{ "function", no_argument, NULL, OPT_FUNCTION },
+	{ "full-paths", no_argument, NULL, OPT_FULL_PATHS },
 	{ "subprocesses", no_argument, NULL, OPT_SUBPROCESSES },
 	{ "locals", no_argument, NULL, OPT_LOCALS },
 	{ "tasks", no_argument, NULL, OPT_TASKS },
@@ -346,6 +351,8 @@ static unsigned int opt_cmds(int c)
 		return CMD_EXEC;
 	case OPT_MAX_MEMORY:
 		return CMD_RECORD | CMD_EXEC | CMD_TOP | CMD_SERVE;
+	case OPT_FULL_PATHS:
+		return CMD_RECORD | CMD_EXEC | CMD_DUMP | CMD_TOP;
 	case 'q': case 'v': case 'h': case 'V': case OPT_NO_GC:
 		return CMD_ALL;
 	default:	/* what shapes a profile file or an upload */
@@ -556,6 +563,9 @@ int cli_parse_opts(struct cli_opts *o, int argc, char **argv)
 			break;
 		case OPT_NO_GC:
 			o->no_gc = 1;
+			break;
+		case OPT_FULL_PATHS:
+			o->full_paths = 1;
 			break;
 		case OPT_FUNCTION:
 			o->function = 1;

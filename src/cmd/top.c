@@ -17,6 +17,7 @@
 
 struct top {
 	const struct target *t;
+	int full_paths;			/* --full-paths */
 	int tty;			/* stdin is a terminal in raw mode */
 };
 
@@ -36,7 +37,7 @@ static int top_tick(void *arg, const struct profile *p, const struct sampler_res
 	       top->t->version, res->elapsed, (unsigned long long)p->total,
 	       res->elapsed > 0 ? (double)res->ticks / res->elapsed : 0.0,
 	       (unsigned long long)res->dropped);
-	out_summary_rows(stdout, p, rows - 4);
+	out_summary_rows(stdout, p, rows - 4, top->full_paths);
 	fflush(stdout);
 	while (top->tty && read(STDIN_FILENO, &c, 1) == 1)
 		if (c == 'q' || c == 'Q')
@@ -49,7 +50,7 @@ int cli_top(struct cli_opts *o)
 {
 	struct termios saved, raw;
 	struct target t;
-	struct top top = { &t, 0 };
+	struct top top = { &t, o->full_paths, 0 };
 	struct sampler_opts so = {
 		.rate = o->rate,
 		.duration = o->duration,

@@ -7,6 +7,7 @@
 
 #include "output/out.h"
 #include "profile/profile.h"
+#include "profile/shortpath.h"
 #include "util/xalloc.h"
 
 /*
@@ -61,8 +62,9 @@ static int by_self(const void *a, const void *b)
 	return x->frame < y->frame ? -1 : x->frame > y->frame;
 }
 
-int out_summary_rows(FILE *f, const struct profile *p, unsigned int max_rows)
+int out_summary_rows(FILE *f, const struct profile *p, unsigned int max_rows, int full_paths)
 {
+	struct shortpath *sp = full_paths ? NULL : shortpath_new(p);
 	struct profile view;
 	struct sum s = { 0 };
 	double total;
@@ -85,12 +87,13 @@ int out_summary_rows(FILE *f, const struct profile *p, unsigned int max_rows)
 			continue;
 		if (fprintf(f, "%7.1f %7.1f %9" PRIu64 "  ", 100.0 * (double)r->self / total,
 			    100.0 * (double)r->total / total, r->self) < 0 ||
-		    out_put_sanitized(f, out_frame_text(&view, r->frame, buf, sizeof(buf))) ||
+		    out_put_sanitized(f, out_frame_label(&view, r->frame, sp, buf, sizeof(buf))) ||
 		    putc('\n', f) == EOF)
 			goto out;
 	}
 	ret = 0;
 out:
+	shortpath_free(sp);
 	free(s.row);
 	profile_release(&view);
 	return ret;
@@ -101,7 +104,7 @@ static int summary_write(FILE *f, const struct profile *p, const struct out_meta
 	if (fprintf(f, "%s: %" PRIu64 " samples in %.1f s at %u Hz\n\n",
 		    meta->title ? meta->title : "pyrospy", p->total, meta->duration, meta->rate) < 0)
 		return -1;
-	return out_summary_rows(f, p, UINT32_MAX);
+	return out_summary_rows(f, p, UINT32_MAX, meta->full_paths);
 }
 
 const struct out_ops out_summary = {
