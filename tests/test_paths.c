@@ -219,6 +219,20 @@ static void check(pid_t pid, const char *const *shorts, const char *const *full,
 	text = slurp(svg, 0);
 	lacks("svg --full-paths", text, "data-l=");
 	free(text);
+	/* a differential flame graph, of the recording against itself */
+	free(run("diff", raw, raw, "-q", "-o", svg, NULL));
+	text = slurp(svg, 0);
+	normal("diff", text);
+	snprintf(need, sizeof(need), " (%s", shorts[1]);
+	has("diff labels", text, need);
+	has("diff labels", text, "data-l=");
+	free(text);
+	free(run("diff", raw, raw, "-q", "--full-paths", "-o", svg, NULL));
+	text = slurp(svg, 0);
+	lacks("diff --full-paths", text, "data-l=");
+	snprintf(need, sizeof(need), " (%s", full[1]);
+	has("diff --full-paths", text, need);
+	free(text);
 
 	/* the formats tools read: whole paths, normalised */
 	free(run("report", raw, "-f", "pprof", "-o", pb, NULL));
