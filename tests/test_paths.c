@@ -416,3 +416,35 @@ Test(paths, collision)
 	lacks("summary", text, "spin (mymod/core.py");
 	free(text);
 }
+
+/*
+ * A Ruby script started as ../app.rb: a path no lexical rule can make
+ * whole, so the iseq's real path (absolute, Ruby's own) is shown.
+ */
+Test(paths, ruby_relative_up)
+{
+	char cmd[600], p[16], need[400];
+	const char *args[] = { "-c", cmd, NULL };
+	char *text;
+	pid_t pid;
+
+	make_dir(NULL);
+	put("app.rb", "require_relative 'helper'\n$stdout.puts 'ready'\n$stdout.flush\n"
+		      "loop { Helper.work }\n");
+	put("helper.rb", rb_helper);
+	own_dir();
+	snprintf(cmd, sizeof(cmd), "cd '%s/sub' && exec /usr/bin/ruby3.1 ../app.rb", dir);
+	pid = start(NULL, "/bin/sh", args);
+	snprintf(p, sizeof(p), "%d", (int)pid);
+	text = run("dump", "--pid", p, NULL);
+	lacks("dump", text, "../app.rb");
+	has("dump", text, "<main> (app.rb:");
+	free(text);
+	text = run("dump", "--full-paths", "--pid", p, NULL);
+	test_stop(pid);
+	target = 0;
+	lacks("dump --full-paths", text, "../app.rb");
+	snprintf(need, sizeof(need), "<main> (%s/app.rb:", dir);
+	has("dump --full-paths", text, need);
+	free(text);
+}
