@@ -448,3 +448,35 @@ Test(paths, ruby_relative_up)
 	has("dump --full-paths", text, need);
 	free(text);
 }
+
+/*
+ * What report reads is normalised too: a folded profile of nobody's with
+ * "..", "." and doubled slashes, written out folded (whole paths) and as
+ * a summary (short ones: the app's directory from its <module> frame).
+ */
+Test(paths, report_of_folded)
+{
+	char in[600], *text;
+
+	make_dir(NULL);
+	put("in.txt", "<module> (/srv/app/build/../main.py:3);work (/srv/app/./lib//x.py:7) 5\n"
+		      "<module> (/srv/app/build/../main.py:3);dumps "
+		      "(/usr/lib/python3.11/json/../json/__init__.py:231) 2\n"
+		      "<main> (./bin/../app.rb:1);Set#add (/usr/lib/ruby/3.1.0/./set.rb:9) 1\n");
+	own_dir();
+	snprintf(in, sizeof(in), "%s/in.txt", hostdir);
+	text = run("report", in, "-f", "folded", NULL);
+	normal("folded", text);
+	lacks("folded", text, "//");
+	has("folded", text, "<module> (/srv/app/main.py:3);work (/srv/app/lib/x.py:7) 5");
+	has("folded", text, "dumps (/usr/lib/python3.11/json/__init__.py:231) 2");
+	has("folded", text, "<main> (app.rb:1);Set#add (/usr/lib/ruby/3.1.0/set.rb:9) 1");
+	free(text);
+	text = run("report", in, "-f", "summary", NULL);
+	normal("summary", text);
+	has("summary", text, "work (lib/x.py:7)");
+	has("summary", text, "dumps (json/__init__.py:231)");
+	has("summary", text, "Set#add (set.rb:9)");
+	has("summary", text, "<main> (app.rb:1)");
+	free(text);
+}
