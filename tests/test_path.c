@@ -116,6 +116,23 @@ Test(shortpath, never_two_files_alike)
 	profile_release(&p);
 }
 
+Test(shortpath, script_in_root_takes_no_slash)
+{
+	static const char *const fr[] = {
+		"<module>", "/app.py",
+		"a", "/opt/x/y.py",
+	};
+	struct profile p;
+	struct shortpath *sp;
+
+	profile_init(&p);
+	add(&p, fr, 2);
+	sp = shortpath_new(&p);
+	cr_assert_str_eq(shortpath_get(sp, fr[3]), "/opt/x/y.py");
+	shortpath_free(sp);
+	profile_release(&p);
+}
+
 Test(profile, normalises_files_read_back)
 {
 	struct profile p;

@@ -120,7 +120,8 @@ static uint32_t app_dirs(const struct profile *p, const char **dir, size_t *len)
 			continue;
 		file = profile_str(p, f->file);
 		slash = strrchr(file, '/');
-		if (*file == '<' || !slash)
+		/* a script in / would take the slash of every other path */
+		if (*file == '<' || !slash || slash == file)
 			continue;
 		for (k = 0; k < n && (len[k] != (size_t)(slash + 1 - file) ||
 				      strncmp(dir[k], file, len[k])); k++)
