@@ -360,7 +360,7 @@ Test(dump, python_threads, .timeout = 30)
 Test(dump, python_threads_freethreaded, .timeout = 30)
 {
 	const char *want[] = { "    busy0 (", "    busy1 (", "    busy2 (", "    busy3 (",
-			       "    <module> (/tmp/threads.py:", ", Python 3.13.", "t): 6 threads",
+			       "    <module> (threads.py:", ", Python 3.13.", "t): 6 threads",
 			       NULL };
 
 	check_dump(&test_pythons_ft[0], "threads.py", 6, want, "holds the GIL");

@@ -34,7 +34,7 @@ static char *svg_meta(const struct profile *p, const char *title, int threads, i
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
-	struct out_meta meta = { title, 2.0, 100, 0, threads, no_tags };
+	struct out_meta meta = { title, 2.0, 100, 0, threads, no_tags, 0 };
 
 	cr_assert(f);
 	cr_assert_eq(out_flamegraph.write(f, p, &meta), 0);
@@ -297,7 +297,7 @@ Test(flamegraph, stable_colours)
 
 Test(flamegraph, write_error_sets_errno)
 {
-	struct out_meta meta = { "pid 42", 2.0, 100, 0, 0, 0 };
+	struct out_meta meta = { "pid 42", 2.0, 100, 0, 0, 0, 0 };
 	struct profile p;
 	FILE *f = fopen("/dev/full", "w");
 

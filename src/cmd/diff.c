@@ -13,6 +13,7 @@
 #include "output/out.h"
 #include "output/outfile.h"
 #include "profile/profile.h"
+#include "profile/shortpath.h"
 #include "cmd/report.h"
 #include "util/xalloc.h"
 
@@ -54,6 +55,7 @@ const char diff_usage[] =
 	"      --new-from WHEN    only NEW's samples from WHEN on\n"
 	"      --new-until WHEN   only NEW's samples before WHEN\n"
 	"      --absolute         compare samples, not shares of each side's samples\n"
+	"      --full-paths       whole file paths, not the short forms (see pyrospy(1))\n"
 	"  -q, --quiet            print nothing but errors and warnings\n"
 	"  -h, --help             show this help\n"
 	"\n"
@@ -74,7 +76,7 @@ struct diff_side {
 
 struct diff_opts {
 	const char *format, *output;
-	int absolute, quiet;
+	int absolute, quiet, full_paths;
 };
 
 struct diff {
@@ -82,6 +84,7 @@ struct diff {
 	uint64_t *base, *next;	/* per node of u: total in BASE, in NEW */
 	uint64_t *base_self, *next_self;
 	uint64_t base_total, new_total;
+	struct shortpath *sp;	/* the union's short paths; NULL with --full-paths */
 };
 
 /* Append ", what" (or " [what" first) to a side's label of filters. */
@@ -96,7 +99,7 @@ static void side_note(struct diff_side *s, const char *what, const char *arg)
 
 enum {
 	OPT_BASE = 256, OPT_NEW, OPT_BASE_FROM, OPT_BASE_UNTIL, OPT_NEW_FROM, OPT_NEW_UNTIL,
-	OPT_ABSOLUTE,
+	OPT_ABSOLUTE, OPT_FULL_PATHS,
 };
 
 static const struct option long_opts[] = {
@@ -109,6 +112,7 @@ static const struct option long_opts[] = {
 	{ "new-from", required_argument, NULL, OPT_NEW_FROM },
 	{ "new-until", required_argument, NULL, OPT_NEW_UNTIL },
 	{ "absolute", no_argument, NULL, OPT_ABSOLUTE },
+	{ "full-paths", no_argument, NULL, OPT_FULL_PATHS },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -187,6 +191,9 @@ static int parse_opts(struct diff_opts *o, struct diff_side *base, struct diff_s
 			break;
 		case OPT_ABSOLUTE:
 			o->absolute = 1;
+			break;
+		case OPT_FULL_PATHS:
+			o->full_paths = 1;
 			break;
 		case 'q':
 			o->quiet = 1;
@@ -309,7 +316,7 @@ static int summary_row(FILE *f, const struct diff *d, const struct diff_row *r, 
 	if (fprintf(f, absolute ? "%+9.0f" : "%+9.2f", r->delta) < 0 ||
 	    fprintf(f, " %7.2f %7.2f %9" PRIu64 " %9" PRIu64 "  ", 100.0 * (double)r->base / bt,
 		    100.0 * (double)r->next / nt, r->base, r->next) < 0 ||
-	    out_put_sanitized(f, out_frame_text(&d->u, r->frame, buf, sizeof(buf))) ||
+	    out_put_sanitized(f, out_frame_label(&d->u, r->frame, d->sp, buf, sizeof(buf))) ||
 	    putc('\n', f) == EOF)
 		return -1;
 	return 0;
@@ -407,6 +414,7 @@ static int diff_flamegraph(FILE *f, const struct diff *d, const struct diff_side
 	meta.title = title;
 	meta.rate = next->info.rate;
 	meta.duration = next->info.duration;
+	meta.full_paths = !d->sp;
 	ret = out_flamegraph_diff(f, v, ntag + 1, &meta);
 	for (size_t i = 1; i <= ntag; i++)
 		diff_release(&dt[i]);
@@ -465,6 +473,8 @@ int diff_main(int argc, char **argv)
 	if (ret != EXIT_OK)
 		goto out;
 	diff_build(&d, &base.p, &next.p);
+	if (!o.full_paths)
+		d.sp = shortpath_new(&d.u);
 	ret = cli_output_open(&of, o.output ? o.output : summary ? "-" : NULL, "diff",
 			      summary ? "txt" : "svg");
 	if (ret != EXIT_OK)
@@ -484,6 +494,7 @@ int diff_main(int argc, char **argv)
 			summary ? "summary" : "flame graph", of.path,
 			(unsigned long long)d.base_total, (unsigned long long)d.new_total);
 out:
+	shortpath_free(d.sp);
 	diff_release(&d);
 	profile_release(&base.p);
 	profile_release(&next.p);

@@ -18,6 +18,8 @@
 #include "cmd/session.h"
 #include "proc/ptree.h"
 #include "proc/target.h"
+#include "profile/profile.h"
+#include "profile/shortpath.h"
 #include "python/pytasks.h"
 #include "sample/reader.h"
 #include "stack/stack.h"
@@ -32,7 +34,33 @@ struct dump {
 	size_t ntid, atid;
 	int json;		/* --json: dump_json.h */
 	unsigned long more;	/* threads with no frames not listed */
+	struct profile prof;	/* the stacks again: their files' short forms */
 };
+
+/*
+ * In d->f, a file is "\001ID\002", its string id in d->prof: printed by
+ * dump_print() once every stack is known, as a short path (the app's
+ * directory is that of the main thread's outermost frame).  No control
+ * character reaches a name (util/utf8.h), so none is taken for one.
+ */
+#define FILE_START '\001'
+#define FILE_END '\002'
+
+static void dump_print(const char *text, const struct profile *p, const struct shortpath *sp)
+{
+	for (;;) {
+		size_t n = strcspn(text, "\001");
+		char *end;
+		unsigned long id;
+
+		fwrite(text, 1, n, stdout);
+		if (!text[n])
+			return;
+		id = strtoul(text + n + 1, &end, 10);
+		fputs(shortpath_get(sp, profile_str(p, (uint32_t)id)), stdout);
+		text = *end == FILE_END ? end + 1 : end;
+	}
+}
 
 #define DUMP_OTHERS_MAX	4096	/* threads with no interpreter frames listed, at most */
 
@@ -77,15 +105,19 @@ static void dump_thread(void *arg, const struct stack *st)
 		fprintf(d->f, "    [truncated: the outermost frames are not shown]\n");
 	else if (!st->depth)
 		fprintf(d->f, "    no %s frames\n", d->lang);
+	profile_add(&d->prof, NULL, st, 1);
 	for (unsigned int i = 0; i < st->depth; i++) {
 		const struct stack_frame *f = &st->frame[i];
+		uint32_t file = *f->file ? profile_str_id(&d->prof, f->file) : 0;
 
 		if (!*f->file)
 			fprintf(d->f, "    %s\n", f->name);
 		else if (f->line > 0)
-			fprintf(d->f, "    %s (%s:%d)\n", f->name, f->file, f->line);
+			fprintf(d->f, "    %s (%c%" PRIu32 "%c:%d)\n", f->name, FILE_START, file,
+				FILE_END, f->line);
 		else
-			fprintf(d->f, "    %s (%s)\n", f->name, f->file);
+			fprintf(d->f, "    %s (%c%" PRIu32 "%c)\n", f->name, FILE_START, file,
+				FILE_END);
 		if (st->locals && st->locals[i])
 			dump_locals(d->f, st->locals[i]);
 	}
@@ -280,8 +312,10 @@ static int dump_one(struct cli_opts *o, pid_t pid, int *any, int *dumped)
 	}
 	cli_warn_refused(&t);
 	d.lang = target_lang_name(t.lang);
+	profile_init(&d.prof);
 	d.f = open_memstream(&text, &len);
 	if (!d.f) {
+		profile_release(&d.prof);
 		target_close(&t);
 		cli_error("out of memory");
 		return EXIT_FAIL;
@@ -335,9 +369,12 @@ static int dump_one(struct cli_opts *o, pid_t pid, int *any, int *dumped)
 		dump_json_process(stdout, !*any, &t, text, d.more);
 		*dumped = *any = 1;
 	} else if (!err) {
-		printf("%sProcess %d (%s, %s %s): %u thread%s\n%s", *any ? "\n" : "",
-		       (int)t.pid, t.comm, d.lang, t.version, d.threads, d.threads == 1 ? "" : "s",
-		       text);
+		struct shortpath *sp = o->full_paths ? NULL : shortpath_new(&d.prof);
+
+		printf("%sProcess %d (%s, %s %s): %u thread%s\n", *any ? "\n" : "",
+		       (int)t.pid, t.comm, d.lang, t.version, d.threads, d.threads == 1 ? "" : "s");
+		dump_print(text, &d.prof, sp);
+		shortpath_free(sp);
 		*dumped = *any = 1;
 		if (o->verbose)
 			fprintf(stderr, "pyrospy: %s; %llu reads\n", reader_describe(r),
@@ -350,6 +387,7 @@ static int dump_one(struct cli_opts *o, pid_t pid, int *any, int *dumped)
 		ret = cli_report_target(&t, err);
 	}
 	free(text);
+	profile_release(&d.prof);
 	reader_free(r);
 	target_close(&t);
 	return ret;

@@ -134,6 +134,8 @@ static const char usage_options[] =
 	"      --read-only        never write into the target (CPython 3.15+: no\n"
 	"                         last_profiled_frame; every sample reads whole stacks)\n"
 	"      --function         aggregate by function, dropping line numbers\n"
+	"      --full-paths       whole file paths in flamegraph, summary, top and dump,\n"
+	"                         not the short forms (json/encoder.py; see pyrospy(1))\n"
 	"      --max-memory SIZE  the most a profile's names and stacks may hold, 1M to\n"
 	"                         64G (default: 256M); past it, new stacks are counted\n"
 	"                         in [other] frames\n"
@@ -258,7 +260,7 @@ enum {
 	OPT_INSECURE, OPT_CACERT, OPT_INGEST_FORMAT, OPT_PID_OF, OPT_PROTOCOL, OPT_RAW, OPT_LOCALS,
 	OPT_TASKS, OPT_LISTEN, OPT_NO_GC, OPT_GVL_WAIT, OPT_ASYNC, OPT_READ_ONLY, OPT_MAX_MEMORY,
 	OPT_ALLOW_HOST,
-	OPT_USER, OPT_AS_ROOT, OPT_AUTH_TOKEN_FILE, OPT_BASIC_AUTH_FILE, OPT_JSON,
+	OPT_USER, OPT_AS_ROOT, OPT_AUTH_TOKEN_FILE, OPT_BASIC_AUTH_FILE, OPT_JSON, OPT_FULL_PATHS,
 };
 
 static const struct option long_opts[] = {
@@ -276,6 +278,7 @@ static const struct option long_opts[] = {
 	{ "no-tags", no_argument, NULL, OPT_NO_TAGS },
 	{ "no-gc", no_argument, NULL, OPT_NO_GC },
 	{ "function", no_argument, NULL, OPT_FUNCTION },
+	{ "full-paths", no_argument, NULL, OPT_FULL_PATHS },
 	{ "subprocesses", no_argument, NULL, OPT_SUBPROCESSES },
 	{ "locals", no_argument, NULL, OPT_LOCALS },
 	{ "tasks", no_argument, NULL, OPT_TASKS },
@@ -343,6 +346,8 @@ static unsigned int opt_cmds(int c)
 		return CMD_EXEC;
 	case OPT_MAX_MEMORY:
 		return CMD_RECORD | CMD_EXEC | CMD_TOP | CMD_SERVE;
+	case OPT_FULL_PATHS:
+		return CMD_RECORD | CMD_EXEC | CMD_DUMP | CMD_TOP;
 	case 'q': case 'v': case 'h': case 'V': case OPT_NO_GC:
 		return CMD_ALL;
 	default:	/* what shapes a profile file or an upload */
@@ -641,6 +646,9 @@ int cli_parse_opts(struct cli_opts *o, int argc, char **argv)
 			break;
 		case OPT_NO_GC:
 			o->no_gc = 1;
+			break;
+		case OPT_FULL_PATHS:
+			o->full_paths = 1;
 			break;
 		case OPT_FUNCTION:
 			o->function = 1;

@@ -30,6 +30,7 @@ struct cli_opts {
 	int json;		/* dump --json */
 	int async_tasks;	/* --async */
 	int read_only;		/* --read-only */
+	int full_paths;		/* --full-paths: no short paths (shortpath.h) */
 	size_t max_memory;	/* --max-memory: a profile's bound (profile.h) */
 	const char *listen;	/* serve --listen ADDR:PORT */
 	const char *allow_host[SERVE_MAX_ALLOW_HOSTS];	/* serve --allow-host NAME */

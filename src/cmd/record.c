@@ -57,6 +57,7 @@ static int write_profile(const struct cli_opts *o, const struct profile *p,
 	meta.rate = o->rate;
 	meta.start = res->start;
 	meta.threads = o->threads;
+	meta.full_paths = o->full_paths;
 	meta.no_tags = o->no_tags;
 	output_stem(name, sizeof(name), pid);
 	ret = cli_output_open(&of, o->output, name, ops->ext);

@@ -49,6 +49,8 @@ const char report_usage[] =
 	"      --threads          put a 'thread (TID)' frame at the root of each stack\n"
 	"      --no-tags          merge the tag sets: no {k=v} frame at the root\n"
 	"      --function         aggregate by function, dropping line numbers\n"
+	"      --full-paths       whole file paths in flamegraph and summary, not the\n"
+	"                         short forms (json/encoder.py; see pyrospy(1))\n"
 	"  -q, --quiet            print nothing but errors and warnings\n"
 	"  -h, --help             show this help\n"
 	"\n"
@@ -61,7 +63,7 @@ const char report_usage[] =
 struct report_opts {
 	const char *in, *format, *output;
 	struct report_filter flt;
-	int threads, no_tags, function, quiet;
+	int threads, no_tags, function, quiet, full_paths;
 };
 
 /* One input being read: by report_main(), or by report_load() into a profile. */
@@ -441,6 +443,7 @@ static void report_meta(struct report *rp, struct out_meta *meta)
 	meta->duration = end > rp->from ? end - rp->from : 0;
 	meta->threads = o->threads;
 	meta->no_tags = o->no_tags;
+	meta->full_paths = o->full_paths;
 }
 
 /* A streaming writer starts when the recording's header is known. */
@@ -629,7 +632,7 @@ static int parse_tag(struct report_opts *o, const char *arg)
 
 enum {
 	OPT_FROM = 256, OPT_UNTIL, OPT_PID, OPT_THREAD, OPT_TAG, OPT_IDLE, OPT_GIL, OPT_THREADS,
-	OPT_NO_TAGS, OPT_FUNCTION,
+	OPT_NO_TAGS, OPT_FUNCTION, OPT_FULL_PATHS,
 };
 
 static const struct option long_opts[] = {
@@ -645,6 +648,7 @@ static const struct option long_opts[] = {
 	{ "threads", no_argument, NULL, OPT_THREADS },
 	{ "no-tags", no_argument, NULL, OPT_NO_TAGS },
 	{ "function", no_argument, NULL, OPT_FUNCTION },
+	{ "full-paths", no_argument, NULL, OPT_FULL_PATHS },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -724,6 +728,9 @@ static int parse_opts(struct report_opts *o, int argc, char **argv)
 			break;
 		case OPT_FUNCTION:
 			o->function = 1;
+			break;
+		case OPT_FULL_PATHS:
+			o->full_paths = 1;
 			break;
 		case 'q':
 			o->quiet = 1;

@@ -19,6 +19,7 @@
 
 struct top {
 	const struct target *t;
+	int full_paths;			/* --full-paths */
 	int tty;			/* stdin is a terminal in raw mode */
 	int screen;			/* stdout is a terminal: redraw in place */
 	int by_total, paused, by_line, help;
@@ -75,6 +76,7 @@ static int top_tick(void *arg, const struct profile *p, const struct sampler_res
 	}
 	tab.by_total = top->by_total;
 	tab.by_function = !top->by_line;
+	tab.full_paths = top->full_paths;
 	if (top->screen) {
 		tab.max_rows = rows - 4;
 		tab.width = cols;
@@ -112,7 +114,7 @@ int cli_top(struct cli_opts *o)
 {
 	struct termios saved, raw;
 	struct target t;
-	struct top top = { .t = &t, .screen = isatty(STDOUT_FILENO) };
+	struct top top = { .t = &t, .full_paths = o->full_paths, .screen = isatty(STDOUT_FILENO) };
 	struct sampler_opts so = {
 		.rate = o->rate,
 		.duration = o->duration,

@@ -5,6 +5,7 @@
 
 #include "output/out.h"
 #include "profile/profile.h"
+#include "profile/shortpath.h"
 #include "util/xalloc.h"
 
 static const struct out_ops *const formats[] = {
@@ -55,8 +56,15 @@ int out_put_sanitized(FILE *f, const char *s)
 
 const char *out_frame_text(const struct profile *p, uint32_t frame, char *buf, size_t cap)
 {
+	return out_frame_label(p, frame, NULL, buf, cap);
+}
+
+const char *out_frame_label(const struct profile *p, uint32_t frame, const struct shortpath *sp,
+			    char *buf, size_t cap)
+{
 	const struct profile_frame *f = &p->frame[frame];
-	const char *name = profile_str(p, f->name), *file = profile_str(p, f->file);
+	const char *name = profile_str(p, f->name);
+	const char *file = shortpath_get(sp, profile_str(p, f->file));
 
 	if (f->kind == PROFILE_TAGS)
 		snprintf(buf, cap, "{%s}", name);

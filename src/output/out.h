@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 struct profile;
+struct shortpath;
 struct stack;
 struct out_stream;
 
@@ -18,6 +19,7 @@ struct out_meta {
 	double start;		/* Unix time of the first sample */
 	int threads;		/* keep each thread's stacks apart (--threads) */
 	int no_tags;		/* merge the tag sets (--no-tags) */
+	int full_paths;		/* whole paths where a person reads (--full-paths) */
 };
 
 /* What sampling kept, for a streaming writer to say (out_ops.open) */
@@ -112,9 +114,9 @@ const struct out_ops *out_by_ext(const char *path);
 
 /*
  * The summary table's header and its first max_rows rows (for the live
- * top view too).
+ * top view too), with short paths unless full_paths.
  */
-int out_summary_rows(FILE *f, const struct profile *p, unsigned int max_rows);
+int out_summary_rows(FILE *f, const struct profile *p, unsigned int max_rows, int full_paths);
 
 /*
  * The same table, as top draws it: max_rows rows sorted by self (or by
@@ -124,6 +126,7 @@ int out_summary_rows(FILE *f, const struct profile *p, unsigned int max_rows);
 struct out_table {
 	unsigned int max_rows, width;
 	int by_total, mark, by_function;
+	int full_paths;		/* whole paths, not short forms */
 };
 int out_summary_table(FILE *f, const struct profile *p, const struct out_table *t);
 
@@ -145,6 +148,13 @@ int out_put_sanitized(FILE *f, const char *s);
  * Into buf (cap bytes, truncated if need be); returns buf.
  */
 const char *out_frame_text(const struct profile *p, uint32_t frame, char *buf, size_t cap);
+
+/*
+ * The same as a person reads it (flamegraph, summary, top): the file's
+ * short form in sp (profile/shortpath.h), the whole path if sp is NULL.
+ */
+const char *out_frame_label(const struct profile *p, uint32_t frame, const struct shortpath *sp,
+			    char *buf, size_t cap);
 
 /*
  * Write s as the inside of a JSON string (or XML text when xml is set),

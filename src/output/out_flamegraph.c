@@ -9,6 +9,7 @@
 
 #include "output/out.h"
 #include "profile/profile.h"
+#include "profile/shortpath.h"
 #include "util/utf8.h"
 #include "util/xalloc.h"
 
@@ -74,7 +75,8 @@ struct fg {
 	uint64_t *next2;		/* with diff: the same without the frames only in BASE */
 	size_t nnext;
 	int errnum;			/* first write error, 0 if none */
-	char text[8192], clean[8192];
+	struct shortpath *sp;		/* the labels' short paths; NULL: --full-paths */
+	char text[8192], clean[8192], sclean[8192];
 	char label[FG_GRAPH_W / FG_CHAR_W * 4 + 8];	/* the widest label, 4-byte characters */
 };
 
@@ -287,8 +289,17 @@ static void fg_frame(struct fg *fg, uint32_t id, uint32_t depth, uint64_t start,
 	double w = (double)width * FG_GRAPH_W / (double)fg->total;
 	unsigned int y = FG_TOP + (fg->maxdepth - depth) * FG_FRAME_H, rgb[3];
 
+	const char *label = fg->clean;
+
+	/* the title has the whole path, the label (data-l for the script) the short one */
 	fg_clean(fg->clean, sizeof(fg->clean), out_frame_text(fg->p, n->frame, fg->text,
 							     sizeof(fg->text)));
+	if (fg->sp) {
+		fg_clean(fg->sclean, sizeof(fg->sclean),
+			 out_frame_label(fg->p, n->frame, fg->sp, fg->text, sizeof(fg->text)));
+		if (strcmp(fg->sclean, fg->clean))
+			label = fg->sclean;
+	}
 	if (fg->diff)
 		fg_diff_colour(fg, id, rgb);
 	else
@@ -299,6 +310,11 @@ static void fg_frame(struct fg *fg, uint32_t id, uint32_t depth, uint64_t start,
 	if (fg->diff)
 		fg_printf(fg, " data-s2=\"%" PRIu64 "\" data-n2=\"%" PRIu64 "\"", start2,
 			  fg->diff->next[id]);
+	if (label != fg->clean) {
+		fg_puts(fg, " data-l=\"");
+		fg_escaped(fg, label);
+		fg_puts(fg, "\"");
+	}
 	fg_puts(fg, "><title>");
 	fg_escaped(fg, fg->clean);
 	if (fg->diff)
@@ -309,7 +325,7 @@ static void fg_frame(struct fg *fg, uint32_t id, uint32_t depth, uint64_t start,
 	fg_printf(fg, "<rect x=\"%.2f\" y=\"%u\" width=\"%.2f\" height=\"%u\" "
 		  "fill=\"rgb(%u,%u,%u)\" rx=\"2\"/><text x=\"%.2f\" y=\"%u\">", x, y, w,
 		  FG_FRAME_H - 1, rgb[0], rgb[1], rgb[2], x + 3, y + 11);
-	fg_escaped(fg, fg_fit(fg->label, sizeof(fg->label), fg->clean, w));
+	fg_escaped(fg, fg_fit(fg->label, sizeof(fg->label), label, w));
 	fg_puts(fg, "</text></g>\n");
 }
 
@@ -427,7 +443,8 @@ static const char fg_script[] =
 	"\t\t\t\ts: s, n: n, s1: s, n1: n, d: +e.getAttribute(\"data-d\"), title: t,\n"
 	"\t\t\t\ts2: two ? +e.getAttribute(\"data-s2\") : s,\n"
 	"\t\t\t\tn2: two ? +e.getAttribute(\"data-n2\") : n,\n"
-	"\t\t\t\tname: t.substring(0, t.lastIndexOf(\" (\")), fill: r.getAttribute(\"fill\") };\n"
+	"\t\t\t\tname: e.getAttribute(\"data-l\") || t.substring(0, t.lastIndexOf(\" (\")),\n"
+	"\t\t\t\tfill: r.getAttribute(\"fill\") };\n"
 	"\t\t\tfs.push(e.fg);\n"
 	"\t\t}\n"
 	"\t\tviews.push({ g: vs[v], frames: fs, total1: +vs[v].getAttribute(\"data-total\"),\n"
@@ -713,6 +730,9 @@ static int fg_write(struct fg *fg, const struct out_view *v, size_t n,
 	unsigned int height;
 	int ret;
 
+	/* v[0] has every file of the others (theirs are its subsets) */
+	if (!meta->full_paths)
+		fg->sp = shortpath_new(v[0].p);
 	for (size_t i = 0; i < n; i++) {
 		fg_view_begin(fg, &v[i]);
 		if (fg->total)
@@ -741,6 +761,7 @@ static int fg_write(struct fg *fg, const struct out_view *v, size_t n,
 	}
 	fg_puts(fg, "</g>\n</svg>\n");
 	ret = fg->errnum;
+	shortpath_free(fg->sp);
 	free(fg->next);
 	free(fg->next2);
 	free(fg);

@@ -7,6 +7,7 @@
 
 #include "output/out.h"
 #include "profile/profile.h"
+#include "profile/shortpath.h"
 #include "util/xalloc.h"
 
 /*
@@ -90,6 +91,7 @@ static int put_cut(FILE *f, const char *s, unsigned int cols)
 
 int out_summary_table(FILE *f, const struct profile *p, const struct out_table *t)
 {
+	struct shortpath *sp = t->full_paths ? NULL : shortpath_new(p);
 	struct profile view;
 	struct sum s = { 0 };
 	double total;
@@ -114,7 +116,7 @@ int out_summary_table(FILE *f, const struct profile *p, const struct out_table *
 		if (fprintf(f, "%7.1f %7.1f %9" PRIu64 "  ", 100.0 * (double)r->self / total,
 			    100.0 * (double)r->total / total, r->self) < 0)
 			goto out;
-		out_frame_text(&view, r->frame, buf, sizeof(buf));
+		out_frame_label(&view, r->frame, sp, buf, sizeof(buf));
 		/* as out_put_sanitized() writes it: ';' ':' and controls '?' */
 		for (char *c = buf; *c; c++)
 			if (*c == ';')
@@ -127,14 +129,15 @@ int out_summary_table(FILE *f, const struct profile *p, const struct out_table *
 	}
 	ret = 0;
 out:
+	shortpath_free(sp);
 	free(s.row);
 	profile_release(&view);
 	return ret;
 }
 
-int out_summary_rows(FILE *f, const struct profile *p, unsigned int max_rows)
+int out_summary_rows(FILE *f, const struct profile *p, unsigned int max_rows, int full_paths)
 {
-	struct out_table t = { .max_rows = max_rows };
+	struct out_table t = { .max_rows = max_rows, .full_paths = full_paths };
 
 	return out_summary_table(f, p, &t);
 }
@@ -144,7 +147,7 @@ static int summary_write(FILE *f, const struct profile *p, const struct out_meta
 	if (fprintf(f, "%s: %" PRIu64 " samples in %.1f s at %u Hz\n\n",
 		    meta->title ? meta->title : "pyrospy", p->total, meta->duration, meta->rate) < 0)
 		return -1;
-	return out_summary_rows(f, p, UINT32_MAX);
+	return out_summary_rows(f, p, UINT32_MAX, meta->full_paths);
 }
 
 const struct out_ops out_summary = {

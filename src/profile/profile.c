@@ -8,6 +8,7 @@
 
 #include "profile/profile.h"
 #include "stack/stack.h"
+#include "util/path.h"
 #include "util/xalloc.h"
 
 static uint64_t hash_bytes(const void *data, size_t len, uint64_t h)
@@ -178,6 +179,22 @@ static struct profile_seen *seen(struct profile *p, enum profile_kind kind, cons
 static uint32_t frame_find(struct profile *p, enum profile_kind kind, const char *name,
 			   const char *file, int line);
 
+/*
+ * A code frame's file as the profile keeps it: normalised (util/path.h).
+ * The readers normalise theirs once per code object; this is for what
+ * comes from elsewhere (recordings, folded and pprof files read back),
+ * once per distinct frame: a file that is not normal misses the seen
+ * table and comes here.  *tmp is a copy to free, or NULL.
+ */
+static const char *norm_file(enum profile_kind kind, const char *file, char **tmp)
+{
+	*tmp = NULL;
+	if (kind != PROFILE_CODE || path_is_normal(file))
+		return file;
+	*tmp = path_normalize(xstrdup(file));
+	return *tmp;
+}
+
 uint32_t profile_frame(struct profile *p, enum profile_kind kind, const char *name,
 		       const char *file, int line)
 {
@@ -199,10 +216,12 @@ static uint32_t frame_find(struct profile *p, enum profile_kind kind, const char
 {
 	struct profile_frame f;
 	uint32_t j;
+	char *tmp;
 
 	memset(&f, 0, sizeof(f));
 	f.name = intern_str(p, name);
-	f.file = intern_str(p, file);
+	f.file = intern_str(p, norm_file(kind, file, &tmp));
+	free(tmp);
 	f.line = line;
 	f.kind = kind;
 	table_grow(p, &p->frame_hash, &p->frame_hcap, p->nframe, frame_rehash);
@@ -400,10 +419,12 @@ static uint32_t frame_lookup(const struct profile *p, enum profile_kind kind, co
 			     const char *file, int line)
 {
 	struct profile_frame f;
+	char *tmp;
 
 	memset(&f, 0, sizeof(f));
 	f.name = str_lookup(p, name);
-	f.file = str_lookup(p, file);
+	f.file = str_lookup(p, norm_file(kind, file, &tmp));
+	free(tmp);
 	f.line = line;
 	f.kind = kind;
 	if (f.name == NONE || f.file == NONE || !p->frame_hcap)

@@ -11,6 +11,7 @@
 #include "profile/raw.h"
 #include "profile/rawread.h"
 #include "stack/stack.h"
+#include "util/path.h"
 #include "util/utf8.h"
 #include "util/xalloc.h"
 
@@ -34,6 +35,7 @@ struct rawread_priv {
 	char **str;
 	uint32_t nstr, astr;
 	size_t strbytes;
+	char **file;		/* [astr]: str[i] normalised when not normal, or NULL */
 	struct rr_frame *frame;
 	uint32_t nframe, aframe;
 	struct rr_node *node;
@@ -129,6 +131,8 @@ static enum perr rec_string(struct rawread *r, struct cur *c)
 	utf8_sanitize(s, n + 1, (const char *)c->p, n);
 	c->p += n;
 	GROW(q->str, q->nstr, q->astr);
+	q->file = xreallocarray(q->file, q->astr, sizeof(*q->file));
+	q->file[q->nstr] = NULL;
 	q->str[q->nstr++] = s;
 	q->strbytes += n;
 	return PERR_OK;
@@ -149,6 +153,19 @@ static enum perr rec_frame(struct rawread *r, struct cur *c)
 	f.line = (int)line;
 	if (q->nframe >= RAW_MAX_ITEMS)
 		return bad(r, PERR_TOOBIG, "more than %u frames", RAW_MAX_ITEMS);
+	/*
+	 * A file goes on normalised (util/path.h), as readers make them: a
+	 * copy (the string may be a name too), once, within the same bound.
+	 */
+	if (!q->file[f.file] && !path_is_normal(q->str[f.file])) {
+		size_t n = strlen(q->str[f.file]);
+
+		if (q->strbytes + n > RAW_MAX_STRBYTES)
+			return bad(r, PERR_TOOBIG, "more than %u strings or %u MiB of them",
+				   RAW_MAX_ITEMS, RAW_MAX_STRBYTES >> 20);
+		q->file[f.file] = path_normalize(xstrdup(q->str[f.file]));
+		q->strbytes += n;
+	}
 	GROW(q->frame, q->nframe, q->aframe);
 	q->frame[q->nframe++] = f;
 	return PERR_OK;
@@ -261,7 +278,7 @@ const struct stack *rawread_frames(const struct rawread *r)
 			const struct rr_frame *f = &q->frame[q->node[n].frame];
 
 			st->frame[depth].name = q->str[f->name];
-			st->frame[depth].file = q->str[f->file];
+			st->frame[depth].file = q->file[f->file] ? q->file[f->file] : q->str[f->file];
 			st->frame[depth].line = f->line;
 			depth++;
 		}
@@ -277,7 +294,7 @@ uint32_t rawread_node(const struct rawread *r, uint32_t node, struct stack_frame
 	const struct rr_frame *f = &q->frame[q->node[node].frame];
 
 	frame->name = q->str[f->name];
-	frame->file = q->str[f->file];
+	frame->file = q->file[f->file] ? q->file[f->file] : q->str[f->file];
 	frame->line = f->line;
 	return q->node[node].parent;
 }
@@ -477,7 +494,10 @@ void rawread_release(struct rawread *r)
 		return;
 	for (uint32_t i = 0; i < q->nstr; i++)
 		free(q->str[i]);
+	for (uint32_t i = 0; i < q->nstr; i++)
+		free(q->file[i]);
 	free(q->str);
+	free(q->file);
 	free(q->frame);
 	free(q->node);
 	free(q->thread);

@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include "python/pyreader_impl.h"
+#include "util/path.h"
 
 /*
  * Code objects, read once and cached by address: their names, files and
@@ -167,8 +168,10 @@ struct pycode *pyr_code_get(struct pyreader *pr, uint64_t addr)
 	c.firstlineno = get_i32(hdr, L->code.firstlineno);
 	if (c.firstlineno < 0)
 		return NULL;
+	/* normalised once per code object, never per sample (util/path.h) */
 	if (dup_name(pr, get_u64(hdr, L->code.filename), &c.file))
 		return NULL;
+	path_normalize(c.file);
 	name_ptr = get_u64(hdr, L->code.qualname != PYVM_NONE ? L->code.qualname : L->code.name);
 	if (dup_name(pr, name_ptr, &c.name))
 		goto bad;

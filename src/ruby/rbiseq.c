@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include "ruby/rbreader_impl.h"
+#include "util/path.h"
 
 /*
  * Instruction sequences, read once and cached: paths, line tables and
@@ -21,19 +22,43 @@ void rbr_iseq_release(struct rbiseq *q)
 	memset(q, 0, sizeof(*q));
 }
 
-/* Path of an iseq: pathobj is a String or [path, realpath]; Ruby shows path. */
+/*
+ * Path of an iseq: pathobj is a String or [path, realpath]; Ruby shows
+ * path, normalised (util/path.h) once per iseq.  A relative path that
+ * still starts with ".." names no file by itself: the realpath (absolute,
+ * made by the target's Ruby) does, when the iseq has one.
+ */
 static enum perr iseq_path(struct rbreader *rr, uint64_t pathobj, char **out)
 {
-	uint64_t flags, path;
+	uint64_t flags, path, real;
+	char *rp;
+	enum perr err;
 
 	if (rbr_obj_flags(rr, pathobj, &flags))
 		return PERR_CORRUPT;
-	if ((flags & T_MASK) == T_ARRAY) {
-		if (rbr_array_at(rr, pathobj, 0, &path))
-			return PERR_CORRUPT;
-		pathobj = path;
+	if ((flags & T_MASK) != T_ARRAY) {
+		err = rbr_dup_string(rr, pathobj, out);
+		if (!err)
+			path_normalize(*out);
+		return err;
 	}
-	return rbr_dup_string(rr, pathobj, out);
+	if (rbr_array_at(rr, pathobj, 0, &path))
+		return PERR_CORRUPT;
+	err = rbr_dup_string(rr, path, out);
+	if (err)
+		return err;
+	path_normalize(*out);
+	if (!path_goes_up(*out) || rbr_array_at(rr, pathobj, 1, &real) ||
+	    rbr_obj_flags(rr, real, &flags) || (flags & T_MASK) != T_STRING ||
+	    rbr_dup_string(rr, real, &rp))
+		return PERR_OK;
+	if (*rp == '/') {
+		free(*out);
+		*out = path_normalize(rp);
+	} else {
+		free(rp);
+	}
+	return PERR_OK;
 }
 
 /* Read the line table: insns_info line numbers and the succinct index. */
