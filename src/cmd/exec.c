@@ -215,11 +215,11 @@ static int exec_user_become(const struct exec_user *u, int keep)
 }
 
 /*
- * exec: start the command as u, with the tag helpers of dir on its paths,
+ * exec: start the command as u, with the tag helpers of h on its paths,
  * and wait until it has become an interpreter (it may still be a shell or
  * the dynamic loader for a while).
  */
-static int exec_command(struct cli_opts *o, const struct exec_user *u, const char *dir)
+static int exec_command(struct cli_opts *o, const struct exec_user *u, const struct taglibs *h)
 {
 	struct target t;
 	enum perr err = PERR_NOTINTERP;
@@ -244,12 +244,14 @@ static int exec_command(struct cli_opts *o, const struct exec_user *u, const cha
 		return EXIT_FAIL;
 	}
 	if (pid == 0) {
-		if (dir) {
+		if (h->dir[0]) {
 			/* import pyrospy / require "pyrospy" work with nothing installed */
-			char *py = xstrfmt("%s/python", dir), *rb = xstrfmt("%s/ruby", dir);
+			char *py = xstrfmt("%s/python", h->dir), *rb = xstrfmt("%s/ruby", h->dir);
 
-			path_prepend("PYTHONPATH", py);
-			path_prepend("RUBYLIB", rb);
+			if (!h->own_python)
+				path_prepend("PYTHONPATH", py);
+			if (!h->own_ruby)
+				path_prepend("RUBYLIB", rb);
 			free(py);
 			free(rb);
 		}
@@ -373,7 +375,7 @@ int cli_exec(struct cli_opts *o)
 		cli_note(o, "warning: cannot let uid %d read the tag helpers (%s): 'import pyrospy' "
 			 "and 'require \"pyrospy\"' will fail in '%s'", (int)u.uid, strerror(errno),
 			 o->argv[0]);
-	ret = exec_command(o, &u, h.dir[0] ? h.dir : NULL);
+	ret = exec_command(o, &u, &h);
 	taglibs_release(&h);
 	exec_user_release(&u);
 	return ret;

@@ -4,6 +4,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <glob.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,12 +35,42 @@ const char *taglibs_installed(void)
 #endif
 }
 
+/*
+ * The helpers of the package that installed this binary, if any.  A path
+ * with glob characters in it matches nothing, and the extracted helpers
+ * are used: the same files, from another place.
+ */
+static void taglibs_packaged(struct taglibs *h)
+{
+	char exe[PATH_MAX], path[PATH_MAX + 64], *slash;
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	glob_t g;
+
+	if (n <= 0)
+		return;
+	exe[n] = '\0';
+	slash = strrchr(exe, '/');
+	if (!slash)
+		return;
+	*slash = '\0';
+	snprintf(path, sizeof(path), "%s/../lib/python3*/site-packages/pyrospy.py", exe);
+	if (!glob(path, GLOB_NOSORT, NULL, &g)) {
+		h->own_python = 1;
+		globfree(&g);
+	}
+	snprintf(path, sizeof(path), "%s/../lib/pyrospy.rb", exe);
+	h->own_ruby = !access(path, R_OK);
+}
+
 enum perr taglibs_init(struct taglibs *h)
 {
 	const char *dir = taglibs_installed();
 
 	h->dir[0] = '\0';
 	h->owned = 0;
+	h->own_python = 0;
+	h->own_ruby = 0;
+	taglibs_packaged(h);
 	if (!dir)
 		return taglibs_extract(h);
 	snprintf(h->dir, sizeof(h->dir), "%s", dir);

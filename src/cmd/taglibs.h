@@ -30,6 +30,8 @@ extern const struct taglibs_file taglibs_files[];
 struct taglibs {
 	char dir[PATH_MAX];	/* holds python/ and ruby/; "" when there is none */
 	int owned;		/* dir is a private copy: taglibs_release() removes it */
+	int own_python;		/* the wheel or gem of this binary has its own: */
+	int own_ruby;		/* exec leaves dir/python or dir/ruby off the paths */
 };
 
 /*
@@ -42,7 +44,10 @@ const char *taglibs_installed(void);
 /*
  * Fill h with a directory holding the helpers: taglibs_installed(), else
  * a private copy (taglibs_extract()).  On error h->dir is "" and errno
- * says why.
+ * says why.  own_python is set when the binary was installed by pip with
+ * the pyrospy module (BIN/../lib/python3.X/site-packages/pyrospy.py, a venv,
+ * --user or --prefix), own_ruby when by gem (GEM/libexec/pyrospy beside
+ * GEM/lib/pyrospy.rb): the program imports the copy it declared.
  */
 enum perr taglibs_init(struct taglibs *h);
 

@@ -1,0 +1,274 @@
+/* SPDX-License-Identifier: MIT */
+#include "config.h"
+
+#include <criterion/criterion.h>
+#include <criterion/parameterized.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "helpers.h"
+#include "proc/target.h"
+
+/*
+ * The wheel and the gem (make wheel gem, from pyrospy-portable) installed
+ * as users install them: pip install into a fresh venv, gem install
+ * --local into a directory of its own, on the host and in the chroots.
+ * Then the pyrospy they put in their bin directory profiles a tagged app
+ * that imports the tag helpers from the package (not from the copy that
+ * pyrospy exec writes out), and every sample carries the app's tags.
+ * Skipped without pyrospy-portable (make portable, as root), as in
+ * tests/test_portable.c; scripts/test builds it, then make wheel gem.
+ */
+
+/* The wheel and the gem in the build tree, built by make if need be. */
+static void packages(char *whl, size_t wcap, char *gem, size_t gcap)
+{
+	char portable[1024], cmd[4096], *out;
+	int st;
+
+	snprintf(portable, sizeof(portable), "%s/pyrospy-portable", BUILDDIR);
+	if (access(portable, X_OK))
+		cr_skip_test("no %s: 'make portable' (as root) builds it", portable);
+	/* criterion runs two tests at once: one make at a time, not make check's */
+	snprintf(cmd, sizeof(cmd), "env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL flock '%s' "
+		 "make -s -C '%s' wheel gem 2>&1", portable, BUILDDIR);
+	out = test_run(cmd, &st);
+	cr_assert_eq(st, 0, "%s: exit %d:\n%s", cmd, st, out);
+	free(out);
+	snprintf(whl, wcap, "%s/pyrospy-%s-py3-none-manylinux_2_31_x86_64.whl", BUILDDIR,
+		 PACKAGE_VERSION);
+	snprintf(gem, gcap, "%s/pyrospy-%s-x86_64-linux.gem", BUILDDIR, PACKAGE_VERSION);
+	cr_assert_eq(access(whl, R_OK), 0, "make wheel wrote no %s", whl);
+	cr_assert_eq(access(gem, R_OK), 0, "make gem wrote no %s", gem);
+}
+
+/* The test's directory (a venv, a gem home), removed at the end. */
+static char work[1024];
+
+static void remove_work(void)
+{
+	char cmd[1200];
+
+	if (*work) {
+		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", work);
+		if (system(cmd))
+			cr_log_info("cannot remove %s", work);
+	}
+}
+
+/* Sum of the counts of folded lines holding both a and b (b may be NULL). */
+static unsigned long count2(const char *folded, const char *a, const char *b)
+{
+	unsigned long total = 0;
+
+	for (const char *line = folded; *line;) {
+		const char *end = strchr(line, '\n');
+		size_t len = end ? (size_t)(end - line) : strlen(line);
+		char buf[8192];
+
+		if (len < sizeof(buf)) {
+			const char *sp;
+
+			memcpy(buf, line, len);
+			buf[len] = '\0';
+			sp = strrchr(buf, ' ');
+			if (sp && strstr(buf, a) && (!b || strstr(buf, b)))
+				total += strtoul(sp + 1, NULL, 10);
+		}
+		line += len + (end ? 1 : 0);
+	}
+	return total;
+}
+
+/*
+ * The app ran under exec says where its module is (after "at "): it must
+ * be under prefix; and spin's samples carry its two tags, one set with the
+ * pyrospy names, one with the Pyroscope agent's.
+ */
+static void check_tagged(const char *who, const char *out, const char *err,
+			 const char *prefix, const char *tag)
+{
+	const char *at = strstr(err, "helpers at ");
+	unsigned long all, tagged, via;
+
+	cr_assert_not_null(at, "%s: the app did not start: %s", who, err);
+	at += strlen("helpers at ");
+	cr_assert(!strncmp(at, prefix, strlen(prefix)),
+		  "%s: the helpers came from elsewhere than the package at %s: %s", who, prefix,
+		  err);
+	all = count2(out, "spin (", NULL);
+	tagged = count2(out, "spin (", tag);
+	via = count2(out, "spin (", "via=pyroscope");
+	cr_assert_gt(all, 100, "%s: %lu samples of spin in 2 s:\n%s%s", who, all, err, out);
+	cr_assert_geq(tagged * 100, all * 99, "%s: %lu of %lu with %s:\n%.3000s", who, tagged,
+		      all, tag, out);
+	cr_assert_geq(via * 100, all * 99, "%s: %lu of %lu with via=pyroscope:\n%.3000s", who,
+		      via, all, out);
+}
+
+/*
+ * The Pythons here with venv and pip (the chroots' Debian Pythons have
+ * neither: python3-venv is a package of its own): the host's, and the
+ * newest of pyenv's.  A missing one fails the test.
+ */
+static const char *const pythons[] = {
+	"/usr/bin/python3.11",
+	"/root/.pyenv/versions/3.13.0/bin/python3.13",
+};
+
+ParameterizedTestParameters(packages, pip_install)
+{
+	size_t n = sizeof(pythons) / sizeof(pythons[0]);
+
+	return cr_make_param_array(size_t, (void *)test_indexes(n), n);
+}
+
+ParameterizedTest(size_t *i, packages, pip_install, .timeout = 120, .fini = remove_work)
+{
+	static const char app[] =
+		"import sys, pyrospy, pyroscope\n"
+		"sys.stderr.write('helpers at ' + pyrospy.__file__ + '\\n')\n"
+		"sys.stderr.flush()\n"
+		"pyroscope.configure(tags={'via': 'pyroscope'})\n"
+		"def spin():\n"
+		"    while True:\n"
+		"        pass\n"
+		"with pyrospy.tag_wrapper({'where': 'wheel'}):\n"
+		"    spin()\n";
+	const char *python = pythons[*i];
+	char whl[1200], gem[1200], cmd[4096], bin[1100], py[1100], site[1100], *out, *err;
+	const char *args[] = { "exec", "-d", "2", "-f", "folded", "-o", "-", "--", py, "-c", app,
+			       NULL };
+	int st;
+
+	packages(whl, sizeof(whl), gem, sizeof(gem));
+	cr_assert_eq(access(python, X_OK), 0, "no %s", python);
+	snprintf(work, sizeof(work), "/tmp/pyrospy-wheel.XXXXXX");
+	cr_assert_not_null(mkdtemp(work));
+	snprintf(cmd, sizeof(cmd), "'%s' -m venv '%s/venv' 2>&1", python, work);
+	out = test_run(cmd, &st);
+	cr_assert_eq(st, 0, "%s: exit %d:\n%s", cmd, st, out);
+	free(out);
+	/* offline, and pip says nothing to warn about */
+	snprintf(cmd, sizeof(cmd), "PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_INPUT=1 "
+		 "'%s/venv/bin/pip' install --no-index '%s' 2>&1", work, whl);
+	out = test_run(cmd, &st);
+	cr_assert_eq(st, 0, "%s: exit %d:\n%s", cmd, st, out);
+	cr_assert(strstr(out, "Successfully installed pyrospy-" PACKAGE_VERSION "\n"), "%s", out);
+	cr_assert(!strcasestr(out, "warning") && !strcasestr(out, "error"), "%s:\n%s", cmd, out);
+	free(out);
+	/* the binary itself is in the venv's bin */
+	snprintf(bin, sizeof(bin), "%s/venv/bin/pyrospy", work);
+	snprintf(cmd, sizeof(cmd), "'%s' --version 2>&1", bin);
+	out = test_run(cmd, &st);
+	cr_assert_eq(st, 0, "%s: exit %d:\n%s", cmd, st, out);
+	cr_assert(!strncmp(out, "pyrospy " PACKAGE_VERSION "\n", strlen(PACKAGE_VERSION) + 9),
+		  "%s", out);
+	free(out);
+	snprintf(py, sizeof(py), "%s/venv/bin/python", work);
+	snprintf(site, sizeof(site), "%s/venv/lib/python3.", work);
+	unsetenv("PYTHONPATH");
+	unsetenv("RUBYLIB");
+	cr_assert_eq(setenv("PYROSPY", bin, 1), 0);
+	st = test_pyrospy(args, &out, &err);
+	cr_assert_eq(st, 0, "%s: exit %d: %s", python, st, err);
+	check_tagged(python, out, err, site, "where=wheel");
+	free(out);
+	free(err);
+	/* the wheel has no Ruby helpers: a Ruby program still gets exec's own */
+	args[8] = "/usr/bin/ruby3.1";
+	args[9] = "-e";
+	args[10] = "require 'pyrospy'\n"
+		   "$stderr.puts 'ruby helpers at ' + $LOADED_FEATURES.grep(/pyrospy\\.rb\\z/).first\n"
+		   "$stderr.flush\n"
+		   "loop { }\n";
+	args[2] = "1";
+	st = test_pyrospy(args, &out, &err);
+	cr_assert_eq(st, 0, "ruby from the venv's pyrospy: exit %d: %s", st, err);
+	cr_assert(strstr(err, "ruby helpers at /tmp/pyrospy-helpers."), "%s", err);
+	free(out);
+	free(err);
+}
+
+/*
+ * gem install --local of the gem with each Ruby's own gem command, on the
+ * host or inside the Ruby's chroot (with /proc mounted there, in a mount
+ * namespace of its own, as tests/test_portable.c runs pyrospy-portable),
+ * into a directory of its own; GEM_HOME and GEM_PATH name it for the app.
+ * The YJIT root has the same Ruby as sid.
+ */
+static const struct interp gem_rubies[] = {
+	{ "bullseye", "ruby2.7", TARGET_RUBY, 2, 7 },
+	{ NULL, "/usr/bin/ruby3.1", TARGET_RUBY, 3, 1 },
+	{ "trixie", "ruby3.3", TARGET_RUBY, 3, 3 },
+	{ "sid", "ruby3.4", TARGET_RUBY, 3, 4 },
+};
+
+ParameterizedTestParameters(packages, gem_install)
+{
+	size_t n = sizeof(gem_rubies) / sizeof(gem_rubies[0]);
+
+	return cr_make_param_array(size_t, (void *)test_indexes(n), n);
+}
+
+ParameterizedTest(size_t *i, packages, gem_install, .timeout = 60, .fini = remove_work)
+{
+	static const char *const wrap[] = {
+		"unshare", "--mount", "--propagation", "private", "--", "sh", "-c",
+		"mount -t proc proc \"$GEM_ROOT/proc\" && exec chroot \"$GEM_ROOT\" \"$0\" \"$@\"",
+		NULL };
+	static const char app[] =
+		"require 'pyrospy'\n"
+		"require 'pyroscope'\n"
+		"$stderr.puts 'helpers at ' + $LOADED_FEATURES.grep(/pyrospy\\.rb\\z/).first\n"
+		"$stderr.flush\n"
+		"Pyroscope.configure { |c| c.tags = { 'via' => 'pyroscope' } }\n"
+		"def spin; loop { }; end\n"
+		"Pyrospy.tag_wrapper({ 'where' => 'gem' }) { spin }\n";
+	const struct interp *in = &gem_rubies[*i];
+	const char *args[] = { "exec", "-d", "2", "-f", "folded", "-o", "-", "--", in->bin, "-e",
+			       app, NULL };
+	char whl[1200], gem[1200], root[512], cmd[4096], home[1100], bin[1100], gemcmd[64];
+	char *out, *err;
+	const char *inside;
+	int st;
+
+	packages(whl, sizeof(whl), gem, sizeof(gem));
+	snprintf(root, sizeof(root), "%s/%s", in->root ? test_chroots() : "",
+		 in->root ? in->root : "");
+	snprintf(work, sizeof(work), "%s/tmp/pyrospy-gem.XXXXXX", root);
+	cr_assert_not_null(mkdtemp(work), "mkdtemp %s", work);
+	inside = work + strlen(root);
+	/* gem2.7 for ruby2.7, /usr/bin/gem3.1 for /usr/bin/ruby3.1 */
+	snprintf(gemcmd, sizeof(gemcmd), "%.*sgem%s", (int)(strstr(in->bin, "ruby") - in->bin),
+		 in->bin, strstr(in->bin, "ruby") + 4);
+	snprintf(cmd, sizeof(cmd), "install -m 0644 '%s' '%s/' && %s%s%s %s install --local "
+		 "--no-document --install-dir '%s/gems' '%s/%s' 2>&1", gem, work,
+		 in->root ? "chroot '" : "", in->root ? root : "", in->root ? "'" : "", gemcmd,
+		 inside, inside, strrchr(gem, '/') + 1);
+	out = test_run(cmd, &st);
+	cr_assert_eq(st, 0, "%s: exit %d:\n%s", cmd, st, out);
+	cr_assert(strstr(out, "Successfully installed pyrospy-" PACKAGE_VERSION "-x86_64-linux\n"),
+		  "%s:\n%s", cmd, out);
+	cr_assert(!strcasestr(out, "warning") && !strcasestr(out, "error"), "%s:\n%s", cmd, out);
+	free(out);
+	snprintf(home, sizeof(home), "%s/gems", inside);
+	snprintf(bin, sizeof(bin), "%s/gems/bin/pyrospy", inside);
+	unsetenv("PYTHONPATH");
+	unsetenv("RUBYLIB");
+	unsetenv("RUBYOPT");
+	cr_assert_eq(setenv("GEM_HOME", home, 1), 0);
+	cr_assert_eq(setenv("GEM_PATH", home, 1), 0);
+	cr_assert_eq(setenv("GEM_ROOT", root, 1), 0);
+	cr_assert_eq(setenv("PYROSPY", bin, 1), 0);
+	st = test_pyrospy_wrapped(in->root ? wrap : NULL, args, &out, &err);
+	cr_assert_eq(st, 0, "%s: exit %d: %s", in->bin, st, err);
+	/* the gem's lib: GEM_HOME/gems/pyrospy-VERSION-x86_64-linux/lib/pyrospy.rb */
+	snprintf(home, sizeof(home), "%s/gems/gems/pyrospy-%s-x86_64-linux/lib/", inside,
+		 PACKAGE_VERSION);
+	check_tagged(in->bin, out, err, home, "where=gem");
+	free(out);
+	free(err);
+}
