@@ -530,3 +530,33 @@ Test(habits, dump_json_tasks_3_14, .timeout = 30)
 {
 	dump_json_tasks(&test_pythons[3]);
 }
+
+/*
+ * make portable (so make wheel and gem) needs one root, not the test
+ * matrix: provision-chroots --build-only stops after bullseye-build (here
+ * found ready by its stamp, so that nothing is downloaded) and makes no
+ * other root.
+ */
+Test(habits, provision_build_only, .timeout = 30)
+{
+	char dir[] = "/tmp/pyrospy-roots-XXXXXX", cmd[1024], *out;
+	int st;
+
+	cr_assert_not_null(mkdtemp(dir));
+	snprintf(cmd, sizeof(cmd),
+		 "mkdir %s/bullseye-build && "
+		 "sed -n 's/^\t\"bullseye-build|\\([^\"]*\\)\"$/\\1/p' %s/scripts/provision-chroots "
+		 "> %s/bullseye-build/.pyrospy-ready && cat %s/bullseye-build/.pyrospy-ready && "
+		 "timeout 10 %s/scripts/provision-chroots --build-only %s && ls %s", dir, SRCDIR, dir,
+		 dir, SRCDIR, dir, dir);
+	out = test_run(cmd, &st);
+	cr_assert_eq(st, 0, "%s", out);
+	cr_assert(!strncmp(out, "bullseye|gcc ", 13), "%s", out);
+	cr_assert_not_null(strstr(out, "provision-chroots: bullseye-build: ready\n"), "%s", out);
+	cr_assert_null(strstr(out, "building"), "%s", out);
+	/* ls: the one root, nothing else */
+	cr_assert(strstr(out, "ready\nbullseye-build\n") && !strstr(out, "trixie"), "%s", out);
+	free(out);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	free(test_run(cmd, &st));
+}
