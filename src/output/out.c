@@ -9,7 +9,7 @@
 
 static const struct out_ops *const formats[] = {
 	&out_flamegraph, &out_folded, &out_speedscope, &out_pprof, &out_summary, &out_raw,
-	&out_chrome,
+	&out_chrome, &out_html,
 };
 
 const struct out_ops *out_find(const char *name)
@@ -22,7 +22,7 @@ const struct out_ops *out_find(const char *name)
 
 const char *out_names(void)
 {
-	return "flamegraph, folded, speedscope, pprof, summary, raw, chrome";
+	return "flamegraph, folded, speedscope, pprof, summary, raw, chrome, html";
 }
 
 /*

@@ -1,0 +1,183 @@
+/* SPDX-License-Identifier: MIT */
+#include "config.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "output/out.h"
+#include "output/report_data.h"
+#include "profile/profile.h"
+#include "util/xalloc.h"
+
+/*
+ * One self-contained HTML page: the report's own markup, style and script
+ * (src/output/report/, embedded at build time) and the profile as JSON in
+ * a <script type="application/json"> element that the script reads.  No
+ * resource is fetched: the page carries a Content-Security-Policy that
+ * forbids every load, and works from file://.
+ *
+ * The data is compact: every string once, frames as indices into the
+ * strings, the trie's nodes in preorder as three arrays (parent index,
+ * frame, self samples); the script computes the totals.
+ *
+ *   {"version":1,"meta":{...},
+ *    "strings":["", "foo", "app.py", ...],
+ *    "frames":[name,file,line,kind, name,file,line,kind, ...],
+ *    "parent":[0,0,1,...],"frame":[0,3,5,...],"self":[0,0,12,...]}
+ *
+ * Node 0 is the root (its frame means nothing).  The tag set and thread
+ * levels are kept (kind 1 and 2, as enum profile_kind) when the run kept
+ * them: the page merges them away, or filters by them.
+ *
+ * Names come from the target: every string is written so that it cannot
+ * end the script element or the page, whatever it holds ("<", ">" and
+ * "&" as \u escapes, and U+2028/U+2029 too, which old parsers take for
+ * line ends).  The readers made them valid UTF-8.
+ */
+
+/* A frame's file as the page shows it: where short paths will plug in. */
+static const char *html_file(const struct profile *p, const struct profile_frame *fr)
+{
+	return profile_str(p, fr->file);
+}
+
+static int html_json_str(FILE *f, const char *s)
+{
+	if (putc('"', f) == EOF)
+		return -1;
+	for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
+		int r;
+
+		if (*c == '"' || *c == '\\')
+			r = fprintf(f, "\\%c", *c);
+		else if (*c < 0x20 || *c == '<' || *c == '>' || *c == '&' || *c == 0x7f)
+			r = fprintf(f, "\\u%04x", *c);
+		else if (c[0] == 0xe2 && c[1] == 0x80 && (c[2] == 0xa8 || c[2] == 0xa9)) {
+			r = fprintf(f, "\\u%04x", c[2] == 0xa8 ? 0x2028 : 0x2029);
+			c += 2;
+		} else
+			r = putc(*c, f);
+		if (r < 0)
+			return -1;
+	}
+	return putc('"', f) == EOF ? -1 : 0;
+}
+
+static int html_meta(FILE *f, const struct profile *p, const struct out_meta *meta)
+{
+	if (fputs("\"meta\":{\"title\":", f) == EOF ||
+	    html_json_str(f, meta->title ? meta->title : "pyrospy") ||
+	    fprintf(f, ",\"start\":%.3f,\"duration\":%.3f,\"rate\":%u,\"samples\":%" PRIu64
+		       ",\"threads\":%s,\"version\":\"" PACKAGE_VERSION "\"}",
+		    meta->start, meta->duration, meta->rate, p->total,
+		    meta->threads ? "true" : "false") < 0)
+		return -1;
+	return 0;
+}
+
+static int html_strings(FILE *f, struct profile *p)
+{
+	if (fputs(",\"strings\":[", f) == EOF)
+		return -1;
+	for (uint32_t i = 0; i < p->nstr; i++) {
+		if ((i && putc(',', f) == EOF) || html_json_str(f, profile_str(p, i)))
+			return -1;
+	}
+	if (fputs("],\"frames\":[", f) == EOF)
+		return -1;
+	for (uint32_t i = 0; i < p->nframe; i++) {
+		const struct profile_frame *fr = &p->frame[i];
+
+		if (fprintf(f, i ? ",%u,%u,%d,%u" : "%u,%u,%d,%u", fr->name,
+			    profile_str_id(p, html_file(p, fr)), fr->line,
+			    fr->kind) < 0)
+			return -1;
+	}
+	return fputc(']', f) == EOF ? -1 : 0;
+}
+
+/*
+ * The nodes in preorder: one array at a time (pass 0 parent, 1 frame,
+ * 2 self), each walk the same, with index[] mapping node ids to their
+ * place in it.
+ */
+static int html_nodes(FILE *f, const struct profile *p, uint32_t *index)
+{
+	static const char *const names[] = { "parent", "frame", "self" };
+
+	for (int pass = 0; pass < 3; pass++) {
+		uint32_t n = 0, at = 0;
+
+		if (fprintf(f, ",\"%s\":[", names[pass]) < 0)
+			return -1;
+		for (;;) {
+			const struct profile_node *nd = &p->node[at];
+			int r;
+
+			index[at] = n;
+			if (pass == 0)
+				r = fprintf(f, n ? ",%u" : "%u", at ? index[nd->parent] : 0);
+			else if (pass == 1)
+				r = fprintf(f, n ? ",%u" : "%u", at ? nd->frame : 0);
+			else
+				r = fprintf(f, n ? ",%" PRIu64 : "%" PRIu64, nd->self);
+			if (r < 0)
+				return -1;
+			n++;
+			/* next in preorder: the first child, else the next sibling of
+			 * the nearest node that has one */
+			if (nd->child) {
+				at = nd->child;
+				continue;
+			}
+			while (at && !p->node[at].sibling)
+				at = p->node[at].parent;
+			if (!at)
+				break;
+			at = p->node[at].sibling;
+		}
+		if (putc(']', f) == EOF)
+			return -1;
+	}
+	return 0;
+}
+
+static int html_write(FILE *f, const struct profile *p, const struct out_meta *meta)
+{
+	struct profile view;
+	uint32_t *index;
+	int ret = -1;
+
+	profile_project(p, OUT_KEEP(meta), &view);
+	/* the files as shown are interned before the strings are written */
+	for (uint32_t i = 0, n = view.nframe; i < n; i++)
+		profile_str_id(&view, html_file(&view, &view.frame[i]));
+	index = xcalloc(view.nnode ? view.nnode : 1, sizeof(*index));
+	if (fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+		  "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
+		  "style-src 'unsafe-inline'; script-src 'unsafe-inline'\">\n"
+		  "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+		  "<meta name=\"generator\" content=\"pyrospy " PACKAGE_VERSION "\">\n"
+		  "<title>pyrospy report</title>\n<style>\n", f) == EOF ||
+	    fwrite(report_report_css, 1, report_report_css_len, f) != report_report_css_len ||
+	    fputs("</style>\n</head>\n<body>\n", f) == EOF ||
+	    fwrite(report_report_html, 1, report_report_html_len, f) != report_report_html_len ||
+	    fputs("<script type=\"application/json\" id=\"pyrospy-data\">{\"version\":1,", f) == EOF ||
+	    html_meta(f, &view, meta) || html_strings(f, &view) || html_nodes(f, &view, index) ||
+	    fputs("}</script>\n<script>\n", f) == EOF ||
+	    fwrite(report_report_js, 1, report_report_js_len, f) != report_report_js_len ||
+	    fputs("</script>\n</body>\n</html>\n", f) == EOF)
+		goto out;
+	ret = 0;
+out:
+	free(index);
+	profile_release(&view);
+	return ret;
+}
+
+const struct out_ops out_html = {
+	.name = "html",
+	.ext = "html",
+	.write = html_write,
+};

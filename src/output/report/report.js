@@ -1,0 +1,622 @@
+/*
+ * pyrospy's html report (src/output/out_html.c writes the data): a flame
+ * graph drawn root at the top on a canvas, a table of functions, search,
+ * an inverted view and a thread picker.  No framework, no network.  Every
+ * name comes from the profiled program: it reaches the page only as text
+ * (textContent, fillText), never as markup.
+ *
+ * For tests, window.pyrospyReport tells what is drawn:
+ *   boxes()  the boxes on the canvas: {name, file, line, x, y, w, h, depth,
+ *            self, total, highlighted}, x and y in viewport pixels, line 0
+ *            when the box merges several lines of its function
+ *   state()  {zoom, crumbs, inverted, thread, threads, search, searchShare,
+ *            searchSamples, samples, selected, sort}
+ *   rows()   the table's rows as shown: {name, file, self, total}
+ */
+(function () {
+	'use strict';
+
+	var D = JSON.parse(document.getElementById('pyrospy-data').textContent);
+	var S = D.strings, FR = D.frames, NP = D.parent, NF = D.frame, NS = D.self;
+	var N = NP.length, NFRAME = FR.length / 4;
+	var KIND_TAGS = 1, KIND_THREAD = 2, KIND_MARK = 3;
+	var ROW = 18, MINW = 0.4;
+
+	function fname(f) { return f < 0 ? 'all' : S[FR[4 * f]]; }
+	function ffile(f) { return f < 0 ? '' : S[FR[4 * f + 1]]; }
+	function fline(f) { return f < 0 ? 0 : FR[4 * f + 2]; }
+	function fkind(f) { return FR[4 * f + 3]; }
+
+	/* a function: its name and file (lines apart are one function) */
+	var fnOf = new Int32Array(NFRAME), fnName = [], fnFile = [], nfunctions = 0;
+	(function () {
+		var ids = new Map();
+
+		for (var f = 0; f < NFRAME; f++) {
+			var key = fname(f) + '\u0000' + ffile(f), id = ids.get(key);
+
+			if (id === undefined) {
+				id = fnName.length;
+				ids.set(key, id);
+				fnName.push(fname(f));
+				fnFile.push(ffile(f));
+				if (fkind(f) !== KIND_TAGS && fkind(f) !== KIND_THREAD)
+					nfunctions++;
+			}
+			fnOf[f] = id;
+		}
+	})();
+
+	/* the thread frame above each node (-1: none), and the threads */
+	var thr = new Int32Array(N), threads = [];
+	(function () {
+		var seen = new Map();
+
+		thr[0] = -1;
+		for (var i = 1; i < N; i++) {
+			var k = fkind(NF[i]);
+
+			thr[i] = k === KIND_THREAD ? NF[i] : thr[NP[i]];
+			if (thr[i] >= 0 && NS[i]) {
+				var t = seen.get(thr[i]);
+
+				if (t === undefined) {
+					t = { frame: thr[i], name: fname(thr[i]), samples: 0 };
+					seen.set(thr[i], t);
+					threads.push(t);
+				}
+				t.samples += NS[i];
+			}
+		}
+		threads.sort(function (a, b) { return b.samples - a.samples; });
+	})();
+
+	/*
+	 * A tree as the page shows it: tags and threads merged (or one thread),
+	 * the frames of one function (lines apart) under one caller merged too;
+	 * line 0 when they had more than one.
+	 */
+	var NFN = fnName.length;
+
+	function Tree() {
+		this.parent = [0];
+		this.frame = [-1];
+		this.line = [0];
+		this.self = [0];
+		this.depth = [0];
+		this.kids = [[]];
+		this.index = new Map();
+	}
+	Tree.prototype.child = function (p, f) {
+		var key = p * NFN + fnOf[f], c = this.index.get(key);
+
+		if (c === undefined) {
+			c = this.parent.length;
+			this.index.set(key, c);
+			this.parent.push(p);
+			this.frame.push(f);
+			this.line.push(fline(f));
+			this.self.push(0);
+			this.depth.push(this.depth[p] + 1);
+			this.kids.push([]);
+			this.kids[p].push(c);
+		} else if (this.line[c] !== fline(f))
+			this.line[c] = 0;
+		return c;
+	};
+	Tree.prototype.finish = function () {
+		var n = this.parent.length, total = this.self.slice(), t = this;
+
+		for (var j = n - 1; j > 0; j--)
+			total[this.parent[j]] += total[j];
+		this.total = total;
+		/* widest first, so that the first screen shows the most */
+		for (var i = 0; i < n; i++)
+			this.kids[i].sort(function (a, b) {
+				return total[b] - total[a] || (fname(t.frame[a]) < fname(t.frame[b]) ? -1 : 1);
+			});
+		return this;
+	};
+
+	/* callers at the top (inverted false) or the innermost functions (true) */
+	function build(inverted, thread) {
+		var t = new Tree(), i, k;
+
+		if (!inverted) {
+			var vmap = new Int32Array(N);
+
+			for (i = 1; i < N; i++) {
+				var p = vmap[NP[i]], f = NF[i];
+
+				k = fkind(f);
+				if (p < 0 || (thread >= 0 && k !== KIND_TAGS && thr[i] !== thread))
+					vmap[i] = -1;
+				else if (k === KIND_TAGS || k === KIND_THREAD)
+					vmap[i] = p;
+				else
+					vmap[i] = t.child(p, f);
+				if (vmap[i] >= 0)
+					t.self[vmap[i]] += NS[i];
+			}
+			return t.finish();
+		}
+		var path = [];
+
+		for (i = 1; i < N; i++) {
+			if (!NS[i] || (thread >= 0 && thr[i] !== thread))
+				continue;
+			path.length = 0;
+			for (var j = i; j; j = NP[j]) {
+				k = fkind(NF[j]);
+				if (k !== KIND_TAGS && k !== KIND_THREAD)
+					path.push(NF[j]);
+			}
+			var at = 0;
+
+			for (var d = 0; d < path.length; d++)
+				at = t.child(at, path[d]);
+			t.self[at] += NS[i];
+		}
+		return t.finish();
+	}
+
+	var $ = function (id) { return document.getElementById(id); };
+	var canvas = $('flame'), ctx = canvas.getContext('2d'), tip = $('tip');
+	var st = {
+		inverted: false, thread: -1, zoom: 0, search: '', match: null, share: 0,
+		shareSamples: 0, selected: -1, sortKey: 'total', sortDesc: true, filter: ''
+	};
+	var tree = build(false, -1), plain = tree, drawn = [], rows = [], tableRows = [];
+
+	function pct(n, of) { return of ? (100 * n / of).toFixed(1) + '%' : '0.0%'; }
+
+	function summary() {
+		var m = D.meta, facts = $('facts');
+
+		$('title').textContent = m.title;
+		document.title = m.title + ' \u2014 pyrospy report';
+		function fact(k, v) {
+			var div = document.createElement('div'), dt = document.createElement('dt'),
+				dd = document.createElement('dd');
+
+			dt.textContent = k;
+			dd.textContent = v;
+			div.append(dt, dd);
+			facts.append(div);
+		}
+		if (m.start > 0)
+			fact('Started', new Date(m.start * 1000).toISOString().replace('T', ' ').replace(/\.\d+Z$/, ' UTC'));
+		fact('Duration', m.duration.toFixed(2) + ' s');
+		if (m.rate)
+			fact('Rate asked', m.rate + ' Hz');
+		fact('Samples', String(m.samples));
+		fact('Threads', m.threads ? String(threads.length) : 'merged (record with --threads to pick one)');
+		fact('Functions', String(nfunctions));
+		fact('pyrospy', m.version);
+	}
+
+	function colour(f, hl) {
+		if (hl)
+			return '#e879f9';
+		if (f < 0)
+			return '#d9d9e0';
+		if (fkind(f) === KIND_MARK)
+			return '#c8c8d0';
+		var s = fname(f), h = 0;
+
+		for (var i = 0; i < s.length && i < 64; i++)
+			h = (h * 31 + s.charCodeAt(i)) | 0;
+		h = (h >>> 0) % 1000 / 1000;
+		return 'hsl(' + (12 + 38 * h).toFixed(0) + ',' + (78 + 10 * h).toFixed(0) + '%,' +
+			(66 + 8 * h).toFixed(0) + '%)';
+	}
+
+	function highlighted(f) {
+		return f >= 0 && ((st.match && st.match[f] === 1) ||
+				  (st.selected >= 0 && fnOf[f] === st.selected));
+	}
+
+	function chain(n) {
+		var c = [n];
+
+		while (n) {
+			n = tree.parent[n];
+			c.unshift(n);
+		}
+		return c;
+	}
+
+	/* the text that fits w pixels: all of s, or its start and an ellipsis */
+	function fit(s, w) {
+		if (w < 20)
+			return '';
+		if (ctx.measureText(s).width <= w)
+			return s;
+		var lo = 0, hi = Math.min(s.length, Math.ceil(w / 4));
+
+		while (lo < hi) {
+			var mid = (lo + hi + 1) >> 1;
+
+			if (ctx.measureText(s.slice(0, mid) + '\u2026').width <= w)
+				lo = mid;
+			else
+				hi = mid - 1;
+		}
+		return lo ? s.slice(0, lo) + '\u2026' : '';
+	}
+
+	function draw() {
+		var width = canvas.parentNode.clientWidth, dpr = window.devicePixelRatio || 1;
+		var c = chain(st.zoom), top = c.length - 1, boxes = [], maxd = top;
+		var total = tree.total, scale = total[st.zoom] ? width / total[st.zoom] : 0;
+
+		for (var d = 0; d < c.length; d++)
+			boxes.push({ n: c[d], x: 0, w: width, d: d });
+		var stack = [[st.zoom, 0, top]];
+
+		while (stack.length) {
+			var e = stack.pop(), kids = tree.kids[e[0]], x = e[1];
+
+			for (var i = 0; i < kids.length; i++) {
+				var k = kids[i], w = total[k] * scale;
+
+				if (w >= MINW) {
+					boxes.push({ n: k, x: x, w: w, d: e[2] + 1 });
+					if (e[2] + 1 > maxd)
+						maxd = e[2] + 1;
+					stack.push([k, x, e[2] + 1]);
+				}
+				x += w;
+			}
+		}
+		var height = (maxd + 1) * ROW;
+
+		canvas.width = Math.round(width * dpr);
+		canvas.height = Math.round(height * dpr);
+		canvas.style.height = height + 'px';
+		ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+		ctx.font = '12px system-ui, -apple-system, "Segoe UI", sans-serif';
+		ctx.textBaseline = 'middle';
+		rows = [];
+		for (var b = 0; b < boxes.length; b++) {
+			var bx = boxes[b], f = tree.frame[bx.n], hl = highlighted(f);
+
+			bx.hl = hl;
+			ctx.fillStyle = colour(f, hl);
+			ctx.fillRect(bx.x, bx.d * ROW, Math.max(bx.w - 1, 0.4), ROW - 1);
+			if (bx.w >= 20) {
+				var label = f < 0 ? 'all (' + total[0] + ' samples)' : fname(f);
+
+				ctx.fillStyle = '#1d1d1f';
+				ctx.fillText(fit(label, bx.w - 6), bx.x + 3, bx.d * ROW + ROW / 2);
+			}
+			(rows[bx.d] || (rows[bx.d] = [])).push(bx);
+		}
+		for (var r = 0; r < rows.length; r++)
+			if (rows[r])
+				rows[r].sort(function (a, b) { return a.x - b.x; });
+		drawn = boxes;
+		crumbs(c);
+	}
+
+	function crumbs(c) {
+		var nav = $('crumbs');
+
+		nav.textContent = '';
+		c.forEach(function (n, i) {
+			if (i) {
+				var sep = document.createElement('span');
+
+				sep.textContent = '\u203a';
+				nav.append(sep);
+			}
+			var b = document.createElement('button');
+
+			b.type = 'button';
+			b.textContent = fname(tree.frame[n]);
+			b.title = fname(tree.frame[n]);
+			b.addEventListener('click', function () { zoom(n); });
+			nav.append(b);
+		});
+	}
+
+	function zoom(n) {
+		st.zoom = n;
+		draw();
+	}
+
+	function boxAt(ev) {
+		var r = canvas.getBoundingClientRect(), x = ev.clientX - r.left, y = ev.clientY - r.top;
+		var row = rows[Math.floor(y / ROW)];
+
+		if (!row || y < 0)
+			return null;
+		var lo = 0, hi = row.length - 1;
+
+		while (lo <= hi) {
+			var mid = (lo + hi) >> 1, b = row[mid];
+
+			if (x < b.x)
+				hi = mid - 1;
+			else if (x >= b.x + b.w)
+				lo = mid + 1;
+			else
+				return b;
+		}
+		return null;
+	}
+
+	canvas.addEventListener('mousemove', function (ev) {
+		var b = boxAt(ev);
+
+		if (!b) {
+			tip.hidden = true;
+			return;
+		}
+		var f = tree.frame[b.n], file = ffile(f), line = tree.line[b.n], all = tree.total[0];
+
+		$('tip-name').textContent = f < 0 ? 'all samples' : fname(f);
+		$('tip-file').textContent = file ? file + (line > 0 ? ':' + line : '') : '';
+		$('tip-count').textContent = 'self ' + tree.self[b.n] + ' (' + pct(tree.self[b.n], all) +
+			') \u00b7 total ' + tree.total[b.n] + ' (' + pct(tree.total[b.n], all) + ')';
+		tip.hidden = false;
+		var x = ev.clientX + 14, y = ev.clientY + 14;
+
+		if (x + tip.offsetWidth > window.innerWidth - 4)
+			x = Math.max(4, ev.clientX - tip.offsetWidth - 10);
+		if (y + tip.offsetHeight > window.innerHeight - 4)
+			y = Math.max(4, ev.clientY - tip.offsetHeight - 10);
+		tip.style.left = x + 'px';
+		tip.style.top = y + 'px';
+	});
+	canvas.addEventListener('mouseleave', function () { tip.hidden = true; });
+	canvas.addEventListener('click', function (ev) {
+		var b = boxAt(ev);
+
+		if (b)
+			zoom(b.n);
+	});
+
+	/* search: a substring of the name, or /regex/flags */
+	function search() {
+		var q = $('search').value, out = $('search-share'), re = null, m;
+
+		st.search = q;
+		st.match = null;
+		st.share = 0;
+		st.shareSamples = 0;
+		out.classList.remove('bad');
+		out.textContent = '';
+		if (q) {
+			if ((m = /^\/(.+)\/([imsu]*)$/.exec(q))) {
+				try {
+					re = new RegExp(m[1], m[2]);
+				} catch (e) {
+					out.textContent = 'invalid regular expression';
+					out.classList.add('bad');
+				}
+			}
+			if (re || !m) {
+				st.match = new Uint8Array(NFRAME);
+				for (var f = 0; f < NFRAME; f++) {
+					var k = fkind(f);
+
+					if (k !== KIND_TAGS && k !== KIND_THREAD &&
+					    (re ? re.test(fname(f)) : fname(f).indexOf(q) >= 0))
+						st.match[f] = 1;
+				}
+				matched();
+			}
+		}
+		draw();
+	}
+
+	/* samples under a matching frame, nested matches counted once */
+	function matched() {
+		var n = tree.parent.length, under = new Uint8Array(n), sum = 0;
+
+		for (var j = 1; j < n; j++) {
+			var hit = st.match[tree.frame[j]] === 1;
+
+			if (hit && !under[tree.parent[j]])
+				sum += tree.total[j];
+			under[j] = under[tree.parent[j]] || hit;
+		}
+		st.shareSamples = sum;
+		st.share = tree.total[0] ? sum / tree.total[0] : 0;
+		$('search-share').textContent = 'matched ' + pct(sum, tree.total[0]) + ' of samples (' +
+			sum + ' of ' + tree.total[0] + ')';
+	}
+
+	/* the table of functions: self, and total counted once per stack */
+	function table() {
+		var t = plain, n = t.parent.length, self = new Float64Array(fnName.length),
+			tot = new Float64Array(fnName.length), used = new Uint8Array(fnName.length);
+
+		for (var j = 1; j < n; j++) {
+			var fn = fnOf[t.frame[j]], p = t.parent[j], again = false;
+
+			for (; p; p = t.parent[p])
+				if (fnOf[t.frame[p]] === fn) {
+					again = true;
+					break;
+				}
+			self[fn] += t.self[j];
+			if (!again)
+				tot[fn] += t.total[j];
+			used[fn] = 1;
+		}
+		tableRows = [];
+		for (var i = 0; i < fnName.length; i++)
+			if (used[i])
+				tableRows.push({ fn: i, name: fnName[i], file: fnFile[i], self: self[i], total: tot[i] });
+		renderTable();
+	}
+
+	function renderTable() {
+		var key = st.sortKey, dir = st.sortDesc ? -1 : 1, q = st.filter.toLowerCase();
+		var list = tableRows.filter(function (r) {
+			return !q || r.name.toLowerCase().indexOf(q) >= 0 || r.file.toLowerCase().indexOf(q) >= 0;
+		});
+
+		list.sort(function (a, b) {
+			var x = a[key], y = b[key];
+
+			if (x < y)
+				return -dir;
+			if (x > y)
+				return dir;
+			return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
+		});
+		var body = $('table').tBodies[0], all = plain.total[0], shown = list.slice(0, 500);
+
+		body.textContent = '';
+		shown.forEach(function (r) {
+			var tr = document.createElement('tr'), name = document.createElement('td');
+			var small = document.createElement('small');
+
+			name.textContent = r.name;
+			small.textContent = r.file;
+			name.append(small);
+			name.title = r.name + (r.file ? '\n' + r.file : '');
+			tr.append(name, num(r.self, all), num(r.total, all));
+			tr.dataset.fn = r.fn;
+			if (r.fn === st.selected)
+				tr.className = 'selected';
+			tr.addEventListener('click', function () {
+				st.selected = st.selected === r.fn ? -1 : r.fn;
+				renderTable();
+				draw();
+			});
+			body.append(tr);
+		});
+		$('table-more').textContent = list.length > shown.length ?
+			(list.length - shown.length) + ' more: filter to see them' : '';
+		rows_shown = shown;
+		Array.prototype.forEach.call(document.querySelectorAll('#table th'), function (th) {
+			if (th.dataset.key === key)
+				th.setAttribute('aria-sort', st.sortDesc ? 'descending' : 'ascending');
+			else
+				th.removeAttribute('aria-sort');
+		});
+	}
+	var rows_shown = [];
+
+	function num(v, all) {
+		var td = document.createElement('td');
+
+		td.className = 'num';
+		td.textContent = v + ' ' + pct(v, all);
+		return td;
+	}
+
+	Array.prototype.forEach.call(document.querySelectorAll('#table th'), function (th) {
+		th.addEventListener('click', function () {
+			var key = th.dataset.key;
+
+			if (st.sortKey === key)
+				st.sortDesc = !st.sortDesc;
+			else {
+				st.sortKey = key;
+				st.sortDesc = key !== 'name';
+			}
+			renderTable();
+		});
+	});
+	$('filter').addEventListener('input', function () {
+		st.filter = this.value;
+		renderTable();
+	});
+	$('search').addEventListener('input', search);
+
+	function rebuild() {
+		plain = build(false, st.thread);
+		tree = st.inverted ? build(true, st.thread) : plain;
+		st.zoom = 0;
+		table();
+		if (st.match)
+			matched();
+		draw();
+	}
+	$('inverted').addEventListener('change', function () {
+		st.inverted = this.checked;
+		rebuild();
+	});
+	if (threads.length) {
+		var sel = $('thread'), o = document.createElement('option');
+
+		o.value = '-1';
+		o.textContent = 'all threads (' + threads.length + ')';
+		sel.append(o);
+		threads.forEach(function (t) {
+			var opt = document.createElement('option');
+
+			opt.value = String(t.frame);
+			opt.textContent = t.name + ' \u2014 ' + t.samples + ' samples';
+			sel.append(opt);
+		});
+		sel.addEventListener('change', function () {
+			st.thread = Number(this.value);
+			rebuild();
+		});
+		$('thread-pick').hidden = false;
+	}
+
+	document.addEventListener('keydown', function (ev) {
+		var inField = ev.target && (ev.target.tagName === 'INPUT' || ev.target.tagName === 'SELECT');
+
+		if ((ev.ctrlKey || ev.metaKey) && ev.key === 'f' || (ev.key === '/' && !inField)) {
+			ev.preventDefault();
+			$('search').focus();
+			$('search').select();
+		} else if (ev.key === 'Escape') {
+			if (inField)
+				ev.target.blur();
+			zoom(0);
+		}
+	});
+	var resizing = 0;
+
+	window.addEventListener('resize', function () {
+		cancelAnimationFrame(resizing);
+		resizing = requestAnimationFrame(draw);
+	});
+
+	window.pyrospyReport = Object.freeze({
+		boxes: function () {
+			var r = canvas.getBoundingClientRect();
+
+			return drawn.map(function (b) {
+				var f = tree.frame[b.n];
+
+				return {
+					name: fname(f), file: ffile(f), line: tree.line[b.n], x: r.left + b.x,
+					y: r.top + b.d * ROW, w: b.w, h: ROW - 1, depth: b.d,
+					self: tree.self[b.n], total: tree.total[b.n], highlighted: b.hl
+				};
+			});
+		},
+		state: function () {
+			return {
+				zoom: fname(tree.frame[st.zoom]),
+				crumbs: chain(st.zoom).map(function (n) { return fname(tree.frame[n]); }),
+				inverted: st.inverted,
+				thread: st.thread >= 0 ? fname(st.thread) : null,
+				threads: threads.map(function (t) { return { name: t.name, samples: t.samples }; }),
+				search: st.search, searchShare: st.share, searchSamples: st.shareSamples,
+				samples: tree.total[0],
+				selected: st.selected >= 0 ? fnName[st.selected] : null,
+				sort: { key: st.sortKey, descending: st.sortDesc }
+			};
+		},
+		rows: function () {
+			return rows_shown.map(function (r) {
+				return { name: r.name, file: r.file, self: r.self, total: r.total };
+			});
+		}
+	});
+
+	summary();
+	table();
+	draw();
+})();
