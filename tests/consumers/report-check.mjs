@@ -37,13 +37,26 @@ try {
 		out.error_texts.push(String(e));
 	});
 	await page.goto(url);
-	await page.waitForFunction(() => window.pyrospyReport);
+	// what ran when the page loaded, whether or not the report started
+	out.pwned = await page.evaluate(() => window.pwned === undefined ? 0 : 1);
+	out.scripts = await page.evaluate(() => document.scripts.length);
+	out.elements = await page.evaluate(() => document.querySelectorAll('img, svg, iframe, object').length);
+	out.loaded = 1;
+	try {
+		await page.waitForFunction(() => window.pyrospyReport, null, { timeout: 10000 });
+	} catch (e) {
+		out.loaded = 0;
+		out.errors++;
+		out.error_texts.push('the report did not start: ' + e.message);
+	}
 	const boxes = () => page.evaluate(() => window.pyrospyReport.boxes());
 	const state = () => page.evaluate(() => window.pyrospyReport.state());
 	const widest = (bs, name) => bs.filter((b) => b.name === name).sort((a, b) => b.w - a.w)[0];
 	const onScreen = (b) => b && b.y >= 0 && b.y + b.h <= 900 && b.x >= 0 && b.x + b.w <= 1400;
 	const center = (b) => [b.x + b.w / 2, b.y + b.h / 2];
-	if (mode === 'seed')
+	if (!out.loaded)
+		;
+	else if (mode === 'seed')
 		await seed(page, boxes, state, widest, onScreen, center);
 	else
 		await hostile(page, boxes, state);
@@ -169,9 +182,6 @@ async function seed(page, boxes, state, widest, onScreen, center) {
 
 async function hostile(page, boxes, state) {
 	const names = JSON.parse(readFileSync(process.argv[4], 'utf8'));
-	out.pwned = await page.evaluate(() => window.pwned === undefined ? 0 : 1);
-	out.scripts = await page.evaluate(() => document.scripts.length);
-	out.elements = await page.evaluate(() => document.querySelectorAll('img, svg, iframe, object').length);
 	const drawn = (await boxes()).map((b) => b.name);
 	const cells = await page.locator('#table tbody td:first-child').evaluateAll(
 		(tds) => tds.map((td) => td.firstChild ? td.firstChild.textContent : ''));
