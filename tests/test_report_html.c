@@ -62,9 +62,11 @@ static char *check(const char *dir, const char *mode, const char *args)
 /*
  * Record script with in for 2 s, --threads, into dir/report.html and
  * dir/report.raw at once; the folded profile of that raw recording
- * (caller frees), and dir/again.html written from it by report.
+ * (caller frees), and dir/again.html written from it by report; *pidp
+ * gets the target's pid.
  */
-static char *record(const struct interp *in, const char *script, char *dir, size_t cap)
+static char *record(const struct interp *in, const char *script, char *dir, size_t cap,
+		    pid_t *pidp)
 {
 	const char *sargs[] = { test_target_for(in, script), NULL };
 	char ready[64], pidbuf[32], html[128], raw[128], again[128], *out, *err, *folded;
@@ -81,6 +83,7 @@ static char *record(const struct interp *in, const char *script, char *dir, size
 	snprintf(raw, sizeof(raw), "%s/report.raw", dir);
 	snprintf(again, sizeof(again), "%s/again.html", dir);
 	pid = test_start(in, sargs, ready, sizeof(ready));
+	*pidp = pid;
 	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)pid);
 	st = test_pyrospy(args, &out, &err);
 	test_stop(pid);
@@ -104,8 +107,9 @@ static void check_seed(const struct interp *in, const char *script)
 	const char *foo = test_func(in, "foo"), *bar = test_func(in, "bar");
 	const char *work = test_func(in, "work"), *baz = test_func(in, "baz");
 	double all, nfoo, nbar, nside, width, samples;
+	pid_t pid;
 
-	folded = record(in, script, dir, sizeof(dir));
+	folded = record(in, script, dir, sizeof(dir), &pid);
 	all = (double)test_folded_count(folded, "");
 	snprintf(needle, sizeof(needle), ";%s (", foo);
 	nfoo = (double)test_folded_count(folded, needle);
@@ -122,6 +126,13 @@ static void check_seed(const struct interp *in, const char *script)
 	width = json_num(json, "canvas_width");
 	cr_assert_eq(samples, all, "%s: the page shows %g samples, the recording holds %g",
 		     in->bin, samples, all);
+	/* the summary: the process, the rate, the samples, the threads */
+	snprintf(needle, sizeof(needle), "\"title\":\"pid %d\"", (int)pid);
+	cr_assert(strstr(json, needle), "%s: no '%s': %s", in->bin, needle, json);
+	snprintf(needle, sizeof(needle), "\"Samples%.0f\"", all);
+	cr_assert(strstr(json, needle), "%s: no '%s': %s", in->bin, needle, json);
+	cr_assert(strstr(json, "\"Rate asked100 Hz\""), "%s: %s", in->bin, json);
+	cr_assert(strstr(json, "\"Threads2\""), "%s: %s", in->bin, json);
 	/* the first screen: foo and bar, as wide as their share */
 	cr_assert_gt(json_num(json, "first_foo_w"), json_num(json, "first_bar_w"), "%s: %s", in->bin,
 		     json);

@@ -72,6 +72,8 @@ async function seed(page, boxes, state, widest, onScreen, center) {
 	let f = widest(bs, foo), b = widest(bs, bar);
 
 	out.canvas_width = canvasWidth;
+	out.facts = await page.locator('#facts').evaluate((dl) => Array.from(dl.children, (d) => d.textContent));
+	out.title = await page.locator('#title').textContent();
 	out.samples = (await state()).samples;
 	out.first_foo_w = onScreen(f) ? f.w : 0;
 	out.first_bar_w = onScreen(b) ? b.w : 0;
