@@ -78,49 +78,100 @@
 	 */
 	var NFN = fnName.length;
 
-	function Tree() {
-		this.parent = [0];
-		this.frame = [-1];
-		this.line = [0];
-		this.self = [0];
-		this.depth = [0];
-		this.kids = [[]];
-		this.index = new Map();
-	}
-	Tree.prototype.child = function (p, f) {
-		var key = p * NFN + fnOf[f], c = this.index.get(key);
+	/*
+	 * In typed arrays, for profiles of a million nodes: a node's child of a
+	 * function is found by an open-addressing hash of node ids (hash of
+	 * parent and function, -1 empty); the children are laid out by
+	 * finish(), widest first, kids[kid0[n] .. kid0[n + 1]).
+	 */
+	function Tree(cap) {
+		var c = 16;
 
-		if (c === undefined) {
-			c = this.parent.length;
-			this.index.set(key, c);
-			this.parent.push(p);
-			this.frame.push(f);
-			this.line.push(fline(f));
-			this.self.push(0);
-			this.depth.push(this.depth[p] + 1);
-			this.kids.push([]);
-			this.kids[p].push(c);
-		} else if (this.line[c] !== fline(f))
-			this.line[c] = 0;
+		while (c < cap)
+			c *= 2;
+		this.n = 1;
+		this.alloc(c);
+		this.frame[0] = -1;
+	}
+	Tree.prototype.alloc = function (cap) {
+		var old = this;
+
+		function grow(A, from) {
+			var a = new A(cap);
+
+			if (from)
+				a.set(from.subarray(0, old.n));
+			return a;
+		}
+		this.parent = grow(Int32Array, this.parent);
+		this.frame = grow(Int32Array, this.frame);
+		this.line = grow(Int32Array, this.line);
+		this.self = grow(Float64Array, this.self);
+		this.depth = grow(Int32Array, this.depth);
+		this.cap = cap;
+		this.hash = new Int32Array(2 * cap).fill(-1);
+		this.mask = 2 * cap - 1;
+		for (var c = 1; c < this.n; c++)
+			this.hash[this.slot(this.parent[c], fnOf[this.frame[c]])] = c;
+	};
+	/* the slot of (p, fn): its node's, or the empty one where it goes */
+	Tree.prototype.slot = function (p, fn) {
+		var h = (Math.imul(p, 0x9e3779b1) ^ Math.imul(fn + 1, 0x85ebca77)) & this.mask, c;
+
+		while ((c = this.hash[h]) >= 0 && (this.parent[c] !== p || fnOf[this.frame[c]] !== fn))
+			h = (h + 1) & this.mask;
+		return h;
+	};
+	Tree.prototype.child = function (p, f) {
+		var h = this.slot(p, fnOf[f]), c = this.hash[h];
+
+		if (c >= 0) {
+			if (this.line[c] !== fline(f))
+				this.line[c] = 0;
+			return c;
+		}
+		if (this.n === this.cap) {	/* cap is a power of two: so is the hash */
+			this.alloc(this.cap * 2);
+			h = this.slot(p, fnOf[f]);
+		}
+		c = this.n++;
+		this.hash[h] = c;
+		this.parent[c] = p;
+		this.frame[c] = f;
+		this.line[c] = fline(f);
+		this.depth[c] = this.depth[p] + 1;
 		return c;
 	};
 	Tree.prototype.finish = function () {
-		var n = this.parent.length, total = this.self.slice(), t = this;
+		var n = this.n, total = this.self.slice(0, n), parent = this.parent, frame = this.frame;
+		var kid0 = new Int32Array(n + 1), kids = new Int32Array(n), at, j;
 
-		for (var j = n - 1; j > 0; j--)
-			total[this.parent[j]] += total[j];
-		this.total = total;
+		for (j = n - 1; j > 0; j--)
+			total[parent[j]] += total[j];
+		for (j = 1; j < n; j++)
+			kid0[parent[j] + 1]++;
+		for (j = 0; j < n; j++)
+			kid0[j + 1] += kid0[j];
+		at = kid0.slice(0, n);
+		for (j = 1; j < n; j++)
+			kids[at[parent[j]]++] = j;
 		/* widest first, so that the first screen shows the most */
-		for (var i = 0; i < n; i++)
-			this.kids[i].sort(function (a, b) {
-				return total[b] - total[a] || (fname(t.frame[a]) < fname(t.frame[b]) ? -1 : 1);
-			});
+		for (j = 0; j < n; j++)
+			if (kid0[j + 1] - kid0[j] > 1)
+				kids.subarray(kid0[j], kid0[j + 1]).sort(function (a, b) {
+					return total[b] - total[a] ||
+						(fname(frame[a]) < fname(frame[b]) ? -1 : 1);
+				});
+		this.total = total;
+		this.kid0 = kid0;
+		this.kids = kids;
+		this.hash = null;	/* no child is added after */
 		return this;
 	};
 
 	/* callers at the top (inverted false) or the innermost functions (true) */
 	function build(inverted, thread) {
-		var t = new Tree(), i, k;
+		var t = new Tree(inverted ? N : N + 1), i, k;
 
 		if (!inverted) {
 			var vmap = new Int32Array(N);
@@ -255,10 +306,10 @@
 		var stack = [[st.zoom, 0, top]];
 
 		while (stack.length) {
-			var e = stack.pop(), kids = tree.kids[e[0]], x = e[1];
+			var e = stack.pop(), x = e[1];
 
-			for (var i = 0; i < kids.length; i++) {
-				var k = kids[i], w = total[k] * scale;
+			for (var i = tree.kid0[e[0]], end = tree.kid0[e[0] + 1]; i < end; i++) {
+				var k = tree.kids[i], w = total[k] * scale;
 
 				if (w >= MINW) {
 					boxes.push({ n: k, x: x, w: w, d: e[2] + 1 });
@@ -413,7 +464,7 @@
 
 	/* samples under a matching frame, nested matches counted once */
 	function matched() {
-		var n = tree.parent.length, under = new Uint8Array(n), sum = 0;
+		var n = tree.n, under = new Uint8Array(n), sum = 0;
 
 		for (var j = 1; j < n; j++) {
 			var hit = st.match[tree.frame[j]] === 1;
@@ -430,7 +481,7 @@
 
 	/* the table of functions: self, and total counted once per stack */
 	function table() {
-		var t = plain, n = t.parent.length, self = new Float64Array(fnName.length),
+		var t = plain, n = t.n, self = new Float64Array(fnName.length),
 			tot = new Float64Array(fnName.length), used = new Uint8Array(fnName.length);
 
 		for (var j = 1; j < n; j++) {
