@@ -144,6 +144,12 @@ static void check_seed(const struct interp *in, const char *script)
 	cr_assert(fabs(json_num(json, "first_bar_w") - width * nbar / all) < 1.5,
 		  "%s: bar %g px of %g, its share %g/%g", in->bin, json_num(json, "first_bar_w"),
 		  width, nbar, all);
+	/* colours: the script's functions are app code, threading's standard library */
+	snprintf(needle, sizeof(needle), "\"%s\":\"app\"", foo);
+	cr_assert(strstr(json, needle), "%s: no %s: %s", in->bin, needle, json);
+	cr_assert(in->lang != TARGET_PYTHON || strstr(json, "\"Thread.run\":\"stdlib\""),
+		  "%s: threading is no standard library: %s", in->bin, json);
+	cr_assert_eq(json_num(json, "legend_complete"), 1, "%s: %s", in->bin, json);
 	/* hover */
 	cr_assert(json_is(json, "tip_name", foo), "%s: tooltip: %s", in->bin, json);
 	snprintf(needle, sizeof(needle), "/%s:", script);

@@ -77,6 +77,11 @@ async function seed(page, boxes, state, widest, onScreen, center) {
 	out.samples = (await state()).samples;
 	out.first_foo_w = onScreen(f) ? f.w : 0;
 	out.first_bar_w = onScreen(b) ? b.w : 0;
+	// colours by family of code, and the legend of those drawn
+	out.families = Object.fromEntries(bs.map((x) => [x.name, x.family]));
+	out.legend = await page.locator('#legend span').evaluateAll((l) => l.map((e) => e.dataset.family));
+	out.legend_complete = [...new Set(bs.filter((x) => x.depth).map((x) => x.family))]
+		.every((f) => out.legend.includes(f)) ? 1 : 0;
 	if (shot)
 		await page.screenshot({ path: shot });
 

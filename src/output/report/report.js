@@ -7,8 +7,8 @@
  *
  * For tests, window.pyrospyReport tells what is drawn:
  *   boxes()  the boxes on the canvas: {name, file, line, x, y, w, h, depth,
- *            self, total, highlighted}, x and y in viewport pixels, line 0
- *            when the box merges several lines of its function
+ *            self, total, highlighted, family}, x and y in viewport pixels,
+ *            line 0 when the box merges several lines of its function
  *   state()  {zoom, crumbs, inverted, thread, threads, search, searchShare,
  *            searchSamples, samples, selected, sort}
  *   rows()   the table's rows as shown: {name, file, self, total}
@@ -19,7 +19,7 @@
 	var D = JSON.parse(document.getElementById('pyrospy-data').textContent);
 	var S = D.strings, FR = D.frames, NP = D.parent, NF = D.frame, NS = D.self;
 	var N = NP.length, NFRAME = FR.length / 4;
-	var KIND_TAGS = 1, KIND_THREAD = 2, KIND_MARK = 3;
+	var KIND_CODE = 0, KIND_TAGS = 1, KIND_THREAD = 2;
 	var ROW = 18, MINW = 0.4;
 
 	function fname(f) { return f < 0 ? 'all' : S[FR[4 * f]]; }
@@ -246,20 +246,75 @@
 		fact('pyrospy', m.version);
 	}
 
+	/*
+	 * Families of code, by file: the program's own, the standard library
+	 * (CPython's lib/pythonX.Y and frozen modules, Ruby's lib/ruby/X.Y.Z
+	 * and <internal:...>), installed packages (site-packages,
+	 * dist-packages, gems), native (Ruby's C methods), and the
+	 * pseudo-frames: garbage collection, [truncated], [other].  Each has
+	 * a hue; the function's name shades it.  Magenta is left to highlights.
+	 */
+	var FAMILIES = [
+		{ id: 'app', label: 'app code', hue: 12, spread: 38, sat: 80, light: 66 },
+		{ id: 'stdlib', label: 'standard library', hue: 195, spread: 30, sat: 60, light: 74 },
+		{ id: 'packages', label: 'site-packages / gems', hue: 95, spread: 45, sat: 45, light: 68 },
+		{ id: 'native', label: 'native (C)', hue: 28, spread: 12, sat: 28, light: 66 },
+		{ id: 'gc', label: 'GC / pseudo-frames', hue: 0, spread: 0, sat: 0, light: 78 }
+	];
+	function family(f) {
+		if (f < 0 || fkind(f) !== KIND_CODE)
+			return 4;
+		var file = ffile(f);
+
+		if (file === '(cfunc)' || file.indexOf('<built-in') === 0)
+			return 3;
+		if (/\/(site|dist)-packages\/|\/gems\//.test(file))
+			return 2;
+		if (/^<frozen |^<internal:|\/lib\/python\d+\.\d+t?\/|\/lib\/ruby\/\d+\.\d+\.\d+\//.test(file))
+			return 1;
+		return 0;
+	}
+	var famOf = new Uint8Array(NFRAME);
+
+	for (var ff = 0; ff < NFRAME; ff++)
+		famOf[ff] = family(ff);
+
 	function colour(f, hl) {
 		if (hl)
 			return '#e879f9';
 		if (f < 0)
 			return '#d9d9e0';
-		if (fkind(f) === KIND_MARK)
-			return '#c8c8d0';
-		var s = fname(f), h = 0;
+		var fam = FAMILIES[famOf[f]], s = fname(f), h = 0;
 
 		for (var i = 0; i < s.length && i < 64; i++)
 			h = (h * 31 + s.charCodeAt(i)) | 0;
 		h = (h >>> 0) % 1000 / 1000;
-		return 'hsl(' + (12 + 38 * h).toFixed(0) + ',' + (78 + 10 * h).toFixed(0) + '%,' +
-			(66 + 8 * h).toFixed(0) + '%)';
+		return 'hsl(' + (fam.hue + fam.spread * h).toFixed(0) + ',' +
+			(fam.sat + (fam.sat ? 10 * h : 0)).toFixed(0) + '%,' +
+			(fam.light + 8 * h).toFixed(0) + '%)';
+	}
+
+	/* the families of the frames shown, with their share of self samples */
+	function legend() {
+		var el = $('legend'), self = [0, 0, 0, 0, 0], seen = [0, 0, 0, 0, 0], all = plain.total[0];
+
+		for (var j = 1; j < plain.n; j++) {
+			self[famOf[plain.frame[j]]] += plain.self[j];
+			seen[famOf[plain.frame[j]]] = 1;
+		}
+		el.textContent = '';
+		FAMILIES.forEach(function (fam, i) {
+			if (!seen[i])
+				return;
+			var item = document.createElement('span'), sw = document.createElement('i');
+
+			sw.style.background = 'hsl(' + (fam.hue + fam.spread / 2) + ',' + fam.sat + '%,' +
+				(fam.light + 4) + '%)';
+			item.dataset.family = fam.id;
+			item.append(sw, fam.label + ' ' + pct(self[i], all));
+			item.title = 'self samples in ' + fam.label;
+			el.append(item);
+		});
 	}
 
 	function highlighted(f) {
@@ -585,6 +640,7 @@
 		tree = st.inverted ? build(true, st.thread) : plain;
 		st.zoom = 0;
 		table();
+		legend();
 		if (st.match)
 			matched();
 		draw();
@@ -643,7 +699,8 @@
 				return {
 					name: fname(f), file: ffile(f), line: tree.line[b.n], x: r.left + b.x,
 					y: r.top + b.d * ROW, w: b.w, h: ROW - 1, depth: b.d,
-					self: tree.self[b.n], total: tree.total[b.n], highlighted: b.hl
+					self: tree.self[b.n], total: tree.total[b.n], highlighted: b.hl,
+					family: f < 0 ? '' : FAMILIES[famOf[f]].id
 				};
 			});
 		},
@@ -669,5 +726,6 @@
 
 	summary();
 	table();
+	legend();
 	draw();
 })();
