@@ -185,6 +185,17 @@ static void check_seed(const struct interp *in, const char *script)
 	cr_assert_eq(json_num(json, "row_hl_bar"), json_num(json, "row_bar_boxes"), "%s: %s", in->bin,
 		     json);
 	cr_assert_eq(json_num(json, "row_unselected_hl"), 0, "%s: %s", in->bin, json);
+	/* the sandwich of bar: its callers above it, work below, foo nowhere */
+	cr_assert(json_is(json, "sw_state", bar) && json_is(json, "sw_callers_root", bar) &&
+		  json_is(json, "sw_callees_root", bar), "%s: %s", in->bin, json);
+	cr_assert_eq(json_num(json, "sw_callers_total"), nbar, "%s: %s", in->bin, json);
+	cr_assert_eq(json_num(json, "sw_callees_total"), nbar, "%s: %s", in->bin, json);
+	cr_assert_eq(json_num(json, "sw_callers_above"), 1, "%s: %s", in->bin, json);
+	cr_assert_eq(json_num(json, "sw_callee_work"), 1, "%s: %s", in->bin, json);
+	cr_assert_eq(json_num(json, "sw_caller_work"), 0, "%s: %s", in->bin, json);
+	cr_assert_eq(json_num(json, "sw_foo_boxes"), 0, "%s: %s", in->bin, json);
+	cr_assert(strstr(json, "\"sw_after_escape\":null"), "%s: %s", in->bin, json);
+	cr_assert_eq(json_num(json, "sw_parts_after"), 0, "%s: %s", in->bin, json);
 	cr_assert_geq(json_num(json, "filter_rows"), 1, "%s: %s", in->bin, json);
 	cr_assert_eq(json_num(json, "filter_all_match"), 1, "%s: %s", in->bin, json);
 	/* inverted: work is the widest root, foo no root */

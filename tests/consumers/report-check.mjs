@@ -145,6 +145,25 @@ async function seed(page, boxes, state, widest, onScreen, center) {
 	out.row_hl = bs.filter((x) => x.highlighted).length;
 	out.row_hl_bar = bs.filter((x) => x.highlighted && x.name === bar).length;
 	out.row_bar_boxes = bs.filter((x) => x.name === bar).length;
+	// the sandwich of the selected function: callers above it, callees below
+	await page.locator('#sandwich').click();
+	bs = await boxes();
+	const callers = bs.filter((x) => x.part === 'callers'), callees = bs.filter((x) => x.part === 'callees');
+	const root = (l) => l.find((x) => x.depth === 0) || { name: '', total: -1, y: 0 };
+	out.sw_state = (await state()).sandwich;
+	out.sw_callers_root = root(callers).name;
+	out.sw_callees_root = root(callees).name;
+	out.sw_callers_total = root(callers).total;
+	out.sw_callees_total = root(callees).total;
+	out.sw_callers_above = callers.every((x) => x.y < root(callees).y) &&
+		callers.every((x) => x.depth === 0 || x.y < root(callers).y) ? 1 : 0;
+	out.sw_callee_work = callees.filter((x) => x.depth === 1 && x.name === work).length;
+	out.sw_caller_work = callers.filter((x) => x.name === work).length;
+	out.sw_callers_depth1 = callers.filter((x) => x.depth === 1).map((x) => x.name);
+	out.sw_foo_boxes = bs.filter((x) => x.name === foo).length;
+	await page.keyboard.press('Escape');
+	out.sw_after_escape = (await state()).sandwich;
+	out.sw_parts_after = (await boxes()).filter((x) => x.part).length;
 	await page.locator('#table tbody tr.selected').click();
 	out.row_unselected_hl = (await boxes()).filter((x) => x.highlighted).length;
 	// the filter box: only rows that match

@@ -7,10 +7,11 @@
  *
  * For tests, window.pyrospyReport tells what is drawn:
  *   boxes()  the boxes on the canvas: {name, file, line, x, y, w, h, depth,
- *            self, total, highlighted, family}, x and y in viewport pixels,
- *            line 0 when the box merges several lines of its function
- *   state()  {zoom, crumbs, inverted, thread, threads, search, searchShare,
- *            searchSamples, samples, selected, sort}
+ *            part, self, total, highlighted, family}, x and y in viewport
+ *            pixels, line 0 when the box merges several lines of its
+ *            function, part "callers" or "callees" in a sandwich
+ *   state()  {zoom, sandwich, crumbs, inverted, thread, threads, search,
+ *            searchShare, searchSamples, samples, selected, sort}
  *   rows()   the table's rows as shown: {name, file, self, total}
  */
 (function () {
@@ -215,7 +216,8 @@
 	var canvas = $('flame'), ctx = canvas.getContext('2d'), tip = $('tip');
 	var st = {
 		inverted: false, thread: -1, zoom: 0, search: '', match: null, share: 0,
-		shareSamples: 0, selected: -1, sortKey: 'total', sortDesc: true, filter: ''
+		shareSamples: 0, selected: -1, sortKey: 'total', sortDesc: true, filter: '',
+		sandwich: null
 	};
 	var tree = build(false, -1), plain = tree, drawn = [], rows = [], tableRows = [];
 
@@ -351,23 +353,26 @@
 		return lo ? s.slice(0, lo) + '\u2026' : '';
 	}
 
-	function draw() {
-		var width = canvas.parentNode.clientWidth, dpr = window.devicePixelRatio || 1;
-		var c = chain(st.zoom), top = c.length - 1, boxes = [], maxd = top;
-		var total = tree.total, scale = total[st.zoom] ? width / total[st.zoom] : 0;
+	/*
+	 * The boxes of tree t from node z down, z at depth 0 (its ancestors
+	 * above it when chain holds them), width pixels wide: {t, n, x, w, d}.
+	 */
+	function layout(t, z, chainOf, width, boxes) {
+		var top = chainOf.length - 1, maxd = top;
+		var total = t.total, scale = total[z] ? width / total[z] : 0;
 
-		for (var d = 0; d < c.length; d++)
-			boxes.push({ n: c[d], x: 0, w: width, d: d });
-		var stack = [[st.zoom, 0, top]];
+		for (var d = 0; d < chainOf.length; d++)
+			boxes.push({ t: t, n: chainOf[d], x: 0, w: width, d: d });
+		var stack = [[z, 0, top]];
 
 		while (stack.length) {
 			var e = stack.pop(), x = e[1];
 
-			for (var i = tree.kid0[e[0]], end = tree.kid0[e[0] + 1]; i < end; i++) {
-				var k = tree.kids[i], w = total[k] * scale;
+			for (var i = t.kid0[e[0]], end = t.kid0[e[0] + 1]; i < end; i++) {
+				var k = t.kids[i], w = total[k] * scale;
 
 				if (w >= MINW) {
-					boxes.push({ n: k, x: x, w: w, d: e[2] + 1 });
+					boxes.push({ t: t, n: k, x: x, w: w, d: e[2] + 1 });
 					if (e[2] + 1 > maxd)
 						maxd = e[2] + 1;
 					stack.push([k, x, e[2] + 1]);
@@ -375,7 +380,31 @@
 				x += w;
 			}
 		}
-		var height = (maxd + 1) * ROW;
+		return maxd;
+	}
+
+	function draw() {
+		var width = canvas.parentNode.clientWidth, dpr = window.devicePixelRatio || 1;
+		var boxes = [], nrows, b, bx, c = chain(st.zoom);
+
+		if (st.sandwich) {
+			/* the callers upwards from the function, its callees below it */
+			var up = layout(st.sandwich.callers, 0, [0], width, boxes), split = boxes.length;
+			var down = layout(st.sandwich.callees, 0, [0], width, boxes);
+
+			for (b = 0; b < boxes.length; b++) {
+				boxes[b].row = b < split ? up - boxes[b].d : up + 1 + boxes[b].d;
+				boxes[b].part = b < split ? 'callers' : 'callees';
+			}
+			nrows = up + down + 2;
+		} else {
+			nrows = layout(tree, st.zoom, c, width, boxes) + 1;
+			for (b = 0; b < boxes.length; b++) {
+				boxes[b].row = boxes[b].d;
+				boxes[b].part = '';
+			}
+		}
+		var height = nrows * ROW;
 
 		canvas.width = Math.round(width * dpr);
 		canvas.height = Math.round(height * dpr);
@@ -384,31 +413,71 @@
 		ctx.font = '12px system-ui, -apple-system, "Segoe UI", sans-serif';
 		ctx.textBaseline = 'middle';
 		rows = [];
-		for (var b = 0; b < boxes.length; b++) {
-			var bx = boxes[b], f = tree.frame[bx.n], hl = highlighted(f);
+		for (b = 0; b < boxes.length; b++) {
+			bx = boxes[b];
+			var f = bx.t.frame[bx.n], hl = highlighted(f);
 
 			bx.hl = hl;
 			ctx.fillStyle = colour(f, hl);
-			ctx.fillRect(bx.x, bx.d * ROW, Math.max(bx.w - 1, 0.4), ROW - 1);
+			ctx.fillRect(bx.x, bx.row * ROW, Math.max(bx.w - 1, 0.4), ROW - 1);
 			if (bx.w >= 20) {
-				var label = f < 0 ? 'all (' + total[0] + ' samples)' : fname(f);
+				var label = f < 0 ? 'all (' + bx.t.total[0] + ' samples)' : fname(f);
 
 				ctx.fillStyle = '#1d1d1f';
-				ctx.fillText(fit(label, bx.w - 6), bx.x + 3, bx.d * ROW + ROW / 2);
+				ctx.fillText(fit(label, bx.w - 6), bx.x + 3, bx.row * ROW + ROW / 2);
 			}
-			(rows[bx.d] || (rows[bx.d] = [])).push(bx);
+			(rows[bx.row] || (rows[bx.row] = [])).push(bx);
 		}
 		for (var r = 0; r < rows.length; r++)
 			if (rows[r])
-				rows[r].sort(function (a, b) { return a.x - b.x; });
+				rows[r].sort(function (p, q) { return p.x - q.x; });
 		drawn = boxes;
 		crumbs(c);
+	}
+
+	/*
+	 * The sandwich of function fn (of the table's tree): its callees, the
+	 * subtrees under its outermost calls merged (a recursive call stays
+	 * in them), and its callers, each outermost call's path upwards with
+	 * its samples.  Each tree's root is fn.
+	 */
+	function sandwich(fn) {
+		var t = plain, callees = new Tree(64), callers = new Tree(64), map = new Int32Array(t.n);
+		var j, a, cur;
+
+		map.fill(-1);
+		for (j = 1; j < t.n; j++) {
+			var f = t.frame[j], p = map[t.parent[j]];
+
+			if (p >= 0)
+				map[j] = callees.child(p, f);
+			else if (fnOf[f] === fn) {
+				map[j] = 0;
+				callees.frame[0] = callers.frame[0] = f;
+				for (cur = 0, a = t.parent[j]; a; a = t.parent[a])
+					cur = callers.child(cur, t.frame[a]);
+				callers.self[cur] += t.total[j];
+			} else
+				continue;
+			callees.self[map[j]] += t.self[j];
+		}
+		return { fn: fn, callers: callers.finish(), callees: callees.finish() };
 	}
 
 	function crumbs(c) {
 		var nav = $('crumbs');
 
 		nav.textContent = '';
+		if (st.sandwich) {
+			var out = document.createElement('button'), what = document.createElement('span');
+
+			out.type = 'button';
+			out.textContent = '\u2190 flame graph';
+			out.addEventListener('click', function () { setSandwich(-1); });
+			what.textContent = 'callers of ' + fnName[st.sandwich.fn] + ' above it, callees below';
+			nav.append(out, what);
+			return;
+		}
 		c.forEach(function (n, i) {
 			if (i) {
 				var sep = document.createElement('span');
@@ -459,12 +528,12 @@
 			tip.hidden = true;
 			return;
 		}
-		var f = tree.frame[b.n], file = ffile(f), line = tree.line[b.n], all = tree.total[0];
+		var t = b.t, f = t.frame[b.n], file = ffile(f), line = t.line[b.n], all = plain.total[0];
 
 		$('tip-name').textContent = f < 0 ? 'all samples' : fname(f);
 		$('tip-file').textContent = file ? file + (line > 0 ? ':' + line : '') : '';
-		$('tip-count').textContent = 'self ' + tree.self[b.n] + ' (' + pct(tree.self[b.n], all) +
-			') \u00b7 total ' + tree.total[b.n] + ' (' + pct(tree.total[b.n], all) + ')';
+		$('tip-count').textContent = 'self ' + t.self[b.n] + ' (' + pct(t.self[b.n], all) +
+			') \u00b7 total ' + t.total[b.n] + ' (' + pct(t.total[b.n], all) + ')';
 		tip.hidden = false;
 		var x = ev.clientX + 14, y = ev.clientY + 14;
 
@@ -479,8 +548,21 @@
 	canvas.addEventListener('click', function (ev) {
 		var b = boxAt(ev);
 
-		if (b)
+		if (b && st.sandwich)
+			setSandwich(fnOf[b.t.frame[b.n]]);
+		else if (b)
 			zoom(b.n);
+	});
+
+	/* the sandwich of function fn, or (-1) the flame graph again */
+	function setSandwich(fn) {
+		st.sandwich = fn >= 0 ? sandwich(fn) : null;
+		$('sandwich').setAttribute('aria-pressed', st.sandwich ? 'true' : 'false');
+		tip.hidden = true;
+		draw();
+	}
+	$('sandwich').addEventListener('click', function () {
+		setSandwich(st.sandwich || st.selected < 0 ? -1 : st.selected);
 	});
 
 	/* search: a substring of the name, or /regex/flags */
@@ -639,6 +721,8 @@
 		plain = build(false, st.thread);
 		tree = st.inverted ? build(true, st.thread) : plain;
 		st.zoom = 0;
+		if (st.sandwich)
+			st.sandwich = sandwich(st.sandwich.fn);
 		table();
 		legend();
 		if (st.match)
@@ -679,7 +763,10 @@
 		} else if (ev.key === 'Escape') {
 			if (inField)
 				ev.target.blur();
-			zoom(0);
+			if (st.sandwich)
+				setSandwich(-1);
+			else
+				zoom(0);
 		}
 	});
 	var resizing = 0;
@@ -694,12 +781,12 @@
 			var r = canvas.getBoundingClientRect();
 
 			return drawn.map(function (b) {
-				var f = tree.frame[b.n];
+				var f = b.t.frame[b.n];
 
 				return {
-					name: fname(f), file: ffile(f), line: tree.line[b.n], x: r.left + b.x,
-					y: r.top + b.d * ROW, w: b.w, h: ROW - 1, depth: b.d,
-					self: tree.self[b.n], total: tree.total[b.n], highlighted: b.hl,
+					name: fname(f), file: ffile(f), line: b.t.line[b.n], x: r.left + b.x,
+					y: r.top + b.row * ROW, w: b.w, h: ROW - 1, depth: b.d, part: b.part,
+					self: b.t.self[b.n], total: b.t.total[b.n], highlighted: b.hl,
 					family: f < 0 ? '' : FAMILIES[famOf[f]].id
 				};
 			});
@@ -707,6 +794,7 @@
 		state: function () {
 			return {
 				zoom: fname(tree.frame[st.zoom]),
+				sandwich: st.sandwich ? fnName[st.sandwich.fn] : null,
 				crumbs: chain(st.zoom).map(function (n) { return fname(tree.frame[n]); }),
 				inverted: st.inverted,
 				thread: st.thread >= 0 ? fname(st.thread) : null,
