@@ -300,3 +300,59 @@ Test(report_html, hostile_names, .timeout = 120)
 	snprintf(rm, sizeof(rm), "rm -rf '%s'", dir);
 	cr_assert_eq(system(rm), 0);
 }
+
+/*
+ * The tag picker: rideshare (Python, its tag helper) tags each order with
+ * its vehicle; choosing car shows the car's samples only (as many as the
+ * folded profile of the same recording has under vehicle=car) and its
+ * function, not the others'; "all" brings every sample back.
+ */
+Test(report_html, tag_filter, .timeout = 120)
+{
+	const struct interp *in = &test_pythons[1];
+	const char *sargs[] = { NULL, NULL };
+	char dir[64], html[128], raw[128], rm[128], ready[64], pidbuf[32], *out, *err, *folded,
+		*json;
+	const char *args[] = { "record", "--pid", pidbuf, "-d", "2", "-f", "html", "-o", html,
+			       "--raw", raw, NULL };
+	const char *rep[] = { "report", raw, "-o", "-", NULL };
+	double all, car;
+	pid_t pid;
+	int st;
+
+	test_use_helpers(in);
+	sargs[0] = test_target_for(in, "rideshare.py");
+	snprintf(dir, sizeof(dir), "/tmp/pyrospy-html-XXXXXX");
+	cr_assert(mkdtemp(dir), "mkdtemp");
+	snprintf(html, sizeof(html), "%s/report.html", dir);
+	snprintf(raw, sizeof(raw), "%s/report.raw", dir);
+	pid = test_start(in, sargs, ready, sizeof(ready));
+	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)pid);
+	st = test_pyrospy(args, &out, &err);
+	test_stop(pid);
+	cr_assert_eq(st, 0, "record -f html: exit %d: %s", st, err);
+	free(out);
+	free(err);
+	st = test_pyrospy(rep, &folded, &err);
+	cr_assert_eq(st, 0, "report: exit %d: %s", st, err);
+	free(err);
+	all = (double)test_folded_count(folded, "");
+	car = (double)test_folded_count(folded, "vehicle=car");
+	cr_assert(car > 0 && car < all, "%g of %g samples under vehicle=car:\n%s", car, all, folded);
+
+	json = check(dir, "tags", "report.html vehicle car order_car order_bike order_scooter");
+	cr_assert(strstr(json, "\"tag_keys\":[\"region\",\"vehicle\"]"), "%s", json);
+	snprintf(rm, sizeof(rm), "\"car\":%.0f", car);
+	cr_assert(strstr(json, rm), "no %s: %s", rm, json);
+	cr_assert_eq(json_num(json, "all_samples"), all, "%s", json);
+	cr_assert(strstr(json, "\"all_drawn\":[1,1,1]"), "%s", json);
+	cr_assert(json_is(json, "chosen", "car"), "%s", json);
+	cr_assert_eq(json_num(json, "chosen_samples"), car, "car: %s, folded %g", json, car);
+	cr_assert(strstr(json, "\"chosen_drawn\":[1,0,0]"), "%s", json);
+	cr_assert_eq(json_num(json, "back_samples"), all, "%s", json);
+	cr_assert_eq(json_num(json, "back_chosen"), 0, "%s", json);
+	free(json);
+	free(folded);
+	snprintf(rm, sizeof(rm), "rm -rf '%s'", dir);
+	cr_assert_eq(system(rm), 0);
+}

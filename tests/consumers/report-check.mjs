@@ -6,10 +6,12 @@
 //
 //   node report-check.mjs seed REPORT.html FOO BAR WORK BAZ [SCREENSHOT.png]
 //   node report-check.mjs hostile REPORT.html NAMES.json
+//   node report-check.mjs tags REPORT.html KEY VALUE FUNC...
 //
 // seed: the seed workload's report (foo 3x bar, work innermost, baz in a
 // thread of its own, recorded with --threads).  hostile: a report whose
 // names are markup; NAMES.json lists those that must be shown as text.
+// tags: choose VALUE of KEY in the tag picker; which of FUNC... are drawn.
 import { readFileSync } from 'node:fs';
 import { chromium } from 'playwright-core';
 
@@ -58,6 +60,8 @@ try {
 		;
 	else if (mode === 'seed')
 		await seed(page, boxes, state, widest, onScreen, center);
+	else if (mode === 'tags')
+		await tags(page, boxes, state);
 	else
 		await hostile(page, boxes, state);
 } finally {
@@ -235,4 +239,27 @@ async function hostile(page, boxes, state) {
 	out.pwned_after = await page.evaluate(() => window.pwned === undefined ? 0 : 1);
 	out.scripts_after = await page.evaluate(() => document.scripts.length);
 	out.elements_after = await page.evaluate(() => document.querySelectorAll('img, svg, iframe, object').length);
+}
+
+async function tags(page, boxes, state) {
+	const [key, value, ...funcs] = names;
+	const drawn = async () => {
+		const bs = await boxes();
+		return funcs.map((f) => bs.filter((b) => b.name === f).length);
+	};
+	let s = await state();
+	out.tag_keys = Object.keys(s.tagValues);
+	out.tag_values = s.tagValues[key] || {};
+	out.all_samples = s.samples;
+	out.all_drawn = await drawn();
+	await page.locator(`#tags select[data-key="${key}"]`).selectOption(value);
+	s = await state();
+	out.chosen = s.tags[key] || null;
+	out.chosen_samples = s.samples;
+	out.chosen_drawn = await drawn();
+	out.chosen_rows = (await page.evaluate(() => window.pyrospyReport.rows())).map((r) => r.name);
+	await page.locator(`#tags select[data-key="${key}"]`).selectOption('');
+	s = await state();
+	out.back_samples = s.samples;
+	out.back_chosen = Object.keys(s.tags).length;
 }

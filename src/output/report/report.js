@@ -11,7 +11,8 @@
  *            pixels, line 0 when the box merges several lines of its
  *            function, part "callers" or "callees" in a sandwich
  *   state()  {zoom, sandwich, crumbs, inverted, thread, threads, search,
- *            searchShare, searchSamples, samples, selected, sort}
+ *            searchShare, searchSamples, samples, selected, sort, tags (the
+ *            values chosen by key), tagValues (key: value: samples)}
  *   rows()   the table's rows as shown: {name, file, self, total}
  */
 (function () {
@@ -71,6 +72,57 @@
 		}
 		threads.sort(function (a, b) { return b.samples - a.samples; });
 	})();
+
+	/*
+	 * Tag sets ("k=v,k=v", keys sorted; values hold no ','): the one above
+	 * each node (-1: none), and for each key its values and their samples.
+	 * A chosen value per key filters: a stack passes when its tag set has
+	 * every pair chosen (tagPass[frame]); one without tags, when none is.
+	 */
+	var tagOf = new Int32Array(N), tagKeys = new Map(), tagPass = new Uint8Array(NFRAME);
+	var tagChosen = new Map();
+	(function () {
+		var total = Float64Array.from(NS), i;
+
+		for (i = N - 1; i > 0; i--)
+			total[NP[i]] += total[i];
+		tagOf[0] = -1;
+		for (i = 1; i < N; i++) {
+			var f = NF[i];
+
+			tagOf[i] = fkind(f) === KIND_TAGS ? f : tagOf[NP[i]];
+			if (fkind(f) !== KIND_TAGS || !fname(f))
+				continue;
+			fname(f).split(',').forEach(function (kv) {
+				var eq = kv.indexOf('='), k = kv.slice(0, eq), v = kv.slice(eq + 1);
+
+				if (eq < 1)
+					return;
+				if (!tagKeys.has(k))
+					tagKeys.set(k, new Map());
+				var vals = tagKeys.get(k);
+
+				vals.set(v, (vals.get(v) || 0) + total[i]);
+			});
+		}
+	})();
+	function tagFilter() {
+		for (var f = 0; f < NFRAME; f++) {
+			if (fkind(f) !== KIND_TAGS)
+				continue;
+			var pairs = fname(f).split(','), ok = 1;
+
+			tagChosen.forEach(function (v, k) {
+				if (pairs.indexOf(k + '=' + v) < 0)
+					ok = 0;
+			});
+			tagPass[f] = ok;
+		}
+	}
+	function tagOk(tf) {
+		return tf < 0 ? tagChosen.size === 0 : tagPass[tf] === 1;
+	}
+	tagFilter();
 
 	/*
 	 * A tree as the page shows it: tags and threads merged (or one thread),
@@ -181,7 +233,8 @@
 				var p = vmap[NP[i]], f = NF[i];
 
 				k = fkind(f);
-				if (p < 0 || (thread >= 0 && k !== KIND_TAGS && thr[i] !== thread))
+				if (p < 0 || !tagOk(tagOf[i]) ||
+				    (thread >= 0 && k !== KIND_TAGS && thr[i] !== thread))
 					vmap[i] = -1;
 				else if (k === KIND_TAGS || k === KIND_THREAD)
 					vmap[i] = p;
@@ -195,7 +248,7 @@
 		var path = [];
 
 		for (i = 1; i < N; i++) {
-			if (!NS[i] || (thread >= 0 && thr[i] !== thread))
+			if (!NS[i] || !tagOk(tagOf[i]) || (thread >= 0 && thr[i] !== thread))
 				continue;
 			path.length = 0;
 			for (var j = i; j; j = NP[j]) {
@@ -753,6 +806,36 @@
 		$('thread-pick').hidden = false;
 	}
 
+	/* a picker per tag key: all its samples, or one value's */
+	tagKeys.forEach(function (vals, key) {
+		var label = document.createElement('label'), sel = document.createElement('select');
+		var all = document.createElement('option'), list = Array.from(vals);
+
+		list.sort(function (a, b) { return b[1] - a[1] || (a[0] < b[0] ? -1 : 1); });
+		label.append(key + ' ', sel);
+		sel.dataset.key = key;
+		all.value = '';
+		all.textContent = 'all';
+		sel.append(all);
+		list.forEach(function (kv) {
+			var o = document.createElement('option');
+
+			o.value = kv[0];
+			o.textContent = kv[0] + ' \u2014 ' + pct(kv[1], D.meta.samples);
+			sel.append(o);
+		});
+		sel.addEventListener('change', function () {
+			if (this.selectedIndex > 0)
+				tagChosen.set(key, this.value);
+			else
+				tagChosen.delete(key);
+			tagFilter();
+			rebuild();
+		});
+		$('tags').append(label);
+		$('tags').hidden = false;
+	});
+
 	document.addEventListener('keydown', function (ev) {
 		var inField = ev.target && (ev.target.tagName === 'INPUT' || ev.target.tagName === 'SELECT');
 
@@ -802,7 +885,11 @@
 				search: st.search, searchShare: st.share, searchSamples: st.shareSamples,
 				samples: tree.total[0],
 				selected: st.selected >= 0 ? fnName[st.selected] : null,
-				sort: { key: st.sortKey, descending: st.sortDesc }
+				sort: { key: st.sortKey, descending: st.sortDesc },
+				tags: Object.fromEntries(tagChosen),
+				tagValues: Object.fromEntries(Array.from(tagKeys, function (kv) {
+					return [kv[0], Object.fromEntries(kv[1])];
+				}))
 			};
 		},
 		rows: function () {
