@@ -18,13 +18,15 @@
  * forbids every load, and works from file://.
  *
  * The data is compact: every string once, frames as indices into the
- * strings, the trie's nodes in preorder as three arrays (parent index,
- * frame, self samples); the script computes the totals.
+ * strings, the trie's nodes in preorder as three arrays (how far back
+ * its parent is, frame, self samples); the script computes the totals.
+ * In preorder a parent comes before its children, most often just before:
+ * the distance is a short number where an index would be a long one.
  *
  *   {"version":1,"meta":{...},
  *    "strings":["", "foo", "app.py", ...],
  *    "frames":[name,file,line,kind, name,file,line,kind, ...],
- *    "parent":[0,0,1,...],"frame":[0,3,5,...],"self":[0,0,12,...]}
+ *    "up":[0,1,1,1,2,...],"frame":[0,3,5,...],"self":[0,0,12,...]}
  *
  * Node 0 is the root (its frame means nothing).  The tag set and thread
  * levels are kept (kind 1 and 2, as enum profile_kind) when the run kept
@@ -98,13 +100,13 @@ static int html_strings(FILE *f, struct profile *p)
 }
 
 /*
- * The nodes in preorder: one array at a time (pass 0 parent, 1 frame,
+ * The nodes in preorder: one array at a time (pass 0 up, 1 frame,
  * 2 self), each walk the same, with index[] mapping node ids to their
  * place in it.
  */
 static int html_nodes(FILE *f, const struct profile *p, uint32_t *index)
 {
-	static const char *const names[] = { "parent", "frame", "self" };
+	static const char *const names[] = { "up", "frame", "self" };
 
 	for (int pass = 0; pass < 3; pass++) {
 		uint32_t n = 0, at = 0;
@@ -117,7 +119,7 @@ static int html_nodes(FILE *f, const struct profile *p, uint32_t *index)
 
 			index[at] = n;
 			if (pass == 0)
-				r = fprintf(f, n ? ",%u" : "%u", at ? index[nd->parent] : 0);
+				r = fprintf(f, n ? ",%u" : "%u", at ? n - index[nd->parent] : 0);
 			else if (pass == 1)
 				r = fprintf(f, n ? ",%u" : "%u", at ? nd->frame : 0);
 			else

@@ -19,8 +19,12 @@
 	'use strict';
 
 	var D = JSON.parse(document.getElementById('pyrospy-data').textContent);
-	var S = D.strings, FR = D.frames, NP = D.parent, NF = D.frame, NS = D.self;
-	var N = NP.length, NFRAME = FR.length / 4;
+	var S = D.strings, FR = D.frames, NF = D.frame, NS = D.self;
+	var N = D.up.length, NFRAME = FR.length / 4, NP = new Int32Array(N);
+
+	/* the nodes in preorder, each parent given as how far back it is */
+	for (var up = 1; up < N; up++)
+		NP[up] = up - D.up[up];
 	var KIND_CODE = 0, KIND_TAGS = 1, KIND_THREAD = 2;
 	var ROW = 18, MINW = 0.4;
 
