@@ -236,6 +236,13 @@ Test(report_html, ruby, .timeout = 120)
 	check_seed(&test_rubies[1], "report_seed.rb");
 }
 
+/* the names of tests/targets/hostile_html.py that the page must show, as JSON */
+static const char names[] =
+	"[\"</script><script>window.pwned=1</script>\","
+	"\"<img src=x onerror=\\\"window.pwned=2\\\">\","
+	"\"line\\u2028sep\\u2029end'\\\"\\\\\","
+	"\"\\u200frtl\\u200f mark\"]";
+
 /*
  * Names that are markup -- from a target run as nobody, profiled by root
  * -- are shown as text (in the graph, the table, the tooltip and the
@@ -245,12 +252,6 @@ Test(report_html, ruby, .timeout = 120)
 Test(report_html, hostile_names, .timeout = 120)
 {
 	static const struct interp nobody_python = { NULL, "setpriv", TARGET_PYTHON, 3, 11 };
-	/* the names of tests/targets/hostile_html.py, as JSON */
-	static const char names[] =
-		"[\"</script><script>window.pwned=1</script>\","
-		"\"<img src=x onerror=\\\"window.pwned=2\\\">\","
-		"\"line\\u2028sep\\u2029end'\\\"\\\\\","
-		"\"\\u200frtl\\u200f mark\"]";
 	const char *sargs[] = { "--reuid=nobody", "--regid=nogroup", "--clear-groups",
 				"--pdeathsig=SIGKILL", "/usr/bin/python3.11",
 				test_target_path("hostile_html.py"), NULL };
@@ -353,6 +354,51 @@ Test(report_html, tag_filter, .timeout = 120)
 	cr_assert_eq(json_num(json, "back_chosen"), 0, "%s", json);
 	free(json);
 	free(folded);
+	snprintf(rm, sizeof(rm), "rm -rf '%s'", dir);
+	cr_assert_eq(system(rm), 0);
+}
+
+/*
+ * The same names from a folded profile that nobody planted, written by
+ * report: text, and nothing runs.
+ */
+Test(report_html, hostile_folded, .timeout = 60)
+{
+	static const char folded[] =
+		"</script><script>window.pwned=1</script> (</script><svg onload=window.pwned=3>.py:1);"
+		"<img src=x onerror=\"window.pwned=2\"> (a.py:2) 5\n"
+		"line\xe2\x80\xa8sep\xe2\x80\xa9" "end'\"\\ (a.py:3);"
+		"\xe2\x80\x8frtl\xe2\x80\x8f mark (a.py:4) 3\n";
+	char dir[64], path[128], in[128], html[128], rm[128], *out, *err, *json;
+	const char *args[] = { "report", in, "-f", "html", "-o", html, NULL };
+	FILE *f;
+	int st;
+
+	cr_assert_eq(geteuid(), 0, "run as root: the file belongs to nobody");
+	snprintf(dir, sizeof(dir), "/tmp/pyrospy-html-XXXXXX");
+	cr_assert(mkdtemp(dir), "mkdtemp");
+	snprintf(in, sizeof(in), "%s/planted.txt", dir);
+	snprintf(html, sizeof(html), "%s/report.html", dir);
+	snprintf(path, sizeof(path), "%s/names.json", dir);
+	f = fopen(path, "w");
+	cr_assert(f && fputs(names, f) >= 0 && !fclose(f));
+	f = fopen(in, "w");
+	cr_assert(f && fputs(folded, f) >= 0 && !fclose(f));
+	test_sh("chown nobody:nogroup '%s'", in);
+	st = test_pyrospy(args, &out, &err);
+	cr_assert_eq(st, 0, "report -f html: exit %d: %s", st, err);
+	free(out);
+	free(err);
+	json = check(dir, "hostile", "report.html names.json");
+	cr_assert_eq(json_num(json, "pwned"), 0, "a name ran: %s", json);
+	cr_assert_eq(json_num(json, "pwned_after"), 0, "a name ran: %s", json);
+	cr_assert_eq(json_num(json, "scripts"), 2, "%s", json);
+	cr_assert_eq(json_num(json, "elements"), 0, "%s", json);
+	cr_assert_eq(json_num(json, "elements_after"), 0, "%s", json);
+	cr_assert_eq(json_num(json, "in_table"), 4, "the table: %s", json);
+	cr_assert_eq(json_num(json, "drawn"), 4, "the graph: %s", json);
+	cr_assert_eq(json_num(json, "tips"), 4, "the tooltips: %s", json);
+	free(json);
 	snprintf(rm, sizeof(rm), "rm -rf '%s'", dir);
 	cr_assert_eq(system(rm), 0);
 }
