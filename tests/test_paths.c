@@ -154,7 +154,7 @@ static char *slurp(const char *path, int gz)
  */
 static void check(pid_t pid, const char *const *shorts, const char *const *full, size_t n)
 {
-	char p[16], svg[640], raw[640], pb[640], ss[640], fold[640], need[600];
+	char p[16], svg[640], raw[640], pb[640], ss[640], fold[640], html[640], need[600];
 	char *text, *t2;
 
 	snprintf(p, sizeof(p), "%d", (int)pid);
@@ -163,6 +163,7 @@ static void check(pid_t pid, const char *const *shorts, const char *const *full,
 	snprintf(pb, sizeof(pb), "%s/out.pb.gz", hostdir);
 	snprintf(ss, sizeof(ss), "%s/out.json", hostdir);
 	snprintf(fold, sizeof(fold), "%s/out.txt", hostdir);
+	snprintf(html, sizeof(html), "%s/out.html", hostdir);
 
 	/* dump and top first: record's samples need the target warm */
 	text = run("dump", "--pid", p, NULL);
@@ -215,6 +216,21 @@ static void check(pid_t pid, const char *const *shorts, const char *const *full,
 	}
 	free(text);
 	free(t2);
+	/* the html report: the short forms for its table, the whole paths for hover */
+	free(run("report", raw, "-f", "html", "-o", html, NULL));
+	text = slurp(html, 0);
+	normal("html", text);
+	lacks("html", text, "\"short\":[]");
+	for (size_t i = 0; i < n; i++) {
+		snprintf(need, sizeof(need), "\"%s", shorts[i]);
+		has("html short forms", text, need);
+		has("html whole paths", text, full[i]);
+	}
+	free(text);
+	free(run("report", raw, "-f", "html", "--full-paths", "-o", html, NULL));
+	text = slurp(html, 0);
+	has("html --full-paths", text, "\"short\":[]");
+	free(text);
 	free(run("report", raw, "--full-paths", "-f", "flamegraph", "-o", svg, NULL));
 	text = slurp(svg, 0);
 	lacks("svg --full-paths", text, "data-l=");

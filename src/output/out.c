@@ -10,7 +10,7 @@
 
 static const struct out_ops *const formats[] = {
 	&out_flamegraph, &out_folded, &out_speedscope, &out_pprof, &out_summary, &out_raw,
-	&out_chrome,
+	&out_chrome, &out_html,
 };
 
 const struct out_ops *out_find(const char *name)
@@ -23,7 +23,7 @@ const struct out_ops *out_find(const char *name)
 
 const char *out_names(void)
 {
-	return "flamegraph, folded, speedscope, pprof, summary, raw, chrome";
+	return "flamegraph, folded, speedscope, pprof, summary, raw, chrome, html";
 }
 
 /*

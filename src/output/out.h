@@ -55,7 +55,7 @@ struct out_ops {
 };
 
 extern const struct out_ops out_folded, out_flamegraph, out_speedscope, out_pprof, out_summary;
-extern const struct out_ops out_raw, out_chrome;
+extern const struct out_ops out_raw, out_chrome, out_html;
 /* speedscope in time order, a streaming writer for report (not in out_find()) */
 extern const struct out_ops out_timeline;
 

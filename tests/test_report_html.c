@@ -1,0 +1,404 @@
+/* SPDX-License-Identifier: MIT */
+#include "config.h"
+
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "helpers.h"
+#include "proc/target.h"
+
+/*
+ * The html report (-f html) driven in Debian's Chromium, headless, by
+ * tests/consumers/report-check.mjs (playwright-core): clicks, keys and
+ * typing as a person would, on reports recorded from real targets.  What
+ * the page drew is compared with the folded profile of the same recording
+ * (the --raw file beside it, read back by pyrospy report), not with
+ * constants.  node or playwright-core missing fails the test: run `npm ci'
+ * in tests/consumers.
+ */
+
+/* The number after "key": in json; fails the test if absent. */
+static double json_num(const char *json, const char *key)
+{
+	char want[64];
+	const char *p;
+
+	snprintf(want, sizeof(want), "\"%s\":", key);
+	p = strstr(json, want);
+	cr_assert(p, "no %s in %s", key, json);
+	return strtod(p + strlen(want), NULL);
+}
+
+/* Whether "key":"value" is in json. */
+static int json_is(const char *json, const char *key, const char *value)
+{
+	char want[256];
+
+	snprintf(want, sizeof(want), "\"%s\":\"%s\"", key, value);
+	return strstr(json, want) != NULL;
+}
+
+/* node report-check.mjs MODE ARGS, run in dir: its JSON (caller frees). */
+static char *check(const char *dir, const char *mode, const char *args)
+{
+	char cmd[2048], *json;
+	int st;
+
+	snprintf(cmd, sizeof(cmd), "cd '%s' && node '%s/tests/consumers/report-check.mjs' %s %s 2>&1",
+		 dir, SRCDIR, mode, args);
+	json = test_run(cmd, &st);
+	cr_assert_eq(st, 0, "report-check.mjs failed (status %d; node and playwright-core are "
+			    "needed: npm ci in tests/consumers, and /usr/bin/chromium):\n%s", st, json);
+	cr_log_info("%s", json);
+	cr_assert_eq(json_num(json, "requests"), 0, "the page made requests: %s", json);
+	cr_assert_eq(json_num(json, "errors"), 0, "the page logged errors: %s", json);
+	return json;
+}
+
+/*
+ * Record script with in for 2 s, --threads, into dir/report.html and
+ * dir/report.raw at once; the folded profile of that raw recording
+ * (caller frees), and dir/again.html written from it by report; *pidp
+ * gets the target's pid.
+ */
+static char *record(const struct interp *in, const char *script, char *dir, size_t cap,
+		    pid_t *pidp)
+{
+	const char *sargs[] = { test_target_for(in, script), NULL };
+	char ready[64], pidbuf[32], html[128], raw[128], again[128], *out, *err, *folded;
+	const char *args[] = { "record", "--pid", pidbuf, "-d", "2", "--threads", "-f", "html",
+			       "-o", html, "--raw", raw, NULL };
+	const char *rep[] = { "report", raw, "--threads", "-o", "-", NULL };
+	const char *rep_html[] = { "report", raw, "--threads", "-f", "html", "-o", again, NULL };
+	pid_t pid;
+	int st;
+
+	snprintf(dir, cap, "/tmp/pyrospy-html-XXXXXX");
+	cr_assert(mkdtemp(dir), "mkdtemp");
+	snprintf(html, sizeof(html), "%s/report.html", dir);
+	snprintf(raw, sizeof(raw), "%s/report.raw", dir);
+	snprintf(again, sizeof(again), "%s/again.html", dir);
+	pid = test_start(in, sargs, ready, sizeof(ready));
+	*pidp = pid;
+	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)pid);
+	st = test_pyrospy(args, &out, &err);
+	test_stop(pid);
+	cr_assert_eq(st, 0, "%s: record -f html: exit %d: %s", in->bin, st, err);
+	cr_assert(strstr(err, "wrote html profile to"), "%s: %s", in->bin, err);
+	free(out);
+	free(err);
+	st = test_pyrospy(rep, &folded, &err);
+	cr_assert_eq(st, 0, "%s: report: exit %d: %s", in->bin, st, err);
+	free(err);
+	st = test_pyrospy(rep_html, &out, &err);
+	cr_assert_eq(st, 0, "%s: report -f html: exit %d: %s", in->bin, st, err);
+	free(out);
+	free(err);
+	return folded;
+}
+
+static void check_seed(const struct interp *in, const char *script)
+{
+	char dir[64], needle[64], args[512], rm[128], *folded, *json, *again;
+	const char *foo = test_func(in, "foo"), *bar = test_func(in, "bar");
+	const char *work = test_func(in, "work"), *baz = test_func(in, "baz");
+	double all, nfoo, nbar, nside, width, samples;
+	pid_t pid;
+
+	folded = record(in, script, dir, sizeof(dir), &pid);
+	all = (double)test_folded_count(folded, "");
+	snprintf(needle, sizeof(needle), ";%s (", foo);
+	nfoo = (double)test_folded_count(folded, needle);
+	snprintf(needle, sizeof(needle), ";%s (", bar);
+	nbar = (double)test_folded_count(folded, needle);
+	nside = (double)test_folded_count(folded, "): side;");
+	cr_assert(all >= 100 && nfoo > 0 && nbar > 0 && nside > 0,
+		  "%s: %g samples, %g foo, %g bar, %g in side:\n%s", in->bin, all, nfoo, nbar,
+		  nside, folded);
+
+	snprintf(args, sizeof(args), "report.html '%s' '%s' '%s' '%s'", foo, bar, work, baz);
+	json = check(dir, "seed", args);
+	samples = json_num(json, "samples");
+	width = json_num(json, "canvas_width");
+	cr_assert_eq(samples, all, "%s: the page shows %g samples, the recording holds %g",
+		     in->bin, samples, all);
+	/* the summary: the process, the rate, the samples, the threads */
+	snprintf(needle, sizeof(needle), "\"title\":\"pid %d\"", (int)pid);
+	cr_assert(strstr(json, needle), "%s: no '%s': %s", in->bin, needle, json);
+	snprintf(needle, sizeof(needle), "\"Samples%.0f\"", all);
+	cr_assert(strstr(json, needle), "%s: no '%s': %s", in->bin, needle, json);
+	cr_assert(strstr(json, "\"Rate asked100 Hz\""), "%s: %s", in->bin, json);
+	cr_assert(strstr(json, "\"Threads2\""), "%s: %s", in->bin, json);
+	/* the first screen: foo and bar, as wide as their share */
+	cr_assert_gt(json_num(json, "first_foo_w"), json_num(json, "first_bar_w"), "%s: %s", in->bin,
+		     json);
+	cr_assert_gt(json_num(json, "first_bar_w"), 0, "%s: bar not on the first screen: %s",
+		     in->bin, json);
+	cr_assert(fabs(json_num(json, "first_foo_w") - width * nfoo / all) < 1.5,
+		  "%s: foo %g px of %g, its share %g/%g", in->bin, json_num(json, "first_foo_w"),
+		  width, nfoo, all);
+	cr_assert(fabs(json_num(json, "first_bar_w") - width * nbar / all) < 1.5,
+		  "%s: bar %g px of %g, its share %g/%g", in->bin, json_num(json, "first_bar_w"),
+		  width, nbar, all);
+	/* colours: the script's functions are app code, threading's standard library */
+	snprintf(needle, sizeof(needle), "\"%s\":\"app\"", foo);
+	cr_assert(strstr(json, needle), "%s: no %s: %s", in->bin, needle, json);
+	cr_assert(in->lang != TARGET_PYTHON || strstr(json, "\"Thread.run\":\"stdlib\""),
+		  "%s: threading is no standard library: %s", in->bin, json);
+	cr_assert_eq(json_num(json, "legend_complete"), 1, "%s: %s", in->bin, json);
+	/* hover */
+	cr_assert(json_is(json, "tip_name", foo), "%s: tooltip: %s", in->bin, json);
+	snprintf(needle, sizeof(needle), "/%s:", script);
+	cr_assert(strstr(json, needle), "%s: tooltip without '%s': %s", in->bin, needle, json);
+	snprintf(needle, sizeof(needle), "total %.0f (", nfoo);
+	cr_assert(strstr(json, needle), "%s: tooltip without '%s': %s", in->bin, needle, json);
+	/* zoom on foo: full width, bar gone; the breadcrumbs and Escape go back */
+	cr_assert(json_is(json, "zoom_state", foo), "%s: %s", in->bin, json);
+	cr_assert(fabs(json_num(json, "zoom_foo_w") - width) < 1, "%s: %s", in->bin, json);
+	cr_assert_eq(json_num(json, "zoom_bar_boxes"), 0, "%s: %s", in->bin, json);
+	cr_assert_geq(json_num(json, "zoom_crumbs"), 2, "%s: %s", in->bin, json);
+	cr_assert(json_is(json, "back_state", "all"), "%s: %s", in->bin, json);
+	cr_assert_eq(json_num(json, "back_foo_w"), json_num(json, "first_foo_w"));
+	cr_assert_eq(json_num(json, "back_bar_w"), json_num(json, "first_bar_w"));
+	cr_assert(json_is(json, "zoom2_state", foo) && json_is(json, "escape_state", "all"),
+		  "%s: %s", in->bin, json);
+	/* search: "/" and Ctrl-F, bar's share as the folded profile has it */
+	cr_assert(json_is(json, "slash_focus", "search") && json_is(json, "ctrlf_focus", "search"),
+		  "%s: %s", in->bin, json);
+	cr_assert_eq(json_num(json, "search_samples"), nbar, "%s: search %s: %g samples, folded %g",
+		     in->bin, bar, json_num(json, "search_samples"), nbar);
+	cr_assert(fabs(json_num(json, "search_share") - nbar / all) < 1e-9, "%s: %s", in->bin, json);
+	cr_assert_geq(json_num(json, "search_hl_bar"), 1, "%s: %s", in->bin, json);
+	cr_assert_eq(json_num(json, "search_hl_other"), 0, "%s: %s", in->bin, json);
+	cr_assert(fabs(json_num(json, "regex_share") - (nfoo + nbar) / all) < 1e-9,
+		  "%s: /^(foo|bar)$/: %s, folded %g", in->bin, json, (nfoo + nbar) / all);
+	/* the table by self: work, the innermost, first; a row highlights its boxes */
+	cr_assert(json_is(json, "sort_first", work), "%s: %s", in->bin, json);
+	cr_assert_eq(json_num(json, "sort_descending"), 1, "%s: %s", in->bin, json);
+	cr_assert(json_is(json, "row_selected", bar), "%s: %s", in->bin, json);
+	cr_assert_geq(json_num(json, "row_hl_bar"), 1, "%s: %s", in->bin, json);
+	cr_assert_eq(json_num(json, "row_hl"), json_num(json, "row_hl_bar"), "%s: %s", in->bin, json);
+	cr_assert_eq(json_num(json, "row_hl_bar"), json_num(json, "row_bar_boxes"), "%s: %s", in->bin,
+		     json);
+	cr_assert_eq(json_num(json, "row_unselected_hl"), 0, "%s: %s", in->bin, json);
+	/* the sandwich of bar: its callers above it, work below, foo nowhere */
+	cr_assert(json_is(json, "sw_state", bar) && json_is(json, "sw_callers_root", bar) &&
+		  json_is(json, "sw_callees_root", bar), "%s: %s", in->bin, json);
+	cr_assert_eq(json_num(json, "sw_callers_total"), nbar, "%s: %s", in->bin, json);
+	cr_assert_eq(json_num(json, "sw_callees_total"), nbar, "%s: %s", in->bin, json);
+	cr_assert_eq(json_num(json, "sw_callers_above"), 1, "%s: %s", in->bin, json);
+	cr_assert_eq(json_num(json, "sw_callee_work"), 1, "%s: %s", in->bin, json);
+	cr_assert_eq(json_num(json, "sw_caller_work"), 0, "%s: %s", in->bin, json);
+	cr_assert_eq(json_num(json, "sw_foo_boxes"), 0, "%s: %s", in->bin, json);
+	cr_assert(strstr(json, "\"sw_after_escape\":null"), "%s: %s", in->bin, json);
+	cr_assert_eq(json_num(json, "sw_parts_after"), 0, "%s: %s", in->bin, json);
+	cr_assert_geq(json_num(json, "filter_rows"), 1, "%s: %s", in->bin, json);
+	cr_assert_eq(json_num(json, "filter_all_match"), 1, "%s: %s", in->bin, json);
+	/* inverted: work is the widest root, foo no root */
+	cr_assert(json_is(json, "inv_root", work), "%s: %s", in->bin, json);
+	cr_assert_eq(json_num(json, "inv_foo_depth1"), 0, "%s: %s", in->bin, json);
+	snprintf(needle, sizeof(needle), ";%s (", work);
+	cr_assert_eq(json_num(json, "inv_work_total"), (double)test_folded_count(folded, needle),
+		     "%s: %s", in->bin, json);
+	/* the thread picker: side alone has baz and no foo, main the other way */
+	cr_assert_eq(json_num(json, "threads"), 2, "%s: %s", in->bin, json);
+	cr_assert_eq(json_num(json, "side_samples"), nside, "%s: side: %s, folded %g", in->bin, json,
+		     nside);
+	cr_assert_eq(json_num(json, "side_foo_boxes"), 0, "%s: %s", in->bin, json);
+	cr_assert_geq(json_num(json, "side_baz_boxes"), 1, "%s: %s", in->bin, json);
+	cr_assert_eq(json_num(json, "main_samples"), all - nside, "%s: %s", in->bin, json);
+	cr_assert_geq(json_num(json, "main_foo_boxes"), 1, "%s: %s", in->bin, json);
+	cr_assert_eq(json_num(json, "main_baz_boxes"), 0, "%s: %s", in->bin, json);
+	free(json);
+
+	/* report writes the same page of the same samples */
+	snprintf(rm, sizeof(rm), "%s/again.html", dir);
+	again = test_slurp(rm);
+	snprintf(needle, sizeof(needle), "\"samples\":%.0f,", all);
+	cr_assert(strstr(again, needle), "%s: report -f html: no %s", in->bin, needle);
+	free(again);
+	free(folded);
+	snprintf(rm, sizeof(rm), "rm -rf '%s'", dir);
+	cr_assert_eq(system(rm), 0);
+}
+
+Test(report_html, python, .timeout = 120)
+{
+	check_seed(&test_pythons[1], "report_seed.py");
+}
+
+Test(report_html, ruby, .timeout = 120)
+{
+	check_seed(&test_rubies[1], "report_seed.rb");
+}
+
+/* the names of tests/targets/hostile_html.py that the page must show, as JSON */
+static const char names[] =
+	"[\"</script><script>window.pwned=1</script>\","
+	"\"<img src=x onerror=\\\"window.pwned=2\\\">\","
+	"\"line\\u2028sep\\u2029end'\\\"\\\\\","
+	"\"\\u200frtl\\u200f mark\"]";
+
+/*
+ * Names that are markup -- from a target run as nobody, profiled by root
+ * -- are shown as text (in the graph, the table, the tooltip and the
+ * thread picker) and run nothing: no handler set window.pwned, the page
+ * has its two script elements only and no element the names spell.
+ */
+Test(report_html, hostile_names, .timeout = 120)
+{
+	static const struct interp nobody_python = { NULL, "setpriv", TARGET_PYTHON, 3, 11 };
+	const char *sargs[] = { "--reuid=nobody", "--regid=nogroup", "--clear-groups",
+				"--pdeathsig=SIGKILL", "/usr/bin/python3.11",
+				test_target_path("hostile_html.py"), NULL };
+	char dir[64], html[128], path[128], rm[128], ready[64], pidbuf[32], *out, *err, *json, *page;
+	const char *args[] = { "record", "--pid", pidbuf, "-d", "1", "--threads", "-f", "html",
+			       "-o", html, NULL };
+	FILE *f;
+	pid_t pid;
+	int st;
+
+	cr_assert_eq(geteuid(), 0, "run as root: the target runs as nobody");
+	snprintf(dir, sizeof(dir), "/tmp/pyrospy-html-XXXXXX");
+	cr_assert(mkdtemp(dir), "mkdtemp");
+	snprintf(html, sizeof(html), "%s/report.html", dir);
+	snprintf(path, sizeof(path), "%s/names.json", dir);
+	f = fopen(path, "w");
+	cr_assert(f && fputs(names, f) >= 0 && !fclose(f));
+	pid = test_start(&nobody_python, sargs, ready, sizeof(ready));
+	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)pid);
+	st = test_pyrospy(args, &out, &err);
+	test_stop(pid);
+	cr_assert_eq(st, 0, "record -f html: exit %d: %s", st, err);
+	free(out);
+	free(err);
+
+	/* the file: the names only inside the data, escaped */
+	page = test_slurp(html);
+	cr_assert(!strstr(page, "</script><script>window"), "a name ends the data's script");
+	cr_assert(!strstr(page, "<img"), "a name is markup in the file");
+	cr_assert(!strstr(page, "\xe2\x80\xa8"), "U+2028 unescaped");
+	free(page);
+
+	json = check(dir, "hostile", "report.html names.json");
+	cr_assert_eq(json_num(json, "pwned"), 0, "a name ran: %s", json);
+	cr_assert_eq(json_num(json, "pwned_after"), 0, "a name ran: %s", json);
+	cr_assert_eq(json_num(json, "scripts"), 2, "%s", json);
+	cr_assert_eq(json_num(json, "scripts_after"), 2, "%s", json);
+	cr_assert_eq(json_num(json, "elements"), 0, "%s", json);
+	cr_assert_eq(json_num(json, "elements_after"), 0, "%s", json);
+	cr_assert_eq(json_num(json, "in_table"), 4, "the table: %s", json);
+	cr_assert_eq(json_num(json, "drawn"), 4, "the graph: %s", json);
+	cr_assert_eq(json_num(json, "tips"), 4, "the tooltips: %s", json);
+	cr_assert_geq(json_num(json, "long_name"), 4000, "the 5000 characters: %s", json);
+	cr_assert_eq(json_num(json, "thread_shown"), 1, "the thread picker: %s", json);
+	cr_assert(json_num(json, "search_share") > 0.9, "search '<img': %s", json);
+	free(json);
+	snprintf(rm, sizeof(rm), "rm -rf '%s'", dir);
+	cr_assert_eq(system(rm), 0);
+}
+
+/*
+ * The tag picker: rideshare (Python, its tag helper) tags each order with
+ * its vehicle; choosing car shows the car's samples only (as many as the
+ * folded profile of the same recording has under vehicle=car) and its
+ * function, not the others'; "all" brings every sample back.
+ */
+Test(report_html, tag_filter, .timeout = 120)
+{
+	const struct interp *in = &test_pythons[1];
+	const char *sargs[] = { NULL, NULL };
+	char dir[64], html[128], raw[128], rm[128], ready[64], pidbuf[32], *out, *err, *folded,
+		*json;
+	const char *args[] = { "record", "--pid", pidbuf, "-d", "2", "-f", "html", "-o", html,
+			       "--raw", raw, NULL };
+	const char *rep[] = { "report", raw, "-o", "-", NULL };
+	double all, car;
+	pid_t pid;
+	int st;
+
+	test_use_helpers(in);
+	sargs[0] = test_target_for(in, "rideshare.py");
+	snprintf(dir, sizeof(dir), "/tmp/pyrospy-html-XXXXXX");
+	cr_assert(mkdtemp(dir), "mkdtemp");
+	snprintf(html, sizeof(html), "%s/report.html", dir);
+	snprintf(raw, sizeof(raw), "%s/report.raw", dir);
+	pid = test_start(in, sargs, ready, sizeof(ready));
+	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)pid);
+	st = test_pyrospy(args, &out, &err);
+	test_stop(pid);
+	cr_assert_eq(st, 0, "record -f html: exit %d: %s", st, err);
+	free(out);
+	free(err);
+	st = test_pyrospy(rep, &folded, &err);
+	cr_assert_eq(st, 0, "report: exit %d: %s", st, err);
+	free(err);
+	all = (double)test_folded_count(folded, "");
+	car = (double)test_folded_count(folded, "vehicle=car");
+	cr_assert(car > 0 && car < all, "%g of %g samples under vehicle=car:\n%s", car, all, folded);
+
+	json = check(dir, "tags", "report.html vehicle car order_car order_bike order_scooter");
+	cr_assert(strstr(json, "\"tag_keys\":[\"region\",\"vehicle\"]"), "%s", json);
+	snprintf(rm, sizeof(rm), "\"car\":%.0f", car);
+	cr_assert(strstr(json, rm), "no %s: %s", rm, json);
+	cr_assert_eq(json_num(json, "all_samples"), all, "%s", json);
+	cr_assert(strstr(json, "\"all_drawn\":[1,1,1]"), "%s", json);
+	cr_assert(json_is(json, "chosen", "car"), "%s", json);
+	cr_assert_eq(json_num(json, "chosen_samples"), car, "car: %s, folded %g", json, car);
+	cr_assert(strstr(json, "\"chosen_drawn\":[1,0,0]"), "%s", json);
+	cr_assert_eq(json_num(json, "back_samples"), all, "%s", json);
+	cr_assert_eq(json_num(json, "back_chosen"), 0, "%s", json);
+	free(json);
+	free(folded);
+	snprintf(rm, sizeof(rm), "rm -rf '%s'", dir);
+	cr_assert_eq(system(rm), 0);
+}
+
+/*
+ * The same names from a folded profile that nobody planted, written by
+ * report: text, and nothing runs.
+ */
+Test(report_html, hostile_folded, .timeout = 60)
+{
+	static const char folded[] =
+		"</script><script>window.pwned=1</script> (</script><svg onload=window.pwned=3>.py:1);"
+		"<img src=x onerror=\"window.pwned=2\"> (a.py:2) 5\n"
+		"line\xe2\x80\xa8sep\xe2\x80\xa9" "end'\"\\ (a.py:3);"
+		"\xe2\x80\x8frtl\xe2\x80\x8f mark (a.py:4) 3\n";
+	char dir[64], path[128], in[128], html[128], rm[128], *out, *err, *json;
+	const char *args[] = { "report", in, "-f", "html", "-o", html, NULL };
+	FILE *f;
+	int st;
+
+	cr_assert_eq(geteuid(), 0, "run as root: the file belongs to nobody");
+	snprintf(dir, sizeof(dir), "/tmp/pyrospy-html-XXXXXX");
+	cr_assert(mkdtemp(dir), "mkdtemp");
+	snprintf(in, sizeof(in), "%s/planted.txt", dir);
+	snprintf(html, sizeof(html), "%s/report.html", dir);
+	snprintf(path, sizeof(path), "%s/names.json", dir);
+	f = fopen(path, "w");
+	cr_assert(f && fputs(names, f) >= 0 && !fclose(f));
+	f = fopen(in, "w");
+	cr_assert(f && fputs(folded, f) >= 0 && !fclose(f));
+	test_sh("chown nobody:nogroup '%s'", in);
+	st = test_pyrospy(args, &out, &err);
+	cr_assert_eq(st, 0, "report -f html: exit %d: %s", st, err);
+	free(out);
+	free(err);
+	json = check(dir, "hostile", "report.html names.json");
+	cr_assert_eq(json_num(json, "pwned"), 0, "a name ran: %s", json);
+	cr_assert_eq(json_num(json, "pwned_after"), 0, "a name ran: %s", json);
+	cr_assert_eq(json_num(json, "scripts"), 2, "%s", json);
+	cr_assert_eq(json_num(json, "elements"), 0, "%s", json);
+	cr_assert_eq(json_num(json, "elements_after"), 0, "%s", json);
+	cr_assert_eq(json_num(json, "in_table"), 4, "the table: %s", json);
+	cr_assert_eq(json_num(json, "drawn"), 4, "the graph: %s", json);
+	cr_assert_eq(json_num(json, "tips"), 4, "the tooltips: %s", json);
+	free(json);
+	snprintf(rm, sizeof(rm), "rm -rf '%s'", dir);
+	cr_assert_eq(system(rm), 0);
+}
