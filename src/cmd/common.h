@@ -30,6 +30,16 @@ void cli_hint(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /*
+ * The format of an output: -f's (format, NULL if not given), else the one
+ * output's name says (out_by_ext()); folded for "-" or a stream (a device,
+ * a FIFO); fallback (a format's name) for no output or a directory.  NULL
+ * when output's name says none: it said why (EXIT_USAGE).
+ */
+struct out_ops;
+const struct out_ops *cli_output_format(const char *format, const char *output,
+					const char *fallback);
+
+/*
  * Opening, failing to write and finishing an output file (outfile.h), each
  * saying on stderr what went wrong and returning the exit status (EXIT_OK
  * when nothing did).

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cmd/common.h"
 #include "cmd/diff.h"
@@ -26,7 +27,8 @@
  *
  *   u.node[i].total = next[i] + base[i]     next[]: as it was after NEW
  *
- * The flame graph (out_flamegraph_diff()) and the summary read those.
+ * The flame graph (out_flamegraph_diff()), the folded stacks and the
+ * summary read those.
  */
 
 #define DIFF_SUMMARY_ROWS 20
@@ -42,8 +44,11 @@ const char diff_usage[] =
 	"by name and file, not line.\n"
 	"\n"
 	"options:\n"
-	"  -f, --format FMT       flamegraph (default) or summary (the functions whose\n"
-	"                         self share changed most, both ways)\n"
+	"  -f, --format FMT       flamegraph (default, and for -o FILE.svg), folded\n"
+	"                         (-o FILE.txt, .folded: each stack's self samples in\n"
+	"                         BASE and NEW, as difffolded.pl writes them) or summary\n"
+	"                         (-o FILE.summary.txt: the functions whose self share\n"
+	"                         changed most, both ways)\n"
 	"  -o, --output FILE      write to FILE, - for stdout (default: diff.svg,\n"
 	"                         diff-1.svg ... for a flame graph; - for a summary)\n"
 	"      --base KEY=VALUE   only BASE's samples tagged so (repeatable; KEY!=VALUE)\n"
@@ -134,6 +139,34 @@ static int parse_side_opt(struct diff_side *side, int c, const char *arg)
 	return -1;
 }
 
+/*
+ * No -f: the format -o's name says, of those diff writes; a flame graph
+ * for no name, standard output or a stream (a device, a FIFO) as before
+ * there was a choice.  -1 to go on, or EXIT_USAGE (said why).
+ */
+static int diff_format(struct diff_opts *o)
+{
+	const struct out_ops *ops;
+	struct stat st;
+
+	if (o->format || !o->output)
+		return -1;
+	ops = out_by_ext(o->output);
+	if (ops == &out_flamegraph || ops == &out_folded || ops == &out_summary) {
+		o->format = ops->name;
+		return -1;
+	}
+	if (!ops && (!strcmp(o->output, "-") || (!stat(o->output, &st) && !S_ISREG(st.st_mode))))
+		return -1;
+	if (ops)
+		cli_error("diff writes no %s: '%s'", ops->name, o->output);
+	else
+		cli_error("cannot tell the format of '%s' from its name", o->output);
+	cli_hint("name it .svg, .txt, .folded or .summary.txt, or give -f flamegraph, folded or "
+		 "summary");
+	return EXIT_USAGE;
+}
+
 /* Returns -1 to go on, or an exit status. */
 static int parse_opts(struct diff_opts *o, struct diff_side *base, struct diff_side *next,
 		      int argc, char **argv)
@@ -145,9 +178,10 @@ static int parse_opts(struct diff_opts *o, struct diff_side *base, struct diff_s
 	while ((c = getopt_long(argc, argv, ":f:o:qh", long_opts, NULL)) != -1) {
 		switch (c) {
 		case 'f':
-			if (strcmp(optarg, "flamegraph") && strcmp(optarg, "summary"))
-				return cli_usage_error("diff", "unknown diff format '%s': want flamegraph or "
-						   "summary", optarg);
+			if (strcmp(optarg, "flamegraph") && strcmp(optarg, "folded") &&
+			    strcmp(optarg, "summary"))
+				return cli_usage_error("diff", "unknown diff format '%s': want flamegraph, "
+						   "folded or summary", optarg);
 			o->format = optarg;
 			break;
 		case 'o':
@@ -186,6 +220,9 @@ static int parse_opts(struct diff_opts *o, struct diff_side *base, struct diff_s
 			return cli_usage_error("diff", "unknown option '%s'", argv[optind - 1]);
 		}
 	}
+	ret = diff_format(o);
+	if (ret >= 0)
+		return ret;
 	if (optind >= argc)
 		return cli_usage_error("diff", "diff needs two profiles: pyrospy diff BASE NEW");
 	if (optind + 2 < argc)
@@ -345,6 +382,47 @@ out:
 }
 
 /*
+ * Each stack's self samples in BASE and in NEW, the union's stacks as
+ * FlameGraph's difffolded.pl writes them (flamegraph.pl draws them):
+ *
+ *   <module> (app.py);work (app.py);bar (app.py) 249 747
+ *
+ * 0, or -1 with errno set.
+ */
+static int diff_folded(FILE *f, const struct diff *d)
+{
+	uint32_t *path = NULL, cap = 0;
+	char buf[8192];
+	int ret = -1;
+
+	for (uint32_t i = 1; i < d->u.nnode; i++) {
+		uint32_t n = 0;
+
+		if (!d->base_self[i] && !d->next_self[i])
+			continue;
+		for (uint32_t j = i; j; j = d->u.node[j].parent) {
+			if (n == cap) {
+				cap = cap ? 2 * cap : 64;
+				path = xreallocarray(path, cap, sizeof(*path));
+			}
+			path[n++] = j;
+		}
+		while (n-- > 0) {
+			if (out_put_sanitized(f, out_frame_text(&d->u, d->u.node[path[n]].frame, buf,
+								sizeof(buf))) ||
+			    putc(n ? ';' : ' ', f) == EOF)
+				goto out;
+		}
+		if (fprintf(f, "%" PRIu64 " %" PRIu64 "\n", d->base_self[i], d->next_self[i]) < 0)
+			goto out;
+	}
+	ret = 0;
+out:
+	free(path);
+	return ret;
+}
+
+/*
  * The differential flame graph, and for each value of its tag bar the
  * diff of that tag's samples on both sides.  0, or -1 with errno set.
  */
@@ -418,7 +496,7 @@ int diff_main(int argc, char **argv)
 	struct diff_side base, next;
 	struct diff d;
 	struct outfile of;
-	int ret, summary;
+	int ret, summary, folded;
 
 	memset(&base, 0, sizeof(base));
 	memset(&next, 0, sizeof(next));
@@ -433,6 +511,7 @@ int diff_main(int argc, char **argv)
 	if (ret >= 0)
 		goto out;
 	summary = o.format && !strcmp(o.format, "summary");
+	folded = o.format && !strcmp(o.format, "folded");
 	/* the labels: the input, then its filters as side_note() gathered them */
 	snprintf(base.label, sizeof(base.label), "%.500s%s%s", base.in, base.desc,
 		 base.filtered ? "]" : "");
@@ -444,12 +523,13 @@ int diff_main(int argc, char **argv)
 	if (ret != EXIT_OK)
 		goto out;
 	diff_build(&d, &base.p, &next.p);
-	ret = cli_output_open(&of, o.output ? o.output : summary ? "-" : NULL, "diff",
-			      summary ? "txt" : "svg");
+	ret = cli_output_open(&of, o.output ? o.output : summary || folded ? "-" : NULL, "diff",
+			      "svg");
 	if (ret != EXIT_OK)
 		goto out;
-	if (summary) {
-		if (diff_summary(of.f, &d, &base, &next, o.absolute)) {
+	if (summary || folded) {
+		if (summary ? diff_summary(of.f, &d, &base, &next, o.absolute) :
+			      diff_folded(of.f, &d)) {
 			ret = cli_output_failed(&of);
 			goto out;
 		}
@@ -460,7 +540,7 @@ int diff_main(int argc, char **argv)
 	ret = cli_output_commit(&of, 0);
 	if (ret == EXIT_OK && !o.quiet && strcmp(of.path, "-"))
 		fprintf(stderr, "pyrospy: wrote %s diff to '%s' (base %llu, new %llu samples)\n",
-			summary ? "summary" : "flame graph", of.path,
+			summary ? "summary" : folded ? "folded" : "flame graph", of.path,
 			(unsigned long long)d.base_total, (unsigned long long)d.new_total);
 out:
 	diff_release(&d);

@@ -96,6 +96,8 @@ static const char usage_options[] =
 	"                         trace of every thread's stack over time)\n"
 	"  -o, --output FILE      write the profile to FILE, - for stdout\n"
 	"                         (default: pyrospy-PID-DATE.EXT in the current directory)\n"
+	"                         in the format its name says unless -f is given: .svg\n"
+	"                         .txt .folded .json .pb.gz .pprof .raw (see pyrospy(1))\n"
 	"      --raw FILE         also write every sample to FILE, a raw recording\n"
 	"      --listen ADDR:PORT serve: where to answer (default: 127.0.0.1:6060;\n"
 	"                         0.0.0.0:PORT for every interface, PORT 0 for any)\n"
@@ -689,9 +691,16 @@ int cli_parse_opts(struct cli_opts *o, int argc, char **argv)
 			return cli_usage_error(o->cmd, "unknown option '%s'", argv[optind - 1]);
 		}
 	}
+	/* the format from -o's name, before anything is sampled or run */
+	if (o->output && !o->format) {
+		const struct out_ops *ops = cli_output_format(NULL, o->output, "flamegraph");
+
+		if (!ops)
+			return EXIT_USAGE;
+		o->format = ops->name;
+	}
 	if (o->raw && (!strcmp(o->raw, o->output ? o->output : "") ||
-		       (o->format && out_find(o->format)->open) ||
-		       (!o->format && o->output && out_by_ext(o->output))))
+		       (o->format && out_find(o->format)->open)))
 		return cli_usage_error(
 				o->cmd, "--raw FILE is a raw recording besides another output: "
 				"give -o another file and format");

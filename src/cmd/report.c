@@ -33,9 +33,10 @@ const char report_usage[] =
 	"its samples can answer (--pid, --thread, --tag).\n"
 	"\n"
 	"options:\n"
-	"  -f, --format FMT       folded (default for -o -), flamegraph (default for\n"
-	"                         files), speedscope (in time order), pprof, summary,\n"
-	"                         raw, chrome (trace events: each thread over time)\n"
+	"  -f, --format FMT       folded (default for -o -), flamegraph, speedscope\n"
+	"                         (in time order), pprof, summary, raw, chrome (trace\n"
+	"                         events: each thread over time); by default the one\n"
+	"                         -o FILE's name says (.svg .txt .json .pb.gz .raw ...)\n"
 	"  -o, --output FILE      write to FILE, - for stdout (default: -)\n"
 	"      --from WHEN        only samples from WHEN on: seconds into the recording,\n"
 	"                         or a wall time, HH:MM:SS or YYYY-MM-DDTHH:MM:SS[Z]\n"
@@ -906,9 +907,11 @@ int report_main(int argc, char **argv)
 	ret = parse_opts(&o, argc, argv);
 	if (ret >= 0)
 		goto out;
-	rp.ops = o.format ? out_find(o.format) : out_by_ext(o.output);
-	if (!rp.ops)
-		rp.ops = out_find(!strcmp(o.output, "-") ? "folded" : "flamegraph");
+	rp.ops = cli_output_format(o.format, o.output, "flamegraph");
+	if (!rp.ops) {
+		ret = EXIT_USAGE;
+		goto out;
+	}
 	rp.r = &r;
 	rp.function = o.function;
 	prof.no_lines = o.function;
