@@ -59,6 +59,9 @@ const char diff_usage[] =
 	"      --new-from WHEN    only NEW's samples from WHEN on\n"
 	"      --new-until WHEN   only NEW's samples before WHEN\n"
 	"      --absolute         compare samples, not shares of each side's samples\n"
+	"      --flame-direction D\n"
+	"                         down (default: the root at the top, its callees\n"
+	"                         under it) or up (the root at the bottom)\n"
 	"  -q, --quiet            print nothing but errors and warnings\n"
 	"  -h, --help             show this help\n";
 
@@ -74,7 +77,7 @@ struct diff_side {
 
 struct diff_opts {
 	const char *format, *output;
-	int absolute, quiet;
+	int absolute, quiet, flame_up;
 };
 
 struct diff {
@@ -96,7 +99,7 @@ static void side_note(struct diff_side *s, const char *what, const char *arg)
 
 enum {
 	OPT_BASE = 256, OPT_NEW, OPT_BASE_FROM, OPT_BASE_UNTIL, OPT_NEW_FROM, OPT_NEW_UNTIL,
-	OPT_ABSOLUTE,
+	OPT_ABSOLUTE, OPT_FLAME_DIRECTION,
 };
 
 static const struct option long_opts[] = {
@@ -109,6 +112,7 @@ static const struct option long_opts[] = {
 	{ "new-from", required_argument, NULL, OPT_NEW_FROM },
 	{ "new-until", required_argument, NULL, OPT_NEW_UNTIL },
 	{ "absolute", no_argument, NULL, OPT_ABSOLUTE },
+	{ "flame-direction", required_argument, NULL, OPT_FLAME_DIRECTION },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -205,6 +209,12 @@ static int parse_opts(struct diff_opts *o, struct diff_side *base, struct diff_s
 			break;
 		case OPT_ABSOLUTE:
 			o->absolute = 1;
+			break;
+		case OPT_FLAME_DIRECTION:
+			if (strcmp(optarg, "up") && strcmp(optarg, "down"))
+				return cli_usage_error("diff", "invalid --flame-direction '%s': want "
+						       "down (root at the top) or up", optarg);
+			o->flame_up = !strcmp(optarg, "up");
 			break;
 		case 'q':
 			o->quiet = 1;
@@ -427,7 +437,7 @@ out:
  * diff of that tag's samples on both sides.  0, or -1 with errno set.
  */
 static int diff_flamegraph(FILE *f, const struct diff *d, const struct diff_side *base,
-			   const struct diff_side *next, int absolute)
+			   const struct diff_side *next, int absolute, int flame_up)
 {
 	const struct profile *both[2] = { &next->p, &base->p };
 	struct out_tag *tags;
@@ -464,6 +474,7 @@ static int diff_flamegraph(FILE *f, const struct diff *d, const struct diff_side
 	meta.title = title;
 	meta.rate = next->info.rate;
 	meta.duration = next->info.duration;
+	meta.flame_up = flame_up;
 	ret = out_flamegraph_diff(f, v, ntag + 1, &meta);
 	for (size_t i = 1; i <= ntag; i++)
 		diff_release(&dt[i]);
@@ -533,7 +544,7 @@ int diff_main(int argc, char **argv)
 			ret = cli_output_failed(&of);
 			goto out;
 		}
-	} else if (diff_flamegraph(of.f, &d, &base, &next, o.absolute)) {
+	} else if (diff_flamegraph(of.f, &d, &base, &next, o.absolute, o.flame_up)) {
 		ret = cli_output_failed(&of);
 		goto out;
 	}

@@ -117,6 +117,9 @@ static const char usage_options[] =
 	"      --read-only        never write into the target (CPython 3.15+: no\n"
 	"                         last_profiled_frame; every sample reads whole stacks)\n"
 	"      --function         aggregate by function, dropping line numbers\n"
+	"      --flame-direction D\n"
+	"                         flamegraph: down (default: the root at the top, its\n"
+	"                         callees under it) or up (the root at the bottom)\n"
 	"      --max-memory SIZE  the most a profile's names and stacks may hold, 1M to\n"
 	"                         64G (default: 256M); past it, new stacks are counted\n"
 	"                         in [other] frames\n"
@@ -264,7 +267,7 @@ enum {
 	OPT_INSECURE, OPT_CACERT, OPT_INGEST_FORMAT, OPT_PID_OF, OPT_PROTOCOL, OPT_RAW, OPT_LOCALS,
 	OPT_TASKS, OPT_LISTEN, OPT_NO_GC, OPT_GVL_WAIT, OPT_ASYNC, OPT_READ_ONLY, OPT_MAX_MEMORY,
 	OPT_ALLOW_HOST,
-	OPT_USER, OPT_AS_ROOT, OPT_AUTH_TOKEN_FILE, OPT_BASIC_AUTH_FILE,
+	OPT_USER, OPT_AS_ROOT, OPT_AUTH_TOKEN_FILE, OPT_BASIC_AUTH_FILE, OPT_FLAME_DIRECTION,
 };
 
 static const struct option long_opts[] = {
@@ -282,6 +285,7 @@ static const struct option long_opts[] = {
 	{ "no-tags", no_argument, NULL, OPT_NO_TAGS },
 	{ "no-gc", no_argument, NULL, OPT_NO_GC },
 	{ "function", no_argument, NULL, OPT_FUNCTION },
+	{ "flame-direction", required_argument, NULL, OPT_FLAME_DIRECTION },
 	{ "subprocesses", no_argument, NULL, OPT_SUBPROCESSES },
 	{ "locals", no_argument, NULL, OPT_LOCALS },
 	{ "tasks", no_argument, NULL, OPT_TASKS },
@@ -562,6 +566,12 @@ int cli_parse_opts(struct cli_opts *o, int argc, char **argv)
 		case OPT_FUNCTION:
 			o->function = 1;
 			break;
+		case OPT_FLAME_DIRECTION:
+			if (strcmp(optarg, "up") && strcmp(optarg, "down"))
+				return cli_usage_error(o->cmd, "invalid --flame-direction '%s': want "
+						       "down (root at the top) or up", optarg);
+			o->flame_up = !strcmp(optarg, "up");
+			break;
 		case OPT_MAX_MEMORY:
 			if (!parse_size(optarg, (size_t)1 << 20, (size_t)64 << 30, &o->max_memory))
 				return cli_usage_error(
@@ -791,6 +801,9 @@ int cli_completion(int argc, char **argv)
 		} else if (lo->val == OPT_PROTOCOL) {
 			co->arg = COMPLETION_WORDS;
 			co->words = "ingest push";
+		} else if (lo->val == OPT_FLAME_DIRECTION) {
+			co->arg = COMPLETION_WORDS;
+			co->words = "down up";
 		}
 		c.nopts++;
 	}

@@ -28,6 +28,7 @@ struct cli_opts {
 	int locals;		/* dump --locals */
 	int tasks;		/* dump --tasks */
 	int async_tasks;	/* --async */
+	int flame_up;		/* --flame-direction up */
 	int read_only;		/* --read-only */
 	size_t max_memory;	/* --max-memory: a profile's bound (profile.h) */
 	const char *listen;	/* serve --listen ADDR:PORT */

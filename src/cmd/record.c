@@ -52,6 +52,7 @@ static int write_profile(const struct cli_opts *o, struct outfile *of, const str
 	meta.start = res->start;
 	meta.threads = o->threads;
 	meta.no_tags = o->no_tags;
+	meta.flame_up = o->flame_up;
 	output_stem(name, sizeof(name), pid);
 	outfile_set_stem(of, name);
 	if (ops->write(of->f, p, &meta)) {

@@ -50,13 +50,16 @@ const char report_usage[] =
 	"      --threads          put a 'thread (TID)' frame at the root of each stack\n"
 	"      --no-tags          merge the tag sets: no {k=v} frame at the root\n"
 	"      --function         aggregate by function, dropping line numbers\n"
+	"      --flame-direction D\n"
+	"                         flamegraph: down (default: the root at the top, its\n"
+	"                         callees under it) or up (the root at the bottom)\n"
 	"  -q, --quiet            print nothing but errors and warnings\n"
 	"  -h, --help             show this help\n";
 
 struct report_opts {
 	const char *in, *format, *output;
 	struct report_filter flt;
-	int threads, no_tags, function, quiet;
+	int threads, no_tags, function, quiet, flame_up;
 };
 
 /* One input being read: by report_main(), or by report_load() into a profile. */
@@ -436,6 +439,7 @@ static void report_meta(struct report *rp, struct out_meta *meta)
 	meta->duration = end > rp->from ? end - rp->from : 0;
 	meta->threads = o->threads;
 	meta->no_tags = o->no_tags;
+	meta->flame_up = o->flame_up;
 }
 
 /* A streaming writer starts when the recording's header is known. */
@@ -624,7 +628,7 @@ static int parse_tag(struct report_opts *o, const char *arg)
 
 enum {
 	OPT_FROM = 256, OPT_UNTIL, OPT_PID, OPT_THREAD, OPT_TAG, OPT_IDLE, OPT_GIL, OPT_THREADS,
-	OPT_NO_TAGS, OPT_FUNCTION,
+	OPT_NO_TAGS, OPT_FUNCTION, OPT_FLAME_DIRECTION,
 };
 
 static const struct option long_opts[] = {
@@ -640,6 +644,7 @@ static const struct option long_opts[] = {
 	{ "threads", no_argument, NULL, OPT_THREADS },
 	{ "no-tags", no_argument, NULL, OPT_NO_TAGS },
 	{ "function", no_argument, NULL, OPT_FUNCTION },
+	{ "flame-direction", required_argument, NULL, OPT_FLAME_DIRECTION },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -708,6 +713,12 @@ static int parse_opts(struct report_opts *o, int argc, char **argv)
 			break;
 		case OPT_FUNCTION:
 			o->function = 1;
+			break;
+		case OPT_FLAME_DIRECTION:
+			if (strcmp(optarg, "up") && strcmp(optarg, "down"))
+				return cli_usage_error("report", "invalid --flame-direction '%s': want "
+						       "down (root at the top) or up", optarg);
+			o->flame_up = !strcmp(optarg, "up");
 			break;
 		case 'q':
 			o->quiet = 1;

@@ -18,6 +18,7 @@ struct out_meta {
 	double start;		/* Unix time of the first sample */
 	int threads;		/* keep each thread's stacks apart (--threads) */
 	int no_tags;		/* merge the tag sets (--no-tags) */
+	int flame_up;		/* flamegraph: root at the bottom (--flame-direction up) */
 };
 
 /* What sampling kept, for a streaming writer to say (out_ops.open) */
