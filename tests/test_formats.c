@@ -409,7 +409,32 @@ Test(formats, unwritable_refused_before_sampling)
 	run_free(&r);
 }
 
-/* diff: .svg a flame graph, .txt FlameGraph's difffolded stacks; .json refused. */
+/* The y of a flame graph's first root frame (depth 1), and the most of any frame. */
+static void frame_ys(const char *path, long *root, long *hi)
+{
+	char *s = test_slurp(path);
+	const char *p = strstr(s, "<g id=\"frames\"");
+
+	*root = *hi = -1;
+	cr_assert(p, "%s: no frames", path);
+	for (p = strstr(p, "<g data-s="); p; p = strstr(p + 1, "<g data-s=")) {
+		const char *r = strstr(p, "<rect ");
+		long y;
+
+		cr_assert(r && sscanf(strstr(r, " y=\""), " y=\"%ld\"", &y) == 1);
+		if (*root < 0 && !strncmp(strstr(p, "data-d="), "data-d=\"1\"", 10))
+			*root = y;
+		if (y > *hi)
+			*hi = y;
+	}
+	free(s);
+}
+
+/*
+ * diff: .svg a flame graph (root at the top, as record's; at the bottom
+ * with --flame-direction up), .txt FlameGraph's difffolded stacks; .json
+ * refused.
+ */
 Test(formats, diff_by_name)
 {
 	const char *raw = in_dir("rec.raw"), *svg = in_dir("d.svg"), *txt = in_dir("d.txt");
@@ -426,6 +451,20 @@ Test(formats, diff_by_name)
 	cr_assert_eq(r.status, 0, "exit %d: %s", r.status, r.err);
 	run_free(&r);
 	is_svg(svg);
+	{
+		const char *up[] = { "diff", raw, "--base-until", "0.5", "--new-from", "0.5",
+				     "--flame-direction", "up", "-o", in_dir("up.svg"), NULL };
+		long root, hi;
+
+		frame_ys(svg, &root, &hi);
+		cr_assert(root == 60 && hi > root, "diff: root at y %ld, frames to %ld", root, hi);
+		r = run(up);
+		cr_assert_eq(r.status, 0, "exit %d: %s", r.status, r.err);
+		run_free(&r);
+		frame_ys(in_dir("up.svg"), &root, &hi);
+		cr_assert(root == hi && root > 60, "diff up: root at y %ld, frames to %ld", root,
+			  hi);
+	}
 
 	args[7] = txt;
 	r = run(args);

@@ -50,7 +50,7 @@ const char diff_usage[] =
 	"                         (-o FILE.summary.txt: the functions whose self share\n"
 	"                         changed most, both ways)\n"
 	"  -o, --output FILE      write to FILE, - for stdout (default: diff.svg,\n"
-	"                         diff-1.svg ... for a flame graph; - for a summary)\n"
+	"                         diff-1.svg ... for a flame graph; - for the others)\n"
 	"      --base KEY=VALUE   only BASE's samples tagged so (repeatable; KEY!=VALUE)\n"
 	"      --new KEY=VALUE    only NEW's samples tagged so (repeatable; KEY!=VALUE)\n"
 	"      --base-from WHEN   only BASE's samples from WHEN on: seconds into it, or a\n"
