@@ -502,3 +502,50 @@ Test(formats, diff_by_name)
 	run_free(&r);
 	cr_assert(!exists(in_dir("d.json")));
 }
+
+/*
+ * No -o: the profile's name, pyrospy-PID-DATE.svg in the current
+ * directory, is opened before exec runs its command too: a directory the
+ * user may not write is said at once, the command never run; where it
+ * may, the name has the command's pid (known only once it runs), and no
+ * temporary file is left.
+ */
+Test(formats, default_name_opened_before_exec)
+{
+	static const char *const nobody[] = { "timeout", "-s", "KILL", LIMIT, "setpriv",
+					      "--reuid=nobody", "--regid=nogroup",
+					      "--clear-groups", NULL };
+	char code[512], want[64], mine[192], marker[256], *ls;
+	const char *ex[] = { "exec", "-d", "1", "--", PYTHON, "-c", code, NULL };
+	struct run r;
+	int st, pid = 0;
+
+	snprintf(mine, sizeof(mine), "%s", in_dir("mine"));
+	snprintf(marker, sizeof(marker), "%s/marker", mine);
+	cr_assert_eq(mkdir(mine, 0755), 0);
+	test_sh("chown nobody:nogroup '%s'", mine);
+	/* busy until the duration stops it */
+	snprintf(code, sizeof(code), "import os, time\nopen('%s', 'w')\nprint(os.getpid(), "
+		 "flush=True)\nt = time.time()\nwhile time.time() < t + 10:\n    pass\n", marker);
+	/* root's directory: not nobody's to write */
+	cr_assert_eq(chdir(dir), 0);
+	r = run_wrapped(nobody, ex);
+	cr_assert_eq(r.status, 1, "exit %d: %s", r.status, r.err);
+	one_error(&r, "cannot create a profile in the current directory: Permission denied",
+		  "name the file with --output");
+	cr_assert(!exists(marker), "exec ran the command before refusing its output");
+	run_free(&r);
+	/* nobody's own */
+	cr_assert_eq(chdir(mine), 0);
+	r = run_wrapped(nobody, ex);
+	cr_assert_eq(r.status, 0, "exit %d: %s", r.status, r.err);
+	cr_assert(exists(marker) && sscanf(r.out, "%d", &pid) == 1 && pid > 0, "out: %s", r.out);
+	run_free(&r);
+	unlink(marker);
+	ls = test_run("ls -A", &st);
+	snprintf(want, sizeof(want), "pyrospy-%d-", pid);
+	cr_assert(!strncmp(ls, want, strlen(want)) && strstr(ls, ".svg\n") &&
+		  !strchr(ls, '\n')[1], "want one %s*.svg, have: %s", want, ls);
+	free(ls);
+	cr_assert_eq(chdir("/"), 0);
+}

@@ -93,6 +93,11 @@ int cli_output_open(struct outfile *of, const char *output, const char *stem, co
 		cli_hint("only its owner may replace it: remove it first, or choose another --output");
 		return EXIT_FAIL;
 	}
+	if (err && !output) {
+		cli_error("cannot create a profile in the current directory: %s", strerror(errno));
+		cli_hint("run pyrospy where it may write, or name the file with --output");
+		return EXIT_FAIL;
+	}
 	if (err && errno == EISDIR) {
 		cli_error("cannot open '%s': it is a directory", of->path);
 		cli_hint("name a file in it, e.g. --output %s%sprofile.%s", of->path,

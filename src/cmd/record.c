@@ -214,8 +214,8 @@ int cli_outputs_open(const struct cli_opts *o, struct cli_outputs *out)
 
 	memset(out, 0, sizeof(*out));
 	out->stream.dirfd = out->profile.dirfd = -1;
-	/* a name pyrospy chooses is only a stem here (outfile_set_stem()) */
-	output_stem(name, sizeof(name), 0);
+	/* a name pyrospy chooses is only a stem here (outfile_set_stem()): exec's pid is to come */
+	output_stem(name, sizeof(name), o->pid);
 	if (stream_output(o) || o->raw)
 		ret = cli_output_open(&out->stream, stream_output(o) ? o->output : o->raw, name,
 				      ops->ext);
