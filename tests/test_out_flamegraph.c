@@ -34,7 +34,8 @@ static char *svg_meta(const struct profile *p, const char *title, int threads, i
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
-	struct out_meta meta = { title, 2.0, 100, 0, threads, no_tags, 0 };
+	struct out_meta meta = { .title = title, .duration = 2.0, .rate = 100, .threads = threads,
+				 .no_tags = no_tags };
 
 	cr_assert(f);
 	cr_assert_eq(out_flamegraph.write(f, p, &meta), 0);
@@ -122,16 +123,16 @@ Test(flamegraph, frames_widths_and_title)
 	cr_assert_eq(count(s, "<rect x="), 5 + 1, "one rect per frame and the background");
 	cr_assert(strstr(s, ">pid 42 \xe2\x80\x94 2.0 s at 100 Hz, 100 samples</text>"));
 	cr_assert(strstr(s, "height=\"142\""), "3 levels: 60 + 3 * 16 + 34");
-	/* the root spans the graph, at the bottom */
+	/* the root spans the graph, at the top (an icicle), its callees under it */
 	cr_assert(strstr(s, "<g data-s=\"0\" data-n=\"100\" data-d=\"1\">"
 			    "<title>&lt;module&gt; (app.py:10) (100 samples, 100.00%)</title>"
-			    "<rect x=\"10.00\" y=\"92\" width=\"1180.00\" height=\"15\""));
+			    "<rect x=\"10.00\" y=\"60\" width=\"1180.00\" height=\"15\""));
 	cr_assert(strstr(s, "<g data-s=\"0\" data-n=\"70\" data-d=\"2\">"
 			    "<title>foo (app.py:11) (70 samples, 70.00%)</title>"
 			    "<rect x=\"10.00\" y=\"76\" width=\"826.00\" height=\"15\""));
 	cr_assert(strstr(s, "<g data-s=\"0\" data-n=\"60\" data-d=\"3\">"
 			    "<title>work (app.py:12) (60 samples, 60.00%)</title>"
-			    "<rect x=\"10.00\" y=\"60\" width=\"708.00\" height=\"15\""));
+			    "<rect x=\"10.00\" y=\"92\" width=\"708.00\" height=\"15\""));
 	/* bar starts where foo ends */
 	cr_assert(strstr(s, "<g data-s=\"70\" data-n=\"30\" data-d=\"2\">"
 			    "<title>bar (app.py:11) (30 samples, 30.00%)</title>"
@@ -139,6 +140,69 @@ Test(flamegraph, frames_widths_and_title)
 	cr_assert(strstr(s, ">work (app.py:12)</text></g>"), "a label that fits is whole");
 	cr_assert(strstr(s, "<![CDATA["));
 	cr_assert(!strstr(s, "http://") || count(s, "http://") == 1, "only the SVG namespace");
+	free(s);
+	profile_release(&p);
+}
+
+/* --flame-direction up: the classic flame graph, root at the bottom. */
+Test(flamegraph, direction_up)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	struct out_meta meta = { .title = "pid 42", .duration = 2.0, .rate = 100, .flame_up = 1 };
+	struct profile p;
+
+	basic(&p);
+	cr_assert(f);
+	cr_assert_eq(out_flamegraph.write(f, &p, &meta), 0);
+	fclose(f);
+	cr_assert(xml_ok(buf));
+	cr_assert(strstr(buf, "height=\"142\""), "the same size");
+	cr_assert(strstr(buf, "<title>&lt;module&gt; (app.py:10) (100 samples, 100.00%)</title>"
+			      "<rect x=\"10.00\" y=\"92\" width=\"1180.00\""));
+	cr_assert(strstr(buf, "<title>foo (app.py:11) (70 samples, 70.00%)</title>"
+			      "<rect x=\"10.00\" y=\"76\" width=\"826.00\""));
+	cr_assert(strstr(buf, "<title>work (app.py:12) (60 samples, 60.00%)</title>"
+			      "<rect x=\"10.00\" y=\"60\" width=\"708.00\""));
+	free(buf);
+	profile_release(&p);
+}
+
+/* One frame, name in file:line, alone on its stack, of weight n. */
+static void add_at(struct profile *p, const char *name, const char *file, uint64_t n)
+{
+	memset(&st, 0, sizeof(st));
+	st.tid = 7;
+	st.depth = 1;
+	st.frame[0] = (struct stack_frame){ name, file, 10 };
+	profile_add(p, NULL, &st, n);
+}
+
+/*
+ * Names before paths: a label cut to its frame keeps the function's name
+ * and the end of its file and line, then the name alone, and cuts the
+ * name only when that is all there is room for.
+ */
+Test(flamegraph, labels_keep_names)
+{
+	static const char path[] = "/srv/shop/pyrospy/build/../examples/shop.py";
+	struct profile p;
+	char *s;
+
+	profile_init(&p);
+	add_at(&p, "main", "app.py", 70);
+	add_at(&p, "Shop.price", path, 15);		/* 177 px: 24 characters */
+	add_at(&p, "Shop.total", path, 10);		/* 118 px: 16 */
+	add_at(&p, "Cart.checkout_everything", path, 5);	/* 59 px: 7 */
+	s = svg(&p);
+	cr_assert(xml_ok(s));
+	cr_assert(strstr(s, ">main (app.py:10)</text>"), "a label that fits is whole");
+	cr_assert(strstr(s, ">Shop.price (..hop.py:10)</text>"), "%s", strstr(s, "Shop.price"));
+	cr_assert(strstr(s, ">Shop.total</text>"), "%s", strstr(s, "Shop.total"));
+	cr_assert(strstr(s, ">Cart...</text>"), "%s", strstr(s, "Cart.checkout"));
+	/* the page's own fit() has the same rule */
+	cr_assert(strstr(s, "t.substring(0, p) + \" (..\" + t.substring(t.length - 1 - room)"));
 	free(s);
 	profile_release(&p);
 }
@@ -297,7 +361,7 @@ Test(flamegraph, stable_colours)
 
 Test(flamegraph, write_error_sets_errno)
 {
-	struct out_meta meta = { "pid 42", 2.0, 100, 0, 0, 0, 0 };
+	struct out_meta meta = { .title = "pid 42", .duration = 2.0, .rate = 100 };
 	struct profile p;
 	FILE *f = fopen("/dev/full", "w");
 

@@ -163,7 +163,7 @@ Test(pprof, empty_profile_bytes)
 		0x5a, 0x04, 0x08, 0x04, 0x10, 0x05,	/* period_type cpu/nanoseconds */
 		0x60, 0x80, 0xad, 0xe2, 0x04,		/* period 10000000 */
 	};
-	struct out_meta meta = { "test", 0, 100, 0, 0, 0, 0 };
+	struct out_meta meta = { .title = "test", .rate = 100 };
 	struct profile p;
 	unsigned char *raw;
 	size_t len;
@@ -472,7 +472,8 @@ static void seed_stack(pid_t tid, int work_line)
 
 Test(pprof, golden_profile)
 {
-	struct out_meta meta = { "test", 3.25, 100, 1700000000.5, 0, 0, 0 };
+	struct out_meta meta = { .title = "test", .duration = 3.25, .rate = 100,
+				 .start = 1700000000.5 };
 	struct profile p;
 	struct dprofile *d = malloc(sizeof(*d));
 	unsigned char *raw;
@@ -571,7 +572,7 @@ Test(pprof, golden_profile)
 /* A profile deeper than a short varint length, and many strings. */
 Test(pprof, large_profile_round_trips)
 {
-	struct out_meta meta = { "test", 1, 1000, 0, 0, 0, 0 };
+	struct out_meta meta = { .title = "test", .duration = 1, .rate = 1000 };
 	struct profile p;
 	char names[300][16];
 	uint64_t total = 0;
@@ -618,7 +619,7 @@ Test(pprof, large_profile_round_trips)
 
 Test(pprof, write_error_sets_errno)
 {
-	struct out_meta meta = { "test", 1, 100, 0, 0, 0, 0 };
+	struct out_meta meta = { .title = "test", .duration = 1, .rate = 100 };
 	struct profile p;
 	FILE *f = fopen("/dev/full", "w");
 

@@ -27,7 +27,7 @@ static char *write(const struct profile *p)
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
-	struct out_meta meta = { "pid 42", 2.0, 100, 0, 0, 0, 0 };
+	struct out_meta meta = { .title = "pid 42", .duration = 2.0, .rate = 100 };
 
 	cr_assert_eq(out_speedscope.write(f, p, &meta), 0);
 	fclose(f);

@@ -27,7 +27,8 @@ static char *folded_meta(const struct profile *p, int threads, int no_tags)
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
-	struct out_meta meta = { "test", 1.0, 100, 0, threads, no_tags, 0 };
+	struct out_meta meta = { .title = "test", .duration = 1.0, .rate = 100, .threads = threads,
+				 .no_tags = no_tags };
 
 	cr_assert_eq(out_folded.write(f, p, &meta), 0);
 	fclose(f);

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include "cmd/common.h"
+#include "output/out.h"
 #include "output/outfile.h"
 
 void cli_error(const char *fmt, ...)
@@ -46,6 +47,31 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
 }
 
 /*
+ * -f wins; then the name.  A stream has no name to go by: "-", and what
+ * is no file (a device, a FIFO: /dev/null, /dev/stdout) get the folded
+ * stacks.  A directory is let through, for the open to say what it is.
+ */
+const struct out_ops *cli_output_format(const char *format, const char *output,
+					const char *fallback)
+{
+	const struct out_ops *ops;
+	struct stat st;
+
+	if (format)
+		return out_find(format);
+	if (!output)
+		return out_find(fallback);
+	ops = out_by_ext(output);
+	if (ops)
+		return ops;
+	if (!strcmp(output, "-") || (!stat(output, &st) && !S_ISREG(st.st_mode)))
+		return out_find(S_ISDIR(st.st_mode) ? fallback : "folded");
+	cli_error("cannot tell the format of '%s' from its name", output);
+	cli_hint("name it %s, or give -f FORMAT", out_exts());
+	return NULL;
+}
+
+/*
  * Open the output: output as given, or STEM.EXT in the current directory.
  * On failure say why and return the exit status, else EXIT_OK.
  */
@@ -65,6 +91,17 @@ int cli_output_open(struct outfile *of, const char *output, const char *stem, co
 		cli_error("cannot replace '%s': it belongs to uid %u, in a sticky directory", of->bad,
 		      (unsigned)of->bad_uid);
 		cli_hint("only its owner may replace it: remove it first, or choose another --output");
+		return EXIT_FAIL;
+	}
+	if (err && !output) {
+		cli_error("cannot create a profile in the current directory: %s", strerror(errno));
+		cli_hint("run pyrospy where it may write, or name the file with --output");
+		return EXIT_FAIL;
+	}
+	if (err && errno == EISDIR) {
+		cli_error("cannot open '%s': it is a directory", of->path);
+		cli_hint("name a file in it, e.g. --output %s%sprofile.%s", of->path,
+			 of->path[strlen(of->path) - 1] == '/' ? "" : "/", ext);
 		return EXIT_FAIL;
 	}
 	if (err) {

@@ -39,6 +39,16 @@ unsigned int cli_distance(const char *a, const char *b);
 int cli_unknown_option(const char *cmd, const char *arg, const char *const *names);
 
 /*
+ * The format of an output: -f's (format, NULL if not given), else the one
+ * output's name says (out_by_ext()); folded for "-" or a stream (a device,
+ * a FIFO); fallback (a format's name) for no output or a directory.  NULL
+ * when output's name says none: it said why (EXIT_USAGE).
+ */
+struct out_ops;
+const struct out_ops *cli_output_format(const char *format, const char *output,
+					const char *fallback);
+
+/*
  * Opening, failing to write and finishing an output file (outfile.h), each
  * saying on stderr what went wrong and returning the exit status (EXIT_OK
  * when nothing did).

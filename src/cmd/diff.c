@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cmd/common.h"
 #include "cmd/diff.h"
@@ -27,7 +28,8 @@
  *
  *   u.node[i].total = next[i] + base[i]     next[]: as it was after NEW
  *
- * The flame graph (out_flamegraph_diff()) and the summary read those.
+ * The flame graph (out_flamegraph_diff()), the folded stacks and the
+ * summary read those.
  */
 
 #define DIFF_SUMMARY_ROWS 20
@@ -43,10 +45,13 @@ const char diff_usage[] =
 	"by name and file, not line.\n"
 	"\n"
 	"options:\n"
-	"  -f, --format FMT       flamegraph (default) or summary (the functions whose\n"
-	"                         self share changed most, both ways)\n"
+	"  -f, --format FMT       flamegraph (default, and for -o FILE.svg), folded\n"
+	"                         (-o FILE.txt, .folded: each stack's self samples in\n"
+	"                         BASE and NEW, as difffolded.pl writes them) or summary\n"
+	"                         (-o FILE.summary.txt: the functions whose self share\n"
+	"                         changed most, both ways)\n"
 	"  -o, --output FILE      write to FILE, - for stdout (default: diff.svg,\n"
-	"                         diff-1.svg ... for a flame graph; - for a summary)\n"
+	"                         diff-1.svg ... for a flame graph; - for the others)\n"
 	"      --base KEY=VALUE   only BASE's samples tagged so (repeatable; KEY!=VALUE)\n"
 	"      --new KEY=VALUE    only NEW's samples tagged so (repeatable; KEY!=VALUE)\n"
 	"      --base-from WHEN   only BASE's samples from WHEN on: seconds into it,\n"
@@ -56,6 +61,9 @@ const char diff_usage[] =
 	"      --new-until WHEN   only NEW's samples before WHEN\n"
 	"      --absolute         compare samples, not shares of each side's samples\n"
 	"      --full-paths       whole file paths, not the short forms (see pyrospy(1))\n"
+	"      --flame-direction D\n"
+	"                         down (default: the root at the top, its callees\n"
+	"                         under it) or up (the root at the bottom)\n"
 	"  -q, --quiet            print nothing but errors and warnings\n"
 	"  -h, --help             show this help\n"
 	"\n"
@@ -76,7 +84,7 @@ struct diff_side {
 
 struct diff_opts {
 	const char *format, *output;
-	int absolute, quiet, full_paths;
+	int absolute, quiet, full_paths, flame_up;
 };
 
 struct diff {
@@ -99,7 +107,7 @@ static void side_note(struct diff_side *s, const char *what, const char *arg)
 
 enum {
 	OPT_BASE = 256, OPT_NEW, OPT_BASE_FROM, OPT_BASE_UNTIL, OPT_NEW_FROM, OPT_NEW_UNTIL,
-	OPT_ABSOLUTE, OPT_FULL_PATHS,
+	OPT_ABSOLUTE, OPT_FULL_PATHS, OPT_FLAME_DIRECTION,
 };
 
 static const struct option long_opts[] = {
@@ -113,6 +121,7 @@ static const struct option long_opts[] = {
 	{ "new-until", required_argument, NULL, OPT_NEW_UNTIL },
 	{ "absolute", no_argument, NULL, OPT_ABSOLUTE },
 	{ "full-paths", no_argument, NULL, OPT_FULL_PATHS },
+	{ "flame-direction", required_argument, NULL, OPT_FLAME_DIRECTION },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -154,6 +163,34 @@ static int parse_side_opt(struct diff_side *side, int c, const char *arg)
 	return -1;
 }
 
+/*
+ * No -f: the format -o's name says, of those diff writes; a flame graph
+ * for no name, standard output or a stream (a device, a FIFO) as before
+ * there was a choice.  -1 to go on, or EXIT_USAGE (said why).
+ */
+static int diff_format(struct diff_opts *o)
+{
+	const struct out_ops *ops;
+	struct stat st;
+
+	if (o->format || !o->output)
+		return -1;
+	ops = out_by_ext(o->output);
+	if (ops == &out_flamegraph || ops == &out_folded || ops == &out_summary) {
+		o->format = ops->name;
+		return -1;
+	}
+	if (!ops && (!strcmp(o->output, "-") || (!stat(o->output, &st) && !S_ISREG(st.st_mode))))
+		return -1;
+	if (ops)
+		cli_error("diff writes no %s: '%s'", ops->name, o->output);
+	else
+		cli_error("cannot tell the format of '%s' from its name", o->output);
+	cli_hint("name it .svg, .txt, .folded or .summary.txt, or give -f flamegraph, folded or "
+		 "summary");
+	return EXIT_USAGE;
+}
+
 /* Returns -1 to go on, or an exit status. */
 static int parse_opts(struct diff_opts *o, struct diff_side *base, struct diff_side *next,
 		      int argc, char **argv)
@@ -165,9 +202,10 @@ static int parse_opts(struct diff_opts *o, struct diff_side *base, struct diff_s
 	while ((c = getopt_long(argc, argv, ":f:o:qh", long_opts, NULL)) != -1) {
 		switch (c) {
 		case 'f':
-			if (strcmp(optarg, "flamegraph") && strcmp(optarg, "summary"))
-				return cli_usage_error("diff", "unknown diff format '%s': want flamegraph or "
-						   "summary", optarg);
+			if (strcmp(optarg, "flamegraph") && strcmp(optarg, "folded") &&
+			    strcmp(optarg, "summary"))
+				return cli_usage_error("diff", "unknown diff format '%s': want flamegraph, "
+						   "folded or summary", optarg);
 			o->format = optarg;
 			break;
 		case 'o':
@@ -195,6 +233,12 @@ static int parse_opts(struct diff_opts *o, struct diff_side *base, struct diff_s
 		case OPT_FULL_PATHS:
 			o->full_paths = 1;
 			break;
+		case OPT_FLAME_DIRECTION:
+			if (strcmp(optarg, "up") && strcmp(optarg, "down"))
+				return cli_usage_error("diff", "invalid --flame-direction '%s': want "
+						       "down (root at the top) or up", optarg);
+			o->flame_up = !strcmp(optarg, "up");
+			break;
 		case 'q':
 			o->quiet = 1;
 			break;
@@ -214,6 +258,9 @@ static int parse_opts(struct diff_opts *o, struct diff_side *base, struct diff_s
 			}
 		}
 	}
+	ret = diff_format(o);
+	if (ret >= 0)
+		return ret;
 	if (optind >= argc)
 		return cli_usage_error("diff", "diff needs two profiles: pyrospy diff BASE NEW");
 	if (optind + 2 < argc)
@@ -373,11 +420,52 @@ out:
 }
 
 /*
+ * Each stack's self samples in BASE and in NEW, the union's stacks as
+ * FlameGraph's difffolded.pl writes them (flamegraph.pl draws them):
+ *
+ *   <module> (app.py);work (app.py);bar (app.py) 249 747
+ *
+ * 0, or -1 with errno set.
+ */
+static int diff_folded(FILE *f, const struct diff *d)
+{
+	uint32_t *path = NULL, cap = 0;
+	char buf[8192];
+	int ret = -1;
+
+	for (uint32_t i = 1; i < d->u.nnode; i++) {
+		uint32_t n = 0;
+
+		if (!d->base_self[i] && !d->next_self[i])
+			continue;
+		for (uint32_t j = i; j; j = d->u.node[j].parent) {
+			if (n == cap) {
+				cap = cap ? 2 * cap : 64;
+				path = xreallocarray(path, cap, sizeof(*path));
+			}
+			path[n++] = j;
+		}
+		while (n-- > 0) {
+			if (out_put_sanitized(f, out_frame_text(&d->u, d->u.node[path[n]].frame, buf,
+								sizeof(buf))) ||
+			    putc(n ? ';' : ' ', f) == EOF)
+				goto out;
+		}
+		if (fprintf(f, "%" PRIu64 " %" PRIu64 "\n", d->base_self[i], d->next_self[i]) < 0)
+			goto out;
+	}
+	ret = 0;
+out:
+	free(path);
+	return ret;
+}
+
+/*
  * The differential flame graph, and for each value of its tag bar the
  * diff of that tag's samples on both sides.  0, or -1 with errno set.
  */
 static int diff_flamegraph(FILE *f, const struct diff *d, const struct diff_side *base,
-			   const struct diff_side *next, int absolute)
+			   const struct diff_side *next, int absolute, int flame_up)
 {
 	const struct profile *both[2] = { &next->p, &base->p };
 	struct out_tag *tags;
@@ -415,6 +503,7 @@ static int diff_flamegraph(FILE *f, const struct diff *d, const struct diff_side
 	meta.rate = next->info.rate;
 	meta.duration = next->info.duration;
 	meta.full_paths = !d->sp;
+	meta.flame_up = flame_up;
 	ret = out_flamegraph_diff(f, v, ntag + 1, &meta);
 	for (size_t i = 1; i <= ntag; i++)
 		diff_release(&dt[i]);
@@ -447,7 +536,7 @@ int diff_main(int argc, char **argv)
 	struct diff_side base, next;
 	struct diff d;
 	struct outfile of;
-	int ret, summary;
+	int ret, summary, folded;
 
 	memset(&base, 0, sizeof(base));
 	memset(&next, 0, sizeof(next));
@@ -462,6 +551,7 @@ int diff_main(int argc, char **argv)
 	if (ret >= 0)
 		goto out;
 	summary = o.format && !strcmp(o.format, "summary");
+	folded = o.format && !strcmp(o.format, "folded");
 	/* the labels: the input, then its filters as side_note() gathered them */
 	snprintf(base.label, sizeof(base.label), "%.500s%s%s", base.in, base.desc,
 		 base.filtered ? "]" : "");
@@ -475,23 +565,24 @@ int diff_main(int argc, char **argv)
 	diff_build(&d, &base.p, &next.p);
 	if (!o.full_paths)
 		d.sp = shortpath_new(&d.u);
-	ret = cli_output_open(&of, o.output ? o.output : summary ? "-" : NULL, "diff",
-			      summary ? "txt" : "svg");
+	ret = cli_output_open(&of, o.output ? o.output : summary || folded ? "-" : NULL, "diff",
+			      "svg");
 	if (ret != EXIT_OK)
 		goto out;
-	if (summary) {
-		if (diff_summary(of.f, &d, &base, &next, o.absolute)) {
+	if (summary || folded) {
+		if (summary ? diff_summary(of.f, &d, &base, &next, o.absolute) :
+			      diff_folded(of.f, &d)) {
 			ret = cli_output_failed(&of);
 			goto out;
 		}
-	} else if (diff_flamegraph(of.f, &d, &base, &next, o.absolute)) {
+	} else if (diff_flamegraph(of.f, &d, &base, &next, o.absolute, o.flame_up)) {
 		ret = cli_output_failed(&of);
 		goto out;
 	}
 	ret = cli_output_commit(&of, 0);
 	if (ret == EXIT_OK && !o.quiet && strcmp(of.path, "-"))
 		fprintf(stderr, "pyrospy: wrote %s diff to '%s' (base %llu, new %llu samples)\n",
-			summary ? "summary" : "flame graph", of.path,
+			summary ? "summary" : folded ? "folded" : "flame graph", of.path,
 			(unsigned long long)d.base_total, (unsigned long long)d.new_total);
 out:
 	shortpath_free(d.sp);

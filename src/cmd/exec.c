@@ -219,7 +219,8 @@ static int exec_user_become(const struct exec_user *u, int keep)
  * and wait until it has become an interpreter (it may still be a shell or
  * the dynamic loader for a while).
  */
-static int exec_command(struct cli_opts *o, const struct exec_user *u, const struct taglibs *h)
+static int exec_command(struct cli_opts *o, struct cli_outputs *out, const struct exec_user *u,
+			const struct taglibs *h)
 {
 	struct target t;
 	enum perr err = PERR_NOTINTERP;
@@ -318,11 +319,11 @@ static int exec_command(struct cli_opts *o, const struct exec_user *u, const str
 		nanosleep(&ts, NULL);
 	}
 	if (o->subprocesses)
-		ret = cli_profile_target(o, NULL, pid, pid, &why);
+		ret = cli_profile_target(o, out, NULL, pid, pid, &why);
 	else if (err)
 		ret = cli_report_target(&t, err);
 	else
-		ret = cli_profile_target(o, &t, pid, pid, &why);
+		ret = cli_profile_target(o, out, &t, pid, pid, &why);
 	target_close(&t);
 	/*
 	 * The profile is written.  When the duration passed (or sampling
@@ -355,9 +356,13 @@ static int exec_command(struct cli_opts *o, const struct exec_user *u, const str
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
-/* exec, with the tag helpers in a private directory for as long as it runs */
+/*
+ * exec, with the tag helpers in a private directory for as long as it
+ * runs, and the output opened before the command starts (close-on-exec)
+ */
 int cli_exec(struct cli_opts *o)
 {
+	struct cli_outputs out;
 	struct exec_user u;
 	struct taglibs h;
 	int ret;
@@ -365,6 +370,12 @@ int cli_exec(struct cli_opts *o)
 	ret = exec_user_resolve(o, &u);
 	if (ret >= 0)
 		return ret;
+	ret = cli_outputs_open(o, &out);
+	if (ret != EXIT_OK) {
+		cli_outputs_close(&out);
+		exec_user_release(&u);
+		return ret;
+	}
 	/* not fatal: a command that does not use tags profiles as well without them */
 	if (taglibs_init(&h) != PERR_OK)
 		cli_note(o, "warning: cannot write the tag helpers to a temporary directory (%s): "
@@ -375,8 +386,9 @@ int cli_exec(struct cli_opts *o)
 		cli_note(o, "warning: cannot let uid %d read the tag helpers (%s): 'import pyrospy' "
 			 "and 'require \"pyrospy\"' will fail in '%s'", (int)u.uid, strerror(errno),
 			 o->argv[0]);
-	ret = exec_command(o, &u, &h);
+	ret = exec_command(o, &out, &u, &h);
 	taglibs_release(&h);
 	exec_user_release(&u);
+	cli_outputs_close(&out);
 	return ret;
 }

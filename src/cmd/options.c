@@ -115,7 +115,9 @@ static const char usage_options[] =
 	"                         trace of every thread's stack over time), html (a\n"
 	"                         report to open in a browser)\n"
 	"  -o, --output FILE      write the profile to FILE, - for stdout\n"
-	"                         (default: pyrospy-PID-DATE.EXT, here)\n"
+	"                         (default: pyrospy-PID-DATE.EXT, here), in the\n"
+	"                         format its name says unless -f is given: .html\n"
+	"                         .svg .txt .folded .json .pb.gz .pprof .raw\n"
 	"      --raw FILE         also write every sample to FILE, a raw recording\n"
 	"      --listen ADDR:PORT where to answer (default: 127.0.0.1:6060;\n"
 	"                         0.0.0.0:PORT for every interface, PORT 0 for any)\n"
@@ -137,6 +139,9 @@ static const char usage_options[] =
 	"      --function         aggregate by function, dropping line numbers\n"
 	"      --full-paths       whole file paths in flamegraph, summary, top and dump,\n"
 	"                         not the short forms (json/encoder.py; see pyrospy(1))\n"
+	"      --flame-direction D\n"
+	"                         flamegraph: down (default: the root at the top, its\n"
+	"                         callees under it) or up (the root at the bottom)\n"
 	"      --max-memory SIZE  the most a profile's names and stacks may hold, 1M to\n"
 	"                         64G (default: 256M); past it, new stacks are counted\n"
 	"                         in [other] frames\n"
@@ -262,6 +267,7 @@ enum {
 	OPT_TASKS, OPT_LISTEN, OPT_NO_GC, OPT_GVL_WAIT, OPT_ASYNC, OPT_READ_ONLY, OPT_MAX_MEMORY,
 	OPT_ALLOW_HOST,
 	OPT_USER, OPT_AS_ROOT, OPT_AUTH_TOKEN_FILE, OPT_BASIC_AUTH_FILE, OPT_JSON, OPT_FULL_PATHS,
+	OPT_FLAME_DIRECTION,
 };
 
 static const struct option long_opts[] = {
@@ -280,6 +286,7 @@ static const struct option long_opts[] = {
 	{ "no-gc", no_argument, NULL, OPT_NO_GC },
 	{ "function", no_argument, NULL, OPT_FUNCTION },
 	{ "full-paths", no_argument, NULL, OPT_FULL_PATHS },
+	{ "flame-direction", required_argument, NULL, OPT_FLAME_DIRECTION },
 	{ "subprocesses", no_argument, NULL, OPT_SUBPROCESSES },
 	{ "locals", no_argument, NULL, OPT_LOCALS },
 	{ "tasks", no_argument, NULL, OPT_TASKS },
@@ -654,6 +661,12 @@ int cli_parse_opts(struct cli_opts *o, int argc, char **argv)
 		case OPT_FUNCTION:
 			o->function = 1;
 			break;
+		case OPT_FLAME_DIRECTION:
+			if (strcmp(optarg, "up") && strcmp(optarg, "down"))
+				return cli_usage_error(o->cmd, "invalid --flame-direction '%s': want "
+						       "down (root at the top) or up", optarg);
+			o->flame_up = !strcmp(optarg, "up");
+			break;
 		case OPT_MAX_MEMORY:
 			if (!parse_size(optarg, (size_t)1 << 20, (size_t)64 << 30, &o->max_memory))
 				return cli_usage_error(
@@ -796,9 +809,16 @@ int cli_parse_opts(struct cli_opts *o, int argc, char **argv)
 			}
 		}
 	}
+	/* the format from -o's name, before anything is sampled or run */
+	if (o->output && !o->format) {
+		const struct out_ops *ops = cli_output_format(NULL, o->output, "flamegraph");
+
+		if (!ops)
+			return EXIT_USAGE;
+		o->format = ops->name;
+	}
 	if (o->raw && (!strcmp(o->raw, o->output ? o->output : "") ||
-		       (o->format && out_find(o->format)->open) ||
-		       (!o->format && o->output && out_by_ext(o->output))))
+		       (o->format && out_find(o->format)->open)))
 		return cli_usage_error(
 				o->cmd, "--raw FILE is a raw recording besides another output: "
 				"give -o another file and format");
@@ -915,6 +935,9 @@ int cli_completion(int argc, char **argv)
 		} else if (lo->val == OPT_PROTOCOL) {
 			co->arg = COMPLETION_WORDS;
 			co->words = "ingest push";
+		} else if (lo->val == OPT_FLAME_DIRECTION) {
+			co->arg = COMPLETION_WORDS;
+			co->words = "down up";
 		}
 		c.nopts++;
 	}

@@ -29,6 +29,7 @@ struct cli_opts {
 	int tasks;		/* dump --tasks */
 	int json;		/* dump --json */
 	int async_tasks;	/* --async */
+	int flame_up;		/* --flame-direction up */
 	int read_only;		/* --read-only */
 	int full_paths;		/* --full-paths: no short paths (shortpath.h) */
 	size_t max_memory;	/* --max-memory: a profile's bound (profile.h) */

@@ -19,15 +19,10 @@
 #include "stack/stack.h"
 #include "upload/ingest.h"
 
-/* The format asked for, by -f, by -o's extension, or by default. */
+/* The format asked for, by -f or by -o's name (cli_parse_opts()), or by default. */
 static const struct out_ops *output_format(const struct cli_opts *o)
 {
-	const struct out_ops *ops = o->format ? out_find(o->format) :
-				    o->output ? out_by_ext(o->output) : NULL;
-
-	if (ops)
-		return ops;
-	return out_find(o->output && !strcmp(o->output, "-") ? "folded" : "flamegraph");
+	return out_find(o->format ? o->format : "flamegraph");
 }
 
 static void output_stem(char *name, size_t cap, pid_t pid)
@@ -41,12 +36,11 @@ static void output_stem(char *name, size_t cap, pid_t pid)
 		 tm.tm_sec);
 }
 
-static int write_profile(const struct cli_opts *o, const struct profile *p,
+static int write_profile(const struct cli_opts *o, struct outfile *of, const struct profile *p,
 			 const struct sampler_result *res, pid_t pid)
 {
 	const struct out_ops *ops = output_format(o);
 	struct out_meta meta;
-	struct outfile of;
 	char title[64], name[96];
 	int ret;
 
@@ -59,32 +53,31 @@ static int write_profile(const struct cli_opts *o, const struct profile *p,
 	meta.threads = o->threads;
 	meta.full_paths = o->full_paths;
 	meta.no_tags = o->no_tags;
+	meta.flame_up = o->flame_up;
 	output_stem(name, sizeof(name), pid);
-	ret = cli_output_open(&of, o->output, name, ops->ext);
-	if (ret != EXIT_OK)
-		goto out;
-	if (ops->write(of.f, p, &meta)) {
-		ret = cli_output_failed(&of);
+	outfile_set_stem(of, name);
+	if (ops->write(of->f, p, &meta)) {
+		ret = cli_output_failed(of);
 		goto out;
 	}
-	ret = cli_output_commit(&of, 0);
-	if (ret == EXIT_OK && strcmp(of.path, "-"))
-		cli_note(o, "wrote %s profile to '%s' (%llu samples)", ops->name, of.path,
+	ret = cli_output_commit(of, 0);
+	if (ret == EXIT_OK && strcmp(of->path, "-"))
+		cli_note(o, "wrote %s profile to '%s' (%llu samples)", ops->name, of->path,
 			 (unsigned long long)p->total);
 out:
-	outfile_close(&of);
+	outfile_close(of);
 	return ret;
 }
 
 /*
- * A streaming format (raw, chrome): the file is opened, and put in place, before
+ * A streaming format (raw, chrome): the file is put in place before
  * sampling starts, and every sample goes to it as it comes, so that what
  * was flushed stays readable whatever happens to pyrospy.
  */
 struct stream {
 	const struct out_ops *ops;
 	struct out_stream *s;
-	struct outfile of;
+	struct outfile *of;	/* cli_outputs' stream */
 };
 
 static void stream_sample(void *arg, int64_t when_ns, const char *tags, const struct stack *st)
@@ -95,7 +88,7 @@ static void stream_sample(void *arg, int64_t when_ns, const char *tags, const st
 	sm->ops->sample(sm->s, when_ns, tags, st);
 }
 
-static int stream_open(const struct cli_opts *o, struct stream *sm, const char *path, pid_t pid)
+static int stream_open(const struct cli_opts *o, struct stream *sm, pid_t pid)
 {
 	struct out_meta meta;
 	struct timespec ts;
@@ -109,15 +102,13 @@ static int stream_open(const struct cli_opts *o, struct stream *sm, const char *
 	meta.rate = o->rate;
 	meta.start = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 	output_stem(name, sizeof(name), pid);
-	ret = cli_output_open(&sm->of, path, name, sm->ops->ext);
-	if (ret != EXIT_OK)
-		return ret;
-	sm->s = sm->ops->open(sm->of.f, &meta, (o->idle ? OUT_KEPT_IDLE : 0u) |
+	outfile_set_stem(sm->of, name);
+	sm->s = sm->ops->open(sm->of->f, &meta, (o->idle ? OUT_KEPT_IDLE : 0u) |
 						 (o->gil ? OUT_KEPT_GIL : 0u) |
 						 (o->subprocesses ? OUT_KEPT_PIDS : 0u));
 	if (!sm->s)
-		return cli_output_failed(&sm->of);
-	ret = cli_output_commit(&sm->of, 1);
+		return cli_output_failed(sm->of);
+	ret = cli_output_commit(sm->of, 1);
 	if (ret != EXIT_OK) {
 		sm->ops->close(sm->s);
 		sm->s = NULL;
@@ -130,15 +121,15 @@ static int stream_close(const struct cli_opts *o, struct stream *sm, uint64_t sa
 	int ret = EXIT_OK;
 
 	if (sm->s && sm->ops->close(sm->s))
-		ret = cli_output_failed(&sm->of);
+		ret = cli_output_failed(sm->of);
 	sm->s = NULL;
-	if (ret == EXIT_OK && sm->of.f)
-		ret = cli_output_commit(&sm->of, 0);
-	if (ret == EXIT_OK && strcmp(sm->of.path, "-"))
+	if (ret == EXIT_OK && sm->of->f)
+		ret = cli_output_commit(sm->of, 0);
+	if (ret == EXIT_OK && strcmp(sm->of->path, "-"))
 		cli_note(o, "wrote %s %s to '%s' (%llu samples)", sm->ops->name,
-			 sm->ops == &out_raw ? "recording" : "trace", sm->of.path,
+			 sm->ops == &out_raw ? "recording" : "trace", sm->of->path,
 			 (unsigned long long)samples);
-	outfile_close(&sm->of);
+	outfile_close(sm->of);
 	return ret;
 }
 
@@ -233,8 +224,39 @@ static void closing_counts(const struct cli_opts *o, const struct sampler_result
 	fputc('\n', stderr);
 }
 
-int cli_profile_target(struct cli_opts *o, struct target *t, pid_t pid, pid_t child,
-		       enum ended *why)
+/* Whether the output is a streaming format's file, given every sample. */
+static int stream_output(const struct cli_opts *o)
+{
+	return output_format(o)->open && (!o->up.server || o->output);
+}
+
+int cli_outputs_open(const struct cli_opts *o, struct cli_outputs *out)
+{
+	const struct out_ops *ops = output_format(o);
+	int ret = EXIT_OK;
+	char name[96];
+
+	memset(out, 0, sizeof(*out));
+	out->stream.dirfd = out->profile.dirfd = -1;
+	/* a name pyrospy chooses is only a stem here (outfile_set_stem()): exec's pid is to come */
+	output_stem(name, sizeof(name), o->pid);
+	if (stream_output(o) || o->raw)
+		ret = cli_output_open(&out->stream, stream_output(o) ? o->output : o->raw, name,
+				      ops->ext);
+	/* streaming to a server: a file only when asked for */
+	if (ret == EXIT_OK && !stream_output(o) && (!o->up.server || o->output))
+		ret = cli_output_open(&out->profile, o->output, name, ops->ext);
+	return ret;
+}
+
+void cli_outputs_close(struct cli_outputs *out)
+{
+	outfile_close(&out->stream);
+	outfile_close(&out->profile);
+}
+
+int cli_profile_target(struct cli_opts *o, struct cli_outputs *out, struct target *t, pid_t pid,
+		       pid_t child, enum ended *why)
 {
 	struct recording rec = {
 		/* not under exec: the command writes to the same terminal */
@@ -248,8 +270,9 @@ int cli_profile_target(struct cli_opts *o, struct target *t, pid_t pid, pid_t ch
 	 * chrome; a file only when asked for while streaming to a server), or
 	 * a raw recording besides it (--raw FILE).
 	 */
-	struct stream sm = { .ops = output_format(o)->open ? output_format(o) : &out_raw };
-	int raw_out = output_format(o)->open && (!o->up.server || o->output);
+	struct stream sm = { .ops = output_format(o)->open ? output_format(o) : &out_raw,
+			     .of = &out->stream };
+	int raw_out = stream_output(o);
 	int streaming = raw_out || o->raw;
 	struct sampler_opts so = {
 		.rate = o->rate,
@@ -278,11 +301,9 @@ int cli_profile_target(struct cli_opts *o, struct target *t, pid_t pid, pid_t ch
 	if (ret != EXIT_OK)
 		return ret;
 	if (streaming) {
-		ret = stream_open(o, &sm, raw_out ? o->output : o->raw, pid);
-		if (ret != EXIT_OK) {
-			outfile_close(&sm.of);
+		ret = stream_open(o, &sm, pid);
+		if (ret != EXIT_OK)
 			return ret;
-		}
 	}
 	if (o->up.server) {
 		o->up.spy_name = !t ? "pyrospy" : t->lang == TARGET_RUBY ? "pyrospy-ruby" :
@@ -385,7 +406,7 @@ int cli_profile_target(struct cli_opts *o, struct target *t, pid_t pid, pid_t ch
 	}
 	/* streaming: a file only when asked for */
 	if (!raw_out && (!o->up.server || o->output)) {
-		int wret = write_profile(o, &p, &res, pid);
+		int wret = write_profile(o, &out->profile, &p, &res, pid);
 
 		if (wret != EXIT_OK)
 			ret = wret;
@@ -397,19 +418,26 @@ int cli_profile_target(struct cli_opts *o, struct target *t, pid_t pid, pid_t ch
 
 int cli_record(struct cli_opts *o)
 {
+	struct cli_outputs out;
 	struct target t;
 	enum perr err;
 	enum ended why;
 	int ret;
 
 	cli_install_signals();
+	ret = cli_outputs_open(o, &out);
+	if (ret != EXIT_OK) {
+		cli_outputs_close(&out);
+		return ret;
+	}
 	err = target_open(&t, o->pid);
 	if (!err)
-		ret = cli_profile_target(o, &t, o->pid, 0, &why);
+		ret = cli_profile_target(o, &out, &t, o->pid, 0, &why);
 	else if (o->subprocesses && (err == PERR_NOTINTERP || err == PERR_UNSUPPORTED))
-		ret = cli_profile_target(o, NULL, o->pid, 0, &why);
+		ret = cli_profile_target(o, &out, NULL, o->pid, 0, &why);
 	else
 		ret = cli_report_target(&t, err);
 	target_close(&t);
+	cli_outputs_close(&out);
 	return ret;
 }

@@ -33,10 +33,11 @@ const char report_usage[] =
 	"its samples can answer (--pid, --thread, --tag).\n"
 	"\n"
 	"options:\n"
-	"  -f, --format FMT       folded (default for -o -), flamegraph (default for\n"
-	"                         files), speedscope (in time order), pprof, summary,\n"
-	"                         raw, chrome (trace events: each thread over time),\n"
-	"                         html (a report to open in a browser)\n"
+	"  -f, --format FMT       folded (default for -o -), flamegraph, speedscope\n"
+	"                         (in time order), pprof, summary, raw, chrome (trace\n"
+	"                         events: each thread over time), html (a report to\n"
+	"                         open in a browser); by default the one -o FILE's\n"
+	"                         name says (.html .svg .txt .json .pb.gz .raw ...)\n"
 	"  -o, --output FILE      write to FILE, - for stdout (default: -)\n"
 	"      --from WHEN        only samples from WHEN on: seconds into the recording,\n"
 	"                         or a wall time, HH:MM:SS or YYYY-MM-DDTHH:MM:SS[Z]\n"
@@ -52,6 +53,9 @@ const char report_usage[] =
 	"      --function         aggregate by function, dropping line numbers\n"
 	"      --full-paths       whole file paths in flamegraph and summary, not the\n"
 	"                         short forms (json/encoder.py; see pyrospy(1))\n"
+	"      --flame-direction D\n"
+	"                         flamegraph: down (default: the root at the top, its\n"
+	"                         callees under it) or up (the root at the bottom)\n"
 	"  -q, --quiet            print nothing but errors and warnings\n"
 	"  -h, --help             show this help\n"
 	"\n"
@@ -64,7 +68,7 @@ const char report_usage[] =
 struct report_opts {
 	const char *in, *format, *output;
 	struct report_filter flt;
-	int threads, no_tags, function, quiet, full_paths;
+	int threads, no_tags, function, quiet, full_paths, flame_up;
 };
 
 /* One input being read: by report_main(), or by report_load() into a profile. */
@@ -445,6 +449,7 @@ static void report_meta(struct report *rp, struct out_meta *meta)
 	meta->threads = o->threads;
 	meta->no_tags = o->no_tags;
 	meta->full_paths = o->full_paths;
+	meta->flame_up = o->flame_up;
 }
 
 /* A streaming writer starts when the recording's header is known. */
@@ -633,7 +638,7 @@ static int parse_tag(struct report_opts *o, const char *arg)
 
 enum {
 	OPT_FROM = 256, OPT_UNTIL, OPT_PID, OPT_THREAD, OPT_TAG, OPT_IDLE, OPT_GIL, OPT_THREADS,
-	OPT_NO_TAGS, OPT_FUNCTION, OPT_FULL_PATHS,
+	OPT_NO_TAGS, OPT_FUNCTION, OPT_FULL_PATHS, OPT_FLAME_DIRECTION,
 };
 
 static const struct option long_opts[] = {
@@ -650,6 +655,7 @@ static const struct option long_opts[] = {
 	{ "no-tags", no_argument, NULL, OPT_NO_TAGS },
 	{ "function", no_argument, NULL, OPT_FUNCTION },
 	{ "full-paths", no_argument, NULL, OPT_FULL_PATHS },
+	{ "flame-direction", required_argument, NULL, OPT_FLAME_DIRECTION },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -732,6 +738,12 @@ static int parse_opts(struct report_opts *o, int argc, char **argv)
 			break;
 		case OPT_FULL_PATHS:
 			o->full_paths = 1;
+			break;
+		case OPT_FLAME_DIRECTION:
+			if (strcmp(optarg, "up") && strcmp(optarg, "down"))
+				return cli_usage_error("report", "invalid --flame-direction '%s': want "
+						       "down (root at the top) or up", optarg);
+			o->flame_up = !strcmp(optarg, "up");
 			break;
 		case 'q':
 			o->quiet = 1;
@@ -936,9 +948,11 @@ int report_main(int argc, char **argv)
 	ret = parse_opts(&o, argc, argv);
 	if (ret >= 0)
 		goto out;
-	rp.ops = o.format ? out_find(o.format) : out_by_ext(o.output);
-	if (!rp.ops)
-		rp.ops = out_find(!strcmp(o.output, "-") ? "folded" : "flamegraph");
+	rp.ops = cli_output_format(o.format, o.output, "flamegraph");
+	if (!rp.ops) {
+		ret = EXIT_USAGE;
+		goto out;
+	}
 	rp.r = &r;
 	rp.function = o.function;
 	prof.no_lines = o.function;

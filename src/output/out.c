@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <string.h>
+#include <strings.h>
 
 #include "output/out.h"
 #include "profile/profile.h"
@@ -27,16 +28,54 @@ const char *out_names(void)
 }
 
 /*
- * Only where the extension is the format's alone: ".txt" or ".json" say
- * nothing, ".raw" says a recording.
+ * The formats a file's name selects, by name so that a format not built
+ * in (yet) is an unknown extension.  The first suffix that matches wins:
+ * one that ends with another comes before it ("x.speedscope.json" before
+ * ".json").  listed: named by out_exts() (the others are the names
+ * pyrospy gives files itself).
  */
+static const struct out_ext {
+	const char *suffix, *format;
+	int listed;
+} exts[] = {
+	{ ".speedscope.json", "speedscope", 0 },
+	{ ".trace.json", "chrome", 0 },
+	{ ".summary.txt", "summary", 0 },
+	{ ".html", "html", 1 },
+	{ ".svg", "flamegraph", 1 },
+	{ ".txt", "folded", 1 },
+	{ ".folded", "folded", 1 },
+	{ ".json", "speedscope", 1 },
+	{ ".pb.gz", "pprof", 1 },
+	{ ".pprof", "pprof", 1 },
+	{ ".raw", "raw", 1 },
+};
+
 const struct out_ops *out_by_ext(const char *path)
 {
 	size_t n = strlen(path);
 
-	if (n > 4 && !strcmp(path + n - 4, ".raw"))
-		return &out_raw;
+	for (size_t i = 0; i < ARRAY_SIZE(exts); i++) {
+		size_t len = strlen(exts[i].suffix);
+
+		/* a name, not only an extension: ".svg" is a hidden file named so */
+		if (n > len && path[n - len - 1] != '/' &&
+		    !strcasecmp(path + n - len, exts[i].suffix))
+			return out_find(exts[i].format);
+	}
 	return NULL;
+}
+
+const char *out_exts(void)
+{
+	static char list[128];
+
+	if (!*list)
+		for (size_t i = 0; i < ARRAY_SIZE(exts); i++)
+			if (exts[i].listed && out_find(exts[i].format))
+				snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s",
+					 *list ? " " : "", exts[i].suffix);
+	return list;
 }
 
 int out_put_sanitized(FILE *f, const char *s)

@@ -20,6 +20,7 @@ struct out_meta {
 	int threads;		/* keep each thread's stacks apart (--threads) */
 	int no_tags;		/* merge the tag sets (--no-tags) */
 	int full_paths;		/* whole paths where a person reads (--full-paths) */
+	int flame_up;		/* flamegraph: root at the bottom (--flame-direction up) */
 };
 
 /* What sampling kept, for a streaming writer to say (out_ops.open) */
@@ -109,8 +110,13 @@ struct out_tag {
 size_t out_tag_bar(const struct profile *const *p, size_t np, struct out_tag **tags);
 void out_tags_free(struct out_tag *tags, size_t n);
 
-/* The format that ends path's name (".raw"), or NULL. */
+/*
+ * The format path's name ends with (".svg", ".pb.gz", ".raw" ..., the
+ * longest that matches, in any case), or NULL.
+ */
 const struct out_ops *out_by_ext(const char *path);
+/* The extensions out_by_ext() knows, for messages: ".svg .txt ..." */
+const char *out_exts(void);
 
 /*
  * The summary table's header and its first max_rows rows (for the live

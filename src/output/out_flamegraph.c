@@ -15,15 +15,17 @@
 
 /*
  * An interactive flame graph: one self-contained SVG file, no network
- * resources, in the style of flamegraph.pl and inferno.  It is a classic
- * flame graph, root at the bottom, because that is what the users of
- * rbspy and py-spy expect to read:
+ * resources, in the style of flamegraph.pl and inferno.  By default an
+ * icicle, root at the top, as inferno and py-spy draw it: the first
+ * screen of a deep profile shows its widest frames, not the tallest rare
+ * stack (an import tower); meta->flame_up draws the classic flame graph,
+ * root at the bottom:
  *
  *   +--------------------------------------------------------+
  *   | Reset zoom        pid 42 - 2.0 s at 100 Hz ...  Search |
- *   |           [work (app.py:4)  ]                          |  depth 3
- *   |           [foo (app.py:8)   ][bar (app.py:12)]         |  depth 2
  *   |           [<module> (app.py:20)                 ]      |  depth 1
+ *   |           [foo (app.py:8)   ][bar (app.py:12)]         |  depth 2
+ *   |           [work (app.py:4)  ]                          |  depth 3
  *   | Function: foo (app.py:8) (75 samples, 75.00%) Matched: |
  *   +--------------------------------------------------------+
  *
@@ -71,6 +73,7 @@ struct fg {
 	double scale;			/* with diff: the change that is the deepest colour */
 	uint64_t total;
 	uint32_t maxdepth;		/* of the frames shown, in all graphs */
+	int up;				/* root at the bottom (meta->flame_up) */
 	uint64_t *next;			/* per depth: where the next child starts */
 	uint64_t *next2;		/* with diff: the same without the frames only in BASE */
 	size_t nnext;
@@ -139,26 +142,72 @@ static void fg_clean(char *out, size_t cap, const char *s)
 	out[o] = '\0';
 }
 
+/* Characters (not bytes) of the n bytes of clean UTF-8 at s. */
+static size_t fg_chars(const char *s, size_t n)
+{
+	size_t chars = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (((unsigned char)s[i] & 0xc0) != 0x80)
+			chars++;
+	return chars;
+}
+
+/* The byte at which the last k characters of the n bytes at s begin. */
+static size_t fg_tail(const char *s, size_t n, size_t k)
+{
+	size_t i = n;
+
+	while (i > 0 && k > 0)
+		if (((unsigned char)s[--i] & 0xc0) != 0x80)
+			k--;
+	return i;
+}
+
 /*
- * The label that fits w pixels: the whole text, or its start and "..",
- * or nothing under three characters.  Counts characters, not bytes, and
- * never cuts one (s is clean UTF-8).  The script applies the same rule
- * when zooming.
+ * The label that fits w pixels, names before paths: the whole text; else,
+ * for "name (where)", the name and the end of where ("name (..shop.py:10)",
+ * at least FG_FIT_WHERE characters of it), or the name alone; else the
+ * start of the name and "..", or nothing under three characters.  Counts
+ * characters, not bytes, and never cuts one (s is clean UTF-8).  The
+ * script's fit() applies the same rule when zooming.
  */
+#define FG_FIT_WHERE 8
 static const char *fg_fit(char *out, size_t cap, const char *s, double w)
 {
 	long max = (long)((w - 6) / FG_CHAR_W);
-	size_t o = 0, chars = 0, i;
+	size_t n = strlen(s), o = 0, chars = 0, i, name = n;
+	const char *paren = NULL;
 
 	if (max < 3)
 		return "";
-	for (i = 0; s[i]; i++)
-		if (((unsigned char)s[i] & 0xc0) != 0x80)
-			chars++;
-	if (chars <= (size_t)max)
+	if (fg_chars(s, n) <= (size_t)max)
 		return s;
-	chars = 0;
-	for (i = 0; s[i] && o + 3 < cap; i++) {
+	/* the last " (" of a text that ends with ")" starts where the frame is */
+	for (const char *p = s; n > 1 && s[n - 1] == ')' && (p = strstr(p, " (")); p++)
+		paren = p;
+	if (paren && paren > s) {
+		size_t nc, room;
+
+		name = (size_t)(paren - s);
+		nc = fg_chars(s, name);
+		room = (size_t)max > nc + 5 ? (size_t)max - nc - 5 : 0;
+		if (room >= FG_FIT_WHERE && name + 4 + (n - 1 - fg_tail(s, n - 1, room)) + 2 <= cap) {
+			size_t from = fg_tail(s, n - 1, room);
+
+			memcpy(out, s, name);
+			memcpy(out + name, " (..", 4);
+			memcpy(out + name + 4, s + from, n - from);
+			out[name + 4 + n - from] = '\0';
+			return out;
+		}
+		if (nc <= (size_t)max && name < cap) {
+			memcpy(out, s, name);
+			out[name] = '\0';
+			return out;
+		}
+	}
+	for (i = 0; i < name && o + 3 < cap; i++) {
 		if (((unsigned char)s[i] & 0xc0) != 0x80 && chars++ == (size_t)max - 2)
 			break;
 		out[o++] = s[i];
@@ -287,7 +336,7 @@ static void fg_frame(struct fg *fg, uint32_t id, uint32_t depth, uint64_t start,
 	uint64_t width = fg_width(fg, id);
 	double x = FG_XPAD + (double)start * FG_GRAPH_W / (double)fg->total;
 	double w = (double)width * FG_GRAPH_W / (double)fg->total;
-	unsigned int y = FG_TOP + (fg->maxdepth - depth) * FG_FRAME_H, rgb[3];
+	unsigned int y = FG_TOP + (fg->up ? fg->maxdepth - depth : depth - 1) * FG_FRAME_H, rgb[3];
 
 	const char *label = fg->clean;
 
@@ -520,10 +569,19 @@ static const char fg_script[] =
 	"\t\tif (e.fg) return e.fg;\n"
 	"\treturn null;\n"
 	"}\n"
+	"/* names before paths: fg_fit()'s rule */\n"
 	"function fit(f, w) {\n"
-	"\tvar max = Math.floor((w - 6) / cw), t = f.name;\n"
-	"\tif (max < 3) t = \"\";\n"
-	"\telse if (t.length > max) t = t.substring(0, max - 2) + \"..\";\n"
+	"\tvar max = Math.floor((w - 6) / cw), t = f.name, p = t.lastIndexOf(\" (\");\n"
+	"\tif (max < 3) {\n"
+	"\t\tt = \"\";\n"
+	"\t} else if (t.length > max) {\n"
+	"\t\tif (p > 0 && t.charAt(t.length - 1) === \")\") {\n"
+	"\t\t\tvar room = max - p - 5;\n"
+	"\t\t\tt = room >= 8 ? t.substring(0, p) + \" (..\" + t.substring(t.length - 1 - room) :\n"
+	"\t\t\t\tt.substring(0, p);\n"
+	"\t\t}\n"
+	"\t\tif (t.length > max) t = t.substring(0, max - 2) + \"..\";\n"
+	"\t}\n"
 	"\tf.label.textContent = t;\n"
 	"}\n"
 	"function place(f, x, w) {\n"
@@ -733,6 +791,7 @@ static int fg_write(struct fg *fg, const struct out_view *v, size_t n,
 	/* v[0] has every file of the others (theirs are its subsets) */
 	if (!meta->full_paths)
 		fg->sp = shortpath_new(v[0].p);
+	fg->up = meta->flame_up;
 	for (size_t i = 0; i < n; i++) {
 		fg_view_begin(fg, &v[i]);
 		if (fg->total)

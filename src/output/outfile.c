@@ -469,6 +469,16 @@ enum perr outfile_open_new(struct outfile *of, const char *stem, const char *ext
 	return tmp_create(of, of->path);
 }
 
+void outfile_set_stem(struct outfile *of, const char *stem)
+{
+	if (!of->exclusive || !of->tmp || !*stem || strchr(stem, '/'))
+		return;
+	free(of->name);
+	free(of->path);
+	of->name = xstrdup(stem);
+	of->path = xstrfmt("%s.%s", stem, of->ext);
+}
+
 /*
  * The temporary file becomes name unless name exists (EEXIST), whatever it
  * is: a planted link is left alone, never followed nor replaced.

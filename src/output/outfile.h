@@ -77,6 +77,13 @@ enum perr outfile_open_input(struct outfile *of, const char *path);
 enum perr outfile_open_new(struct outfile *of, const char *stem, const char *ext);
 
 /*
+ * A file of outfile_open_new() not yet in place takes stem instead (it is
+ * opened before what its name says is known: exec's pid, the time it is
+ * written).  Nothing for any other file.
+ */
+void outfile_set_stem(struct outfile *of, const char *stem);
+
+/*
  * The profile is complete: flush it, and move the temporary file into
  * place.  Returns PERR_OK, with of->path the file written; PERR_IO with
  * errno set when writing failed, or when every name was taken (EEXIST);
