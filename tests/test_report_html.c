@@ -402,3 +402,50 @@ Test(report_html, hostile_folded, .timeout = 60)
 	snprintf(rm, sizeof(rm), "rm -rf '%s'", dir);
 	cr_assert_eq(system(rm), 0);
 }
+
+/*
+ * The README's picture is this test's: examples/shop.py, run by exec as
+ * the README and scripts/demo run it, as a report seen at 1400x900.  The
+ * first screen holds the program's own work (checkout and report, both
+ * under price), not the start-up's imports; the screenshot is written to
+ * the build directory (report-shop.png), which docs/report.png is a copy
+ * of, and the README shows docs/report.png, a PNG of the same size.
+ */
+Test(report_html, readme_screenshot, .timeout = 120)
+{
+	char cmd[2048], html[600], png[600], readme[600], *out, *text;
+	unsigned char head[24];
+	FILE *f;
+	int st;
+
+	snprintf(html, sizeof(html), "%s/report-shop.html", BUILDDIR);
+	snprintf(png, sizeof(png), "%s/report-shop.png", BUILDDIR);
+	snprintf(cmd, sizeof(cmd), "%s exec -q --threads -d 3 -o %s -- /usr/bin/python3.11 "
+		 "%s/examples/shop.py && cd %s && node report-shot.mjs %s %s", getenv("PYROSPY"),
+		 html, SRCDIR, TEST_CONSUMERS, html, png);
+	out = test_run(cmd, &st);
+	cr_assert_eq(st, 0, "%s", out);
+	cr_assert_not_null(strstr(out, "\"requests\":0"), "%s", out);
+	cr_assert(strstr(out, "\"Shop.checkout\"") && strstr(out, "\"Shop.report\"") &&
+		  strstr(out, "\"Shop.price\""), "not on the first screen: %s", out);
+	free(out);
+	/* the PNG's size, from its IHDR, and the committed copy's */
+	for (int i = 0; i < 2; i++) {
+		char path[600];
+
+		snprintf(path, sizeof(path), i ? "%s/docs/report.png" : "%s", i ? SRCDIR : png);
+		f = fopen(path, "rb");
+		cr_assert_not_null(f, "%s: missing", path);
+		cr_assert_eq(fread(head, 1, sizeof(head), f), sizeof(head));
+		fclose(f);
+		cr_assert(!memcmp(head, "\x89PNG\r\n\x1a\n", 8) && !memcmp(head + 12, "IHDR", 4),
+			  "%s: not a PNG", path);
+		cr_assert(head[16] == 0 && head[17] == 0 && head[18] == 0x05 && head[19] == 0x78 &&
+			  head[20] == 0 && head[21] == 0 && head[22] == 0x03 && head[23] == 0x84,
+			  "%s: not 1400x900", path);
+	}
+	snprintf(readme, sizeof(readme), "%s/README.md", SRCDIR);
+	text = test_slurp(readme);
+	cr_assert_not_null(strstr(text, "](docs/report.png)"), "README shows no docs/report.png");
+	free(text);
+}
