@@ -307,6 +307,25 @@ Test(habits, status_line_words, .timeout = 30)
 }
 
 /*
+ * tmux send-keys KEY (none: NULL), then the screen once it shows want, or
+ * after 10 s: top redraws once a second, later on a loaded machine.
+ */
+static char *top_key(const char *sock, const char *key, const char *want)
+{
+	char send[128] = "", cmd[1024];
+	int st;
+
+	if (key)
+		snprintf(send, sizeof(send), "tmux -L %s send-keys -t top '%s' && ", sock, key);
+	snprintf(cmd, sizeof(cmd),
+		 "%sfor i in $(seq 40); do sleep 0.25; "
+		 "tmux -L %s capture-pane -p -J -t top > /tmp/%s.screen; "
+		 "grep -qF -- '%s' /tmp/%s.screen && break; done; cat /tmp/%s.screen; "
+		 "rm -f /tmp/%s.screen", send, sock, sock, want, sock, sock, sock);
+	return test_run(cmd, &st);
+}
+
+/*
  * top in a terminal (tmux) of cols x rows: no line is wider than the
  * screen, not the header and not a 5000-character function's row (-J
  * joins wrapped lines: a line over cols is one that wrapped); the long
@@ -317,12 +336,12 @@ static char *top_screen(const char *sock, pid_t pid, int cols, int rows)
 	char cmd[1024], *screen, *row;
 	int st;
 
-	snprintf(cmd, sizeof(cmd),
-		 "tmux -L %s new-session -d -s top -x %d -y %d '%s top %d' && sleep 2.5 && "
-		 "tmux -L %s capture-pane -p -J -t top", sock, cols, rows, getenv("PYROSPY"),
-		 (int)pid, sock);
-	screen = test_run(cmd, &st);
-	cr_assert_eq(st, 0, "tmux: %s", screen);
+	snprintf(cmd, sizeof(cmd), "tmux -L %s new-session -d -s top -x %d -y %d '%s top %d'", sock,
+		 cols, rows, getenv("PYROSPY"), (int)pid);
+	free(test_run(cmd, &st));
+	cr_assert_eq(st, 0, "tmux new-session failed");
+	/* two redraws: the long function has samples */
+	screen = top_key(sock, NULL, " 2 s, ");
 	for (const char *l = screen; *l; l += strcspn(l, "\n") + (l[strcspn(l, "\n")] != 0))
 		cr_assert_leq(strcspn(l, "\n"), (size_t)cols, "%dx%d: a line wrapped:\n%s", cols,
 			      rows, screen);
@@ -333,18 +352,6 @@ static char *top_screen(const char *sock, pid_t pid, int cols, int rows)
 	cr_assert(!strncmp(strstr(row, "  f") ? strstr(row, "  f") + 2 : "", "fffff", 5),
 		  "the long function is not first: %s", row);
 	return screen;
-}
-
-/* tmux send-keys KEY, then the screen 1.5 s later */
-static char *top_key(const char *sock, const char *key)
-{
-	char cmd[512];
-	int st;
-
-	snprintf(cmd, sizeof(cmd),
-		 "tmux -L %s send-keys -t top '%s' && sleep 1.5 && tmux -L %s capture-pane -p -J "
-		 "-t top", sock, key, sock);
-	return test_run(cmd, &st);
 }
 
 /*
@@ -360,30 +367,32 @@ Test(habits, top_fits_and_keys, .timeout = 60)
 	pid_t pid = test_start(&py, sargs, ready, sizeof(ready));
 	int st;
 
-	snprintf(sock, sizeof(sock), "pyrospy-habits-%d", (int)getpid());
+	/* a server of its own for each size: a new session may race a dying server */
+	snprintf(sock, sizeof(sock), "pyrospy-habits-wide-%d", (int)getpid());
 	free(top_screen(sock, pid, 200, 50));
 	snprintf(cmd, sizeof(cmd), "tmux -L %s kill-server", sock);
 	free(test_run(cmd, &st));
+	snprintf(sock, sizeof(sock), "pyrospy-habits-%d", (int)getpid());
 	screen = top_screen(sock, pid, 80, 24);
 	cr_assert_null(strstr(screen, ".py:"), "lines by default:\n%s", screen);
 	free(screen);
-	screen = top_key(sock, "t");
+	screen = top_key(sock, "t", "%total*");
 	row = strstr(screen, "%total*");
 	cr_assert_not_null(row, "t did not sort by total:\n%s", screen);
 	row = strchr(row, '\n') + 1;
 	cr_assert_not_null(strstr(row, "<module>"), "<module> is not first by total: %s", row);
 	free(screen);
 	/* the loop's two lines (while, pass) are two rows of the long function */
-	screen = top_key(sock, "l");
+	screen = top_key(sock, "l", "l functions");
 	row = strstr(screen, "  fffff");
 	cr_assert(row && strstr(row + 1, "  fffff") && strstr(screen, "l functions"),
 		  "l shows no lines:\n%s", screen);
 	free(screen);
-	screen = top_key(sock, "?");
+	screen = top_key(sock, "?", "this help");
 	cr_assert_not_null(strstr(screen, "this help"), "? shows no help:\n%s", screen);
 	free(screen);
-	free(top_key(sock, "?"));
-	screen = top_key(sock, " ");
+	free(top_key(sock, "?", "? help"));
+	screen = top_key(sock, " ", "space go on");
 	snprintf(cmd, sizeof(cmd), "tmux -L %s kill-server", sock);
 	free(test_run(cmd, &st));
 	cr_assert_not_null(strstr(screen, "space go on"), "space did not pause:\n%s", screen);
