@@ -18,6 +18,7 @@
 
 #include "helpers.h"
 #include "proc/target.h"
+#include "util/path.h"
 
 const struct interp test_pythons[] = {
 	{ "bullseye", "python3.9", TARGET_PYTHON, 3, 9 },
@@ -83,8 +84,13 @@ const char *test_target_path(const char *name)
 	static int n;
 	char *b = buf[n++ % 4];
 
+	/*
+	 * Normalised as pyrospy shows paths (util/path.h): an out-of-tree
+	 * build's SRCDIR is "BUILD/..", and the stacks a test expects name
+	 * the file as pyrospy does
+	 */
 	snprintf(b, 1024, "%s/tests/targets/%s", SRCDIR, name);
-	return b;
+	return path_normalize(b);
 }
 
 /* Copy a target script into the chroot's /tmp so the interpreter can open it. */
@@ -663,4 +669,27 @@ char *test_dom(const char *svg)
 	cr_assert_eq(system(cmd), 0);
 	cr_assert_eq(st, 0, "chromium failed (status %d): is /usr/bin/chromium installed?", st);
 	return dom;
+}
+
+unsigned long test_folded_count2(const char *folded, const char *a, const char *b)
+{
+	unsigned long total = 0;
+
+	for (const char *line = folded; *line;) {
+		const char *end = strchr(line, '\n');
+		size_t len = end ? (size_t)(end - line) : strlen(line);
+		char buf[8192];
+
+		if (len < sizeof(buf)) {
+			const char *sp;
+
+			memcpy(buf, line, len);
+			buf[len] = '\0';
+			sp = strrchr(buf, ' ');
+			if (sp && strstr(buf, a) && (!b || strstr(buf, b)))
+				total += strtoul(sp + 1, NULL, 10);
+		}
+		line += len + (end ? 1 : 0);
+	}
+	return total;
 }

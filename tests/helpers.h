@@ -133,6 +133,9 @@ char *test_run(const char *cmd, int *status);
  */
 double test_dropped_share(const char *err);
 
+/* Sum of the counts of folded lines holding both a and b (b may be NULL). */
+unsigned long test_folded_count2(const char *folded, const char *a, const char *b);
+
 /*
  * Start tests/receiver.py (the Pyroscope server side) logging accepted
  * requests to log, with extra ("--fail-first" ...) 30 if not NULL; port

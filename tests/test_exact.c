@@ -589,7 +589,8 @@ static void dump_100(const struct interp *in, const struct shape *sh, const char
 {
 	const char *sargs[] = { test_target_for(in, script), NULL };
 	char ready[64], pidbuf[32], want[1100];
-	const char *args[] = { "dump", "--pid", pidbuf, NULL };
+	/* whole paths: the root's file as the test names it */
+	const char *args[] = { "dump", "--full-paths", "--pid", pidbuf, NULL };
 	pid_t pid = test_start(in, sargs, ready, sizeof(ready));
 	int good = 0;
 

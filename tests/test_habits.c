@@ -83,6 +83,7 @@ Test(habits, bare_pid, .timeout = 30)
 	const char *dump[] = { "dump", pidbuf, NULL };
 	const char *rec[] = { "record", "-d", "1", "-o", "-", pidbuf, NULL };
 	const char *twice[] = { "dump", "--pid", pidbuf, pidbuf, NULL };
+	const char *first[] = { "dump", pidbuf, "--locals", NULL };
 	pid_t pid = test_start(&py, sargs, ready, sizeof(ready));
 
 	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)pid);
@@ -92,6 +93,11 @@ Test(habits, bare_pid, .timeout = 30)
 	free(err);
 	cr_assert_eq(test_pyrospy(rec, &out, &err), 0, "stderr: %s", err);
 	cr_assert_gt(test_folded_count(out, "foo ("), 20, "profile: '%s'", out);
+	free(out);
+	free(err);
+	/* the pid first, then options (dump 1234 --locals) */
+	cr_assert_eq(test_pyrospy(first, &out, &err), 0, "stderr: %s", err);
+	cr_assert_not_null(strstr(out, "<module> ("), "dump: '%s'", out);
 	free(out);
 	free(err);
 	cr_assert_eq(test_pyrospy(twice, &out, &err), 2, "stderr: %s", err);
@@ -407,6 +413,35 @@ Test(habits, top_fits_and_keys, .timeout = 60)
 }
 
 /*
+ * Start script (its path for in) and run "COUNT PID | ...; pyrospy dump
+ * JSON_OPTS PID > FILE; node validate-dump.js SCHEMA FILE": COUNT's number
+ * (the text's), then the JSON's digest (caller frees); the target stopped,
+ * its pid in *pidp.
+ */
+static char *dump_digest(const struct interp *in, const char *script, const char *count,
+			 const char *json_opts, pid_t *pidp)
+{
+	const char *sargs[] = { script, NULL };
+	char ready[64], pidbuf[32], cmd[2048], file[64], *out;
+	pid_t pid = test_start(in, sargs, ready, sizeof(ready));
+	int st;
+
+	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)pid);
+	snprintf(file, sizeof(file), "/tmp/pyrospy-dump-%d.json", (int)getpid());
+	snprintf(cmd, sizeof(cmd),
+		 "%s dump %s %s && %s dump %s %s > %s && cd %s && node validate-dump.js "
+		 "%s/docs/dump-json.schema.json %s", getenv("PYROSPY"), pidbuf, count,
+		 getenv("PYROSPY"), json_opts, pidbuf, file, TEST_CONSUMERS, SRCDIR, file);
+	out = test_run(cmd, &st);
+	test_stop(pid);
+	unlink(file);
+	cr_assert_eq(st, 0, "%s: %s", in->bin, out);
+	cr_assert_not_null(strstr(out, "\"valid\":true"), "%s: %s", in->bin, out);
+	*pidp = pid;
+	return out;
+}
+
+/*
  * dump --json --locals (py-spy's dump --json): valid against the schema
  * the man page points to (docs/dump-json.schema.json, by ajv), with the
  * threads the text dump counts, the frames and the locals.
@@ -414,31 +449,19 @@ Test(habits, top_fits_and_keys, .timeout = 60)
 static void dump_json(const struct interp *in, const char *script, const char *fn,
 		      const char *local)
 {
-	const char *sargs[] = { test_target_path(script), NULL };
-	char ready[64], pidbuf[32], cmd[2048], want[96], file[64], *out;
-	pid_t pid = test_start(in, sargs, ready, sizeof(ready));
+	pid_t pid;
+	char *out = dump_digest(in, test_target_path(script),
+				"| sed -n 's/^Process .*: \\([0-9]*\\) threads*$/\\1/p'",
+				"--json --locals", &pid);
 	unsigned int text = 0, json = 0;
+	char want[96];
 	const char *p;
-	int st;
 
-	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)pid);
-	snprintf(file, sizeof(file), "/tmp/pyrospy-dump-%d.json", (int)getpid());
-	/* the thread count of the text, then the digest of the JSON */
-	snprintf(cmd, sizeof(cmd),
-		 "%s dump %s | sed -n 's/^Process .*: \\([0-9]*\\) threads*$/\\1/p' && "
-		 "%s dump --json --locals %s > %s && cd %s && node validate-dump.js "
-		 "%s/docs/dump-json.schema.json %s", getenv("PYROSPY"), pidbuf, getenv("PYROSPY"),
-		 pidbuf, file, TEST_CONSUMERS, SRCDIR, file);
-	out = test_run(cmd, &st);
-	test_stop(pid);
-	unlink(file);
-	cr_assert_eq(st, 0, "%s: %s", in->bin, out);
 	p = strstr(out, "\"threads\":");
 	cr_assert(sscanf(out, "%u", &text) == 1 && p && sscanf(p, "\"threads\":%u", &json) == 1,
 		  "%s: %s", in->bin, out);
 	cr_assert(text > 1 && text == json, "%s: %u threads in the text, %u in the JSON: %s",
 		  in->bin, text, json, out);
-	cr_assert_not_null(strstr(out, "\"valid\":true"), "%s: %s", in->bin, out);
 	snprintf(want, sizeof(want), "\"pid\":%d,\"language\":\"%s\"", (int)pid,
 		 in->lang == TARGET_RUBY ? "Ruby" : "Python");
 	cr_assert_not_null(strstr(out, want), "%s: %s", in->bin, out);
@@ -495,26 +518,12 @@ Test(habits, closing_line, .timeout = 30)
  */
 static void dump_json_tasks(const struct interp *in)
 {
-	const char *sargs[] = { test_target_for(in, "asynctasks.py"), NULL };
-	char ready[64], pidbuf[32], cmd[2048], file[64], *out;
-	pid_t pid = test_start(in, sargs, ready, sizeof(ready));
+	pid_t pid;
+	char *out = dump_digest(in, test_target_for(in, "asynctasks.py"),
+				"--tasks | grep -c '^ *Task \"'", "--json --tasks", &pid);
 	unsigned int text = 0, json = 0;
 	const char *p;
-	int st;
 
-	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)pid);
-	snprintf(file, sizeof(file), "/tmp/pyrospy-tasks-%d.json", (int)getpid());
-	/* how many task lines the text has, then the digest of the JSON */
-	snprintf(cmd, sizeof(cmd),
-		 "%s dump --tasks %s | grep -c '^ *Task \"' && "
-		 "%s dump --json --tasks %s > %s && cd %s && node validate-dump.js "
-		 "%s/docs/dump-json.schema.json %s", getenv("PYROSPY"), pidbuf, getenv("PYROSPY"),
-		 pidbuf, file, TEST_CONSUMERS, SRCDIR, file);
-	out = test_run(cmd, &st);
-	test_stop(pid);
-	unlink(file);
-	cr_assert_eq(st, 0, "%s: %s", in->bin, out);
-	cr_assert_not_null(strstr(out, "\"valid\":true"), "%s: %s", in->bin, out);
 	cr_assert_eq(sscanf(out, "%u", &text), 1, "%s: %s", in->bin, out);
 	p = strstr(out, "\"tasks\":[");
 	cr_assert_not_null(p, "%s: %s", in->bin, out);

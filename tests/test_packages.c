@@ -58,30 +58,6 @@ static void remove_work(void)
 	}
 }
 
-/* Sum of the counts of folded lines holding both a and b (b may be NULL). */
-static unsigned long count2(const char *folded, const char *a, const char *b)
-{
-	unsigned long total = 0;
-
-	for (const char *line = folded; *line;) {
-		const char *end = strchr(line, '\n');
-		size_t len = end ? (size_t)(end - line) : strlen(line);
-		char buf[8192];
-
-		if (len < sizeof(buf)) {
-			const char *sp;
-
-			memcpy(buf, line, len);
-			buf[len] = '\0';
-			sp = strrchr(buf, ' ');
-			if (sp && strstr(buf, a) && (!b || strstr(buf, b)))
-				total += strtoul(sp + 1, NULL, 10);
-		}
-		line += len + (end ? 1 : 0);
-	}
-	return total;
-}
-
 /*
  * The app ran under exec says where its module is (after "at "): it must
  * be under prefix; and spin's samples carry its two tags, one set with the
@@ -98,9 +74,9 @@ static void check_tagged(const char *who, const char *out, const char *err,
 	cr_assert(!strncmp(at, prefix, strlen(prefix)),
 		  "%s: the helpers came from elsewhere than the package at %s: %s", who, prefix,
 		  err);
-	all = count2(out, "spin (", NULL);
-	tagged = count2(out, "spin (", tag);
-	via = count2(out, "spin (", "via=pyroscope");
+	all = test_folded_count2(out, "spin (", NULL);
+	tagged = test_folded_count2(out, "spin (", tag);
+	via = test_folded_count2(out, "spin (", "via=pyroscope");
 	cr_assert_gt(all, 100, "%s: %lu samples of spin in 2 s:\n%s%s", who, all, err, out);
 	cr_assert_geq(tagged * 100, all * 99, "%s: %lu of %lu with %s:\n%.3000s", who, tagged,
 		      all, tag, out);

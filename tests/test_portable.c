@@ -72,30 +72,6 @@ static const char *const *use_portable(const struct interp *in)
 	return wrap;
 }
 
-/* Sum of the counts of folded lines holding both needles (b may be NULL). */
-static unsigned long count2(const char *folded, const char *a, const char *b)
-{
-	unsigned long total = 0;
-
-	for (const char *line = folded; *line;) {
-		const char *end = strchr(line, '\n');
-		size_t len = end ? (size_t)(end - line) : strlen(line);
-		char buf[8192];
-
-		if (len < sizeof(buf)) {
-			const char *sp;
-
-			memcpy(buf, line, len);
-			buf[len] = '\0';
-			sp = strrchr(buf, ' ');
-			if (sp && strstr(buf, a) && (!b || strstr(buf, b)))
-				total += strtoul(sp + 1, NULL, 10);
-		}
-		line += len + (end ? 1 : 0);
-	}
-	return total;
-}
-
 /*
  * The binary needs nothing but glibc 2.31 (bullseye's) or older symbol
  * versions, and no library beyond glibc's own: it runs on any x86-64
@@ -187,14 +163,15 @@ static void record_seed(const struct interp *in, const char *script)
 	v = strstr(err, version);
 	cr_assert(v && strchr(".)", v[strlen(version)]), "%s: not '%s' in: %s", in->bin, version,
 		  err);
-	foo = count2(out, test_func(in, "foo ("), NULL);
-	bar = count2(out, test_func(in, "bar ("), NULL);
+	foo = test_folded_count2(out, test_func(in, "foo ("), NULL);
+	bar = test_folded_count2(out, test_func(in, "bar ("), NULL);
 	/* in its file; under YJIT, running machine code, without a line (RUBY WITH YJIT) */
 	snprintf(work, sizeof(work), "%s (%s", test_func(in, "work"), sargs[0]);
 	cr_assert_gt(foo + bar, 150, "%s: %lu samples in 3 s at 100 Hz:\n%s%s", in->bin,
 		     foo + bar, err, out);
 	cr_assert_gt(foo, bar, "%s: foo %lu, bar %lu:\n%s", in->bin, foo, bar, out);
-	cr_assert_gt(count2(out, work, NULL), 100, "%s: no '%s':\n%s", in->bin, work, out);
+	cr_assert_gt(test_folded_count2(out, work, NULL), 100, "%s: no '%s':\n%s", in->bin, work,
+		     out);
 	free(out);
 	free(err);
 }
@@ -266,8 +243,8 @@ static void exec_tagged(const struct interp *in)
 	*strrchr(dir, '/') = '\0';
 	*strrchr(dir, '/') = '\0';
 	cr_assert_neq(access(dir, F_OK), 0, "%s: %s is still there", in->bin, dir);
-	all = count2(out, "spin (", NULL);
-	tagged = count2(out, "spin (", "{where=portable};");
+	all = test_folded_count2(out, "spin (", NULL);
+	tagged = test_folded_count2(out, "spin (", "{where=portable};");
 	cr_assert_gt(all, 100, "%s: %lu samples of spin:\n%s%s", in->bin, all, err, out);
 	cr_assert_geq(tagged * 100, all * 99, "%s: %lu of %lu tagged:\n%.3000s", in->bin, tagged,
 		      all, out);

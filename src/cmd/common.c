@@ -202,3 +202,12 @@ int cli_unknown_option(const char *cmd, const char *arg, const char *const *name
 		cli_hint("see 'pyrospy help %s'", cmd);
 	return EXIT_USAGE;
 }
+
+int cli_flame_direction(const char *cmd, const char *arg, int *up)
+{
+	if (strcmp(arg, "up") && strcmp(arg, "down"))
+		return cli_usage_error(cmd, "invalid --flame-direction '%s': want down (root at the "
+				       "top) or up", arg);
+	*up = !strcmp(arg, "up");
+	return -1;
+}

@@ -38,6 +38,9 @@ unsigned int cli_distance(const char *a, const char *b);
  */
 int cli_unknown_option(const char *cmd, const char *arg, const char *const *names);
 
+/* --flame-direction ARG of cmd into *up: -1, or the usage error's status. */
+int cli_flame_direction(const char *cmd, const char *arg, int *up);
+
 /*
  * The format of an output: -f's (format, NULL if not given), else the one
  * output's name says (out_by_ext()); folded for "-" or a stream (a device,

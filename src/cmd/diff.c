@@ -234,10 +234,8 @@ static int parse_opts(struct diff_opts *o, struct diff_side *base, struct diff_s
 			o->full_paths = 1;
 			break;
 		case OPT_FLAME_DIRECTION:
-			if (strcmp(optarg, "up") && strcmp(optarg, "down"))
-				return cli_usage_error("diff", "invalid --flame-direction '%s': want "
-						       "down (root at the top) or up", optarg);
-			o->flame_up = !strcmp(optarg, "up");
+			if ((ret = cli_flame_direction("diff", optarg, &o->flame_up)) >= 0)
+				return ret;
 			break;
 		case 'q':
 			o->quiet = 1;

@@ -579,7 +579,7 @@ int cli_parse_opts(struct cli_opts *o, int argc, char **argv)
 {
 	int c;
 
-	optind = 1;
+	optind = 0;	/* 0: glibc starts over, with this call's ordering ('-') */
 	opterr = 0;
 	/*
 	 * record -- COMMAND is exec (py-spy's and rbspy's habit): until the
@@ -587,12 +587,36 @@ int cli_parse_opts(struct cli_opts *o, int argc, char **argv)
 	 * of them that record alone would refuse is kept to refuse later.
 	 */
 	unsigned int allowed = cmd_bit(o->cmd) | (!strcmp(o->cmd, "record") ? CMD_EXEC : 0u);
-	int exec_only = 0;
+	int exec_only = 0, bare = 0;
 	char name[64];
 
-	while ((c = getopt_long(argc, argv, "+:p:d:r:f:o:qvhV", long_opts, NULL)) != -1) {
+	/*
+	 * '-': the words that are no option come in order (code 1), so that
+	 * one pid among the options (dump 1234 --tasks) is taken, and the
+	 * first other word starts the command, whose own options are its.
+	 */
+	while ((c = getopt_long(argc, argv, "-:p:d:r:f:o:qvhV", long_opts, NULL)) != -1) {
 		unsigned long v;
+		int ret;
 
+		if (c == 1) {
+			/* dump PID (py-spy's and rbspy's habit): one number is --pid */
+			if (strcmp(o->cmd, "exec") && is_pid_word(optarg) && !bare) {
+				if (o->pid || o->pid_of)
+					return cli_usage_error(o->cmd, "give the pid once: '%s' "
+							       "after --pid %d", optarg, (int)o->pid);
+				if (!cli_parse_uint(optarg, INT_MAX, &v) || v == 0)
+					return cli_usage_error(o->cmd, "invalid pid '%s'", optarg);
+				o->pid = (pid_t)v;
+				bare = 1;
+				continue;
+			}
+			optind--;	/* the command, or a word to refuse, starts here */
+			break;
+		}
+		if (c == 'p' && bare)
+			return cli_usage_error(o->cmd, "give the pid once: --pid %s after %d", optarg,
+					       (int)o->pid);
 		if (c != ':' && c != '?' && !(opt_cmds(c) & allowed))
 			return cli_usage_error(o->cmd, "option %s does not apply to %s",
 					   opt_name(c, name, sizeof(name)), o->cmd);
@@ -662,10 +686,8 @@ int cli_parse_opts(struct cli_opts *o, int argc, char **argv)
 			o->function = 1;
 			break;
 		case OPT_FLAME_DIRECTION:
-			if (strcmp(optarg, "up") && strcmp(optarg, "down"))
-				return cli_usage_error(o->cmd, "invalid --flame-direction '%s': want "
-						       "down (root at the top) or up", optarg);
-			o->flame_up = !strcmp(optarg, "up");
+			if ((ret = cli_flame_direction(o->cmd, optarg, &o->flame_up)) >= 0)
+				return ret;
 			break;
 		case OPT_MAX_MEMORY:
 			if (!parse_size(optarg, (size_t)1 << 20, (size_t)64 << 30, &o->max_memory))
@@ -822,7 +844,7 @@ int cli_parse_opts(struct cli_opts *o, int argc, char **argv)
 		return cli_usage_error(
 				o->cmd, "--raw FILE is a raw recording besides another output: "
 				"give -o another file and format");
-	if (!strcmp(o->cmd, "record") && optind < argc && !is_pid_word(argv[optind])) {
+	if (!strcmp(o->cmd, "record") && optind < argc) {
 		if (o->pid || o->pid_of)
 			return cli_usage_error(o->cmd, "give --pid (or --pid-of) or a command to run, "
 					       "not both: '%s' follows the options", argv[optind]);
@@ -832,16 +854,6 @@ int cli_parse_opts(struct cli_opts *o, int argc, char **argv)
 		return cli_usage_error(o->cmd, "option %s applies to a command run by pyrospy: "
 				       "record [options] -- COMMAND",
 				       opt_name(exec_only, name, sizeof(name)));
-	/* dump PID (py-spy's and rbspy's habit): one number is --pid */
-	if (strcmp(o->cmd, "exec") && optind + 1 == argc && is_pid_word(argv[optind]) &&
-	    !o->pid && !o->pid_of) {
-		unsigned long v;
-
-		if (!cli_parse_uint(argv[optind], INT_MAX, &v) || v == 0)
-			return cli_usage_error(o->cmd, "invalid pid '%s'", argv[optind]);
-		o->pid = (pid_t)v;
-		optind++;
-	}
 	if (!strcmp(o->cmd, "exec")) {
 		if (optind >= argc)
 			return cli_usage_error(o->cmd, "no command to run");
@@ -851,9 +863,6 @@ int cli_parse_opts(struct cli_opts *o, int argc, char **argv)
 		if (o->user && o->as_root)
 			return cli_usage_error(o->cmd, "give --user or --as-root, not both");
 	} else {
-		if (optind < argc && is_pid_word(argv[optind]) && (o->pid || o->pid_of))
-			return cli_usage_error(o->cmd, "give the pid once: '%s' after --pid %d",
-					       argv[optind], (int)o->pid);
 		if (optind < argc)
 			return cli_usage_error(o->cmd, "unexpected argument '%s'", argv[optind]);
 		if (o->pid && o->pid_of)
