@@ -466,6 +466,72 @@ Test(paths, ruby_relative_up)
 }
 
 /*
+ * The main thread only waits for its worker (the README's example does):
+ * no "<module>" or "<main>" frame is sampled, and the app's files are
+ * still short, in a profile recorded live and in a folded one read back.
+ * The first language is Python, the second Ruby.
+ */
+static void threads_only(const char *bin, const char *app, const char *text, const char *leaf)
+{
+	char script[300], p[16], need[400], fold[640];
+	const char *args[] = { script, NULL };
+	char *out;
+	pid_t pid;
+
+	make_dir(NULL);
+	put(app, text);
+	own_dir();
+	snprintf(script, sizeof(script), "%s/%s", dir, app);
+	snprintf(fold, sizeof(fold), "%s/out.txt", hostdir);
+	pid = start(NULL, bin, args);
+	snprintf(p, sizeof(p), "%d", (int)pid);
+	out = run("record", "--pid", p, "-d", "1.5", "-r", "200", "-q", "-f", "summary", "-o", "-",
+		  NULL);
+	normal("summary", out);
+	snprintf(need, sizeof(need), "%s (%s:", leaf, app);
+	has("summary", out, need);
+	snprintf(need, sizeof(need), "(%s/%s", dir, app);
+	lacks("summary", out, need);
+	lacks("summary", out, "  <main> (");
+	lacks("summary", out, "  <module> (");
+	free(out);
+	free(run("record", "--pid", p, "-d", "1", "-q", "-o", fold, NULL));
+	test_stop(pid);
+	target = 0;
+	out = run("report", fold, "-f", "summary", NULL);
+	snprintf(need, sizeof(need), "%s (%s:", leaf, app);
+	has("summary of folded", out, need);
+	free(out);
+}
+
+Test(paths, python_threads_only)
+{
+	threads_only("/usr/bin/python3.11", "worker.py",
+		     "import threading\n"
+		     "def spin():\n"
+		     "    while True:\n"
+		     "        sum(i * i for i in range(5000))\n"
+		     "t = threading.Thread(target=spin)\n"
+		     "t.start()\n"
+		     "print('ready', flush=True)\n"
+		     "t.join()\n",
+		     "<genexpr>");
+}
+
+Test(paths, ruby_threads_only)
+{
+	threads_only("/usr/bin/ruby3.1", "worker.rb",
+		     "def spin\n"
+		     "  loop { x = 0; 5000.times { |i| x += i * i } }\n"
+		     "end\n"
+		     "t = Thread.new { spin }\n"
+		     "$stdout.puts 'ready'\n"
+		     "$stdout.flush\n"
+		     "t.join\n",
+		     "block (2 levels) in Object#spin");
+}
+
+/*
  * What report reads is normalised too: a folded profile of nobody's with
  * "..", "." and doubled slashes, written out folded (whole paths) and as
  * a summary (short ones: the app's directory from its <module> frame).

@@ -134,6 +134,43 @@ static uint32_t app_dirs(const struct profile *p, const char **dir, size_t *len)
 	return n;
 }
 
+/*
+ * With no "<module>" or "<main>" frame (the main thread was never sampled:
+ * it waited for its workers all along), the app's directory is the one the
+ * files that no rule shortens have in common: the threads' own code, below
+ * the library's thread start.  "/" (files from all over) is none.
+ */
+static uint32_t app_dir_common(const struct profile *p, const char **dir, size_t *len)
+{
+	const char *first = NULL;
+	size_t n = 0;
+
+	for (uint32_t i = 0; i < p->nframe; i++) {
+		const char *f;
+		size_t k;
+
+		if (p->frame[i].kind != PROFILE_CODE)
+			continue;
+		f = profile_str(p, p->frame[i].file);
+		if (*f != '/' || rule_prefix(f))
+			continue;
+		if (!first) {
+			first = f;
+			n = strlen(f);
+		}
+		for (k = 0; k < n && f[k] == first[k]; k++)
+			;
+		n = k;
+	}
+	while (n && first[n - 1] != '/')
+		n--;
+	if (n <= 1)
+		return 0;
+	dir[0] = first;
+	len[0] = n;
+	return 1;
+}
+
 static const struct shortpath *sort_sp;
 
 static int by_short(const void *a, const void *b)
@@ -182,6 +219,9 @@ struct shortpath *shortpath_new(const struct profile *p)
 	const char *dir[APPDIRS_MAX];
 	size_t len[APPDIRS_MAX];
 	uint32_t ndir = app_dirs(p, dir, len);
+
+	if (!ndir)
+		ndir = app_dir_common(p, dir, len);
 
 	sp->hcap = 64;
 	while (sp->hcap < 2 * (uint64_t)p->nframe + 2)

@@ -13,6 +13,8 @@ struct shortpath;
  *   - the app's directory: that of the file of an outermost "<module>"
  *     (Python's __main__ script) or "<main>" (Ruby's) frame
  *     /srv/shop/examples/shop.py               shop.py
+ *     and when there is none (the main thread only waited), the directory
+ *     that the files no rule below shortens have in common
  *   - Python's standard library, any prefix: .../lib/python3.X[t]/, and
  *     its lib-dynload/, site-packages/ or dist-packages/ below it
  *     /usr/lib/python3.11/json/encoder.py      json/encoder.py
