@@ -26,14 +26,22 @@
 
 void cli_print_version(void)
 {
+	static const char built_in[] = "built in (written to a private temporary directory by exec)";
 	const char *h = taglibs_installed();
+	struct taglibs t = { .own_python = 0 };
 	char py[256], rb[256];
 
 	/* from the layout tables: what this binary reads, not what it was meant to */
 	pyvm_versions(py, sizeof(py));
 	rubyvm_versions(rb, sizeof(rb));
-	printf("pyrospy %s\npython: %s\nruby: %s\ntag helpers: %s\n", PACKAGE_VERSION, py, rb,
-	       h ? h : "built in (written to a private temporary directory by exec)");
+	printf("pyrospy %s\npython: %s\nruby: %s\n", PACKAGE_VERSION, py, rb);
+	taglibs_packaged(&t);
+	if (!t.own_python && !t.own_ruby)
+		printf("tag helpers: %s\n", h ? h : built_in);
+	else	/* installed by pip or gem: the program imports the package's own */
+		printf("tag helpers: python: %s; ruby: %s\n",
+		       t.own_python ? "the wheel's (import pyrospy)" : h ? h : built_in,
+		       t.own_ruby ? "the gem's (require \"pyrospy\")" : h ? h : built_in);
 }
 
 void cli_note(const struct cli_opts *o, const char *fmt, ...)

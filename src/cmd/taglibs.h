@@ -42,6 +42,12 @@ struct taglibs {
 const char *taglibs_installed(void);
 
 /*
+ * Set h->own_python and h->own_ruby (below) from where this binary is;
+ * nothing else of h.  For taglibs_init() and --version.
+ */
+void taglibs_packaged(struct taglibs *h);
+
+/*
  * Fill h with a directory holding the helpers: taglibs_installed(), else
  * a private copy (taglibs_extract()).  On error h->dir is "" and errno
  * says why.  own_python is set when the binary was installed by pip with
