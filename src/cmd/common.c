@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -201,6 +202,17 @@ int cli_unknown_option(const char *cmd, const char *arg, const char *const *name
 	else
 		cli_hint("see 'pyrospy help %s'", cmd);
 	return EXIT_USAGE;
+}
+
+int cli_unknown_long_option(const char *cmd, const char *arg, const struct option *lo)
+{
+	const char *names[64];
+	size_t n = 0;
+
+	for (; lo->name && n + 1 < sizeof(names) / sizeof(names[0]); lo++)
+		names[n++] = lo->name;
+	names[n] = NULL;
+	return cli_unknown_option(cmd, arg, names);
 }
 
 int cli_flame_direction(const char *cmd, const char *arg, int *up)

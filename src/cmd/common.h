@@ -38,6 +38,10 @@ unsigned int cli_distance(const char *a, const char *b);
  */
 int cli_unknown_option(const char *cmd, const char *arg, const char *const *names);
 
+/* The same, with the long options of lo (getopt_long's, ended by a NULL name). */
+struct option;
+int cli_unknown_long_option(const char *cmd, const char *arg, const struct option *lo);
+
 /* --flame-direction ARG of cmd into *up: -1, or the usage error's status. */
 int cli_flame_direction(const char *cmd, const char *arg, int *up);
 

@@ -127,17 +127,6 @@ static const struct option long_opts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-/* The long options' names, for cli_unknown_option() */
-static const char *const *long_names(const struct option *lo, const char **names, size_t cap)
-{
-	size_t n = 0;
-
-	for (; lo->name && n + 1 < cap; lo++)
-		names[n++] = lo->name;
-	names[n] = NULL;
-	return names;
-}
-
 static int parse_side_opt(struct diff_side *side, int c, const char *arg)
 {
 	static const char *const what[] = { "from ", "until ", "from ", "until " };
@@ -248,12 +237,7 @@ static int parse_opts(struct diff_opts *o, struct diff_side *base, struct diff_s
 		default:
 			if (optopt)
 				return cli_usage_error("diff", "unknown option '-%c'", optopt);
-			{
-				const char *names[64];
-
-				return cli_unknown_option("diff", argv[optind - 1],
-							  long_names(long_opts, names, 64));
-			}
+			return cli_unknown_long_option("diff", argv[optind - 1], long_opts);
 		}
 	}
 	ret = diff_format(o);

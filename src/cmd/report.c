@@ -661,17 +661,6 @@ static const struct option long_opts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-/* The long options' names, for cli_unknown_option() */
-static const char *const *long_names(const struct option *lo, const char **names, size_t cap)
-{
-	size_t n = 0;
-
-	for (; lo->name && n + 1 < cap; lo++)
-		names[n++] = lo->name;
-	names[n] = NULL;
-	return names;
-}
-
 /* Returns -1 to go on, or an exit status. */
 static int parse_opts(struct report_opts *o, int argc, char **argv)
 {
@@ -754,12 +743,7 @@ static int parse_opts(struct report_opts *o, int argc, char **argv)
 		default:
 			if (optopt)
 				return cli_usage_error("report", "unknown option '-%c'", optopt);
-			{
-				const char *names[64];
-
-				return cli_unknown_option("report", argv[optind - 1],
-							  long_names(long_opts, names, 64));
-			}
+			return cli_unknown_long_option("report", argv[optind - 1], long_opts);
 		}
 	}
 	if (optind >= argc)
