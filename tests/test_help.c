@@ -375,3 +375,89 @@ Test(help, every_option_of_every_command, .timeout = 120)
 	for (size_t c = 0; c < ncmds; c++)
 		free(cmds[c].help);
 }
+
+/*
+ * a and b are the same line but for numbers (pids, versions, line
+ * numbers, counts): a run of digits and dots in a stands for any in b.
+ */
+static int same_but_numbers(const char *a, const char *b, size_t na, size_t nb)
+{
+	const char *ea = a + na, *eb = b + nb;
+
+	while (a < ea && b < eb) {
+		if (isdigit((unsigned char)*a)) {
+			if (!isdigit((unsigned char)*b))
+				return 0;
+			while (a < ea && (isdigit((unsigned char)*a) || *a == '.'))
+				a++;
+			while (b < eb && (isdigit((unsigned char)*b) || *b == '.'))
+				b++;
+			continue;
+		}
+		if (*a++ != *b++)
+			return 0;
+	}
+	return a == ea && b == eb;
+}
+
+/*
+ * The README's example output, between "<!-- example: ... -->" and
+ * "<!-- /example -->": "$ COMMAND", then the first lines COMMAND prints
+ * ("..." for the rest), 4 spaces in.  This test runs COMMAND as the
+ * README says, in the source tree, with the host's python3 (3.11) and
+ * this build's pyrospy, and compares each line but for its numbers; the
+ * README stays under 80 lines.
+ */
+Test(readme, example_output, .timeout = 60)
+{
+	static const char command[] = "python3 examples/shop.py & sleep 1; pyrospy dump $!";
+	char path[4096], cmd[8192], *readme, *out, *bin, *start, *end;
+	const char *l, *o;
+	size_t lines = 0, shown = 0;
+	int st;
+
+	snprintf(path, sizeof(path), "%s/README.md", SRCDIR);
+	readme = test_slurp(path);
+	for (l = readme; *l; l++)
+		lines += *l == '\n';
+	cr_expect_lt(lines, 80, "README.md has %zu lines", lines);
+	start = strstr(readme, "\n<!-- example: ");
+	cr_assert_not_null(start, "README.md has no <!-- example: ... --> block");
+	start = strchr(start + 1, '\n') + 1;
+	end = strstr(start, "<!-- /example -->\n");
+	cr_assert_not_null(end, "README.md: the example block has no <!-- /example -->");
+	*end = '\0';
+	cr_assert(!strncmp(start, "    $ ", 6) && !strncmp(start + 6, command, strlen(command)) &&
+		  start[6 + strlen(command)] == '\n',
+		  "the README's example runs '%.*s', not this test's '%s'",
+		  (int)strcspn(start, "\n"), start, command);
+	bin = strdup(getenv("PYROSPY"));
+	*strrchr(bin, '/') = '\0';
+	/* the README's command, then wait for shop.py's 5 s */
+	snprintf(cmd, sizeof(cmd), "cd '%s' && PATH='%s':/usr/bin:/bin; %s; wait", SRCDIR, bin,
+		 command);
+	out = test_run(cmd, &st);
+	cr_assert_eq(st, 0, "%s: status %d\n%s", cmd, st, out);
+	o = out;
+	for (l = start + strcspn(start, "\n") + 1; *l; l += strcspn(l, "\n") + 1) {
+		size_t n = strcspn(l, "\n"), no = strcspn(o, "\n");
+
+		cr_assert(n == 0 || !strncmp(l, "    ", 4), "README example: not 4 spaces in: %.*s",
+			  (int)n, l);
+		/* "...", at any indent: the rest is not shown */
+		if (n == strspn(l, " ") + 3 && !strncmp(l + n - 3, "...", 3))
+			break;
+		cr_assert(*o, "README example line '%.*s': the output has ended:\n%s", (int)n, l,
+			  out);
+		cr_assert(same_but_numbers(n ? l + 4 : l, o, n ? n - 4 : 0, no),
+			  "README example line %zu:\n  '%.*s'\nbut '%s' prints\n  '%.*s'\n"
+			  "whole output:\n%s", shown + 1, n ? (int)n - 4 : 0, l + (n ? 4 : 0), command,
+			  (int)no, o, out);
+		o += no + (o[no] == '\n');
+		shown++;
+	}
+	cr_assert_geq(shown, 3, "the README's example shows %zu lines", shown);
+	free(bin);
+	free(out);
+	free(readme);
+}
