@@ -292,8 +292,8 @@ Test(help, every_option_of_every_command, .timeout = 120)
 		free(err);
 		cmds[c].nopts = parse_help(cmds[c].help, cmds[c].opts, MAX_OPTS);
 		/* pyrospy CMD --help is pyrospy help CMD */
-		cr_assert_eq(test_pyrospy(h2, &out2, &err), 0, "%s --help: %s", cmds[c].name, err);
-		cr_assert_str_eq(out2, cmds[c].help, "%s --help differs from help %s",
+		cr_expect_eq(test_pyrospy(h2, &out2, &err), 0, "%s --help: %s", cmds[c].name, err);
+		cr_expect_str_eq(out2, cmds[c].help, "%s --help differs from help %s",
 				 cmds[c].name, cmds[c].name);
 		free(out2);
 		free(err);
