@@ -98,9 +98,16 @@ int cli_main(int argc, char **argv)
 		return EXIT_OK;
 	}
 	if (!strcmp(o.cmd, "help")) {
-		if (argc < 3 || !strcmp(argv[2], "help")) {
+		if (argc < 3 || !strcmp(argv[2], "help") || !strcmp(argv[2], "-h") ||
+		    !strcmp(argv[2], "--help")) {
 			cli_usage(stdout);
 			return EXIT_OK;
+		}
+		/* help takes a command's name, and no option but --help */
+		if (argv[2][0] == '-') {
+			static const char *const none[] = { "help", NULL };
+
+			return cli_unknown_option("help", argv[2], none);
 		}
 		if (!strcmp(argv[2], "report")) {
 			fputs(report_usage, stdout);

@@ -215,6 +215,24 @@ int cli_unknown_long_option(const char *cmd, const char *arg, const struct optio
 	return cli_unknown_option(cmd, arg, names);
 }
 
+const char *cli_abbreviated(const struct option *opts, int idx, char **argv, int optind,
+			    const char *optarg)
+{
+	const char *w;
+	size_t n;
+
+	if (idx < 0 || optind < 1)
+		return NULL;
+	/* --name=VALUE and --name are one word, --name VALUE two */
+	w = argv[optind - 1];
+	if (opts[idx].has_arg != no_argument && optarg == w && optind >= 2)
+		w = argv[optind - 2];
+	if (strncmp(w, "--", 2))
+		return NULL;
+	n = strcspn(w + 2, "=");
+	return n == strlen(opts[idx].name) && !strncmp(w + 2, opts[idx].name, n) ? NULL : w;
+}
+
 int cli_flame_direction(const char *cmd, const char *arg, int *up)
 {
 	if (strcmp(arg, "up") && strcmp(arg, "down"))

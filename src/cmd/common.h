@@ -38,9 +38,18 @@ unsigned int cli_distance(const char *a, const char *b);
  */
 int cli_unknown_option(const char *cmd, const char *arg, const char *const *names);
 
-/* The same, with the long options of lo (getopt_long's, ended by a NULL name). */
 struct option;
+
+/* The same, with the long options of lo (getopt_long's, ended by a NULL name). */
 int cli_unknown_long_option(const char *cmd, const char *arg, const struct option *lo);
+
+/*
+ * getopt_long() takes a long option's unique prefix (--thread for
+ * --threads): after it returned opts[idx], the word given when that is
+ * not the option's whole name, for cli_unknown_option(); else NULL.
+ */
+const char *cli_abbreviated(const struct option *opts, int idx, char **argv, int optind,
+			    const char *optarg);
 
 /* --flame-direction ARG of cmd into *up: -1, or the usage error's status. */
 int cli_flame_direction(const char *cmd, const char *arg, int *up);

@@ -56,9 +56,10 @@ const char diff_usage[] =
 	"      --new KEY=VALUE    only NEW's samples tagged so (repeatable; KEY!=VALUE)\n"
 	"      --base-from WHEN   only BASE's samples from WHEN on: seconds into it,\n"
 	"                         or a wall time, HH:MM:SS or YYYY-MM-DDTHH:MM:SS[Z]\n"
-	"      --base-until WHEN  only BASE's samples before WHEN\n"
-	"      --new-from WHEN    only NEW's samples from WHEN on\n"
-	"      --new-until WHEN   only NEW's samples before WHEN\n"
+	"                         (default: from its first sample)\n"
+	"      --base-until WHEN  only BASE's samples before WHEN (default: to its last)\n"
+	"      --new-from WHEN    only NEW's samples from WHEN on (default: its first)\n"
+	"      --new-until WHEN   only NEW's samples before WHEN (default: its last)\n"
 	"      --absolute         compare samples, not shares of each side's samples\n"
 	"      --full-paths       whole file paths, not the short forms (see pyrospy(1))\n"
 	"      --flame-direction D\n"
@@ -184,11 +185,17 @@ static int diff_format(struct diff_opts *o)
 static int parse_opts(struct diff_opts *o, struct diff_side *base, struct diff_side *next,
 		      int argc, char **argv)
 {
-	int c, ret;
+	int c, ret, idx = -1;
 
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":f:o:qh", long_opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":f:o:qh", long_opts, &idx)) != -1) {
+		const char *abbr;
+
+		if (c != ':' && c != '?' &&
+		    (abbr = cli_abbreviated(long_opts, idx, argv, optind, optarg)))
+			return cli_unknown_long_option("diff", abbr, long_opts);
+		idx = -1;
 		switch (c) {
 		case 'f':
 			if (strcmp(optarg, "flamegraph") && strcmp(optarg, "folded") &&

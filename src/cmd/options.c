@@ -172,21 +172,23 @@ static const char usage_options[] =
 	"\n"
 	"streaming to a Pyroscope server (every 10 s; no file unless -o is given):\n"
 	"      --server URL       the server's base URL, e.g. http://pyroscope:4040\n"
-	"      --app-name NAME    the application's name (NAME.cpu on the server)\n"
+	"      --app-name NAME    the application's name (NAME.cpu on the server; no\n"
+	"                         default: --server needs it)\n"
 	"      --protocol P       ingest (default: POST /ingest, any Pyroscope) or push\n"
 	"                         (Grafana Pyroscope's push API, gzipped pprof)\n"
 	"      --ingest-format F  folded (default), trie (smaller uploads) or pprof\n"
-	"      --auth-token TOKEN bearer token, shown by ps: rather $PYROSPY_AUTH_TOKEN\n"
-	"                         or --auth-token-file\n"
+	"      --auth-token TOKEN bearer token (default: $PYROSPY_AUTH_TOKEN); shown\n"
+	"                         by ps: rather the variable or --auth-token-file\n"
 	"      --auth-token-file FILE\n"
 	"                         the bearer token: the first line of FILE\n"
-	"      --basic-auth U:P   basic authentication, shown by ps: rather\n"
-	"                         $PYROSPY_BASIC_AUTH or --basic-auth-file\n"
+	"      --basic-auth U:P   basic authentication (default: $PYROSPY_BASIC_AUTH);\n"
+	"                         shown by ps: rather the variable or --basic-auth-file\n"
 	"      --basic-auth-file FILE\n"
 	"                         basic authentication: USER:PASSWORD, FILE's first line\n"
-	"      --tenant-id ID     X-Scope-OrgID ($PYROSPY_TENANT_ID)\n"
+	"      --tenant-id ID     X-Scope-OrgID (default: $PYROSPY_TENANT_ID, else none)\n"
 	"      --header 'K: V'    an extra HTTP header (repeatable; $PYROSPY_HEADERS)\n"
-	"      --cacert FILE      CA certificates to verify the server with\n"
+	"      --cacert FILE      CA certificates to verify the server with (default:\n"
+	"                         the system's, those libcurl is built to use)\n"
 	"      --insecure         do not verify the server's TLS certificate\n";
 
 /*
@@ -574,6 +576,18 @@ static int check_upload(struct cli_opts *o)
 	return -1;
 }
 
+/* The names of the options of the commands of mask, for cli_unknown_option() */
+static const char *const *allowed_names(unsigned int mask, const char **names)
+{
+	size_t n = 0;
+
+	for (const struct option *lo = long_opts; lo->name; lo++)
+		if (opt_cmds(lo->val) & mask)
+			names[n++] = lo->name;
+	names[n] = NULL;
+	return names;
+}
+
 /* A word that can only be a pid: digits, as many as a pid has at most. */
 static int is_pid_word(const char *s)
 {
@@ -595,7 +609,7 @@ int cli_parse_opts(struct cli_opts *o, int argc, char **argv)
 	 * of them that record alone would refuse is kept to refuse later.
 	 */
 	unsigned int allowed = cmd_bit(o->cmd) | (!strcmp(o->cmd, "record") ? CMD_EXEC : 0u);
-	int exec_only = 0, bare = 0;
+	int exec_only = 0, bare = 0, idx = -1;
 	char name[64];
 
 	/*
@@ -603,7 +617,8 @@ int cli_parse_opts(struct cli_opts *o, int argc, char **argv)
 	 * one pid among the options (dump 1234 --tasks) is taken, and the
 	 * first other word starts the command, whose own options are its.
 	 */
-	while ((c = getopt_long(argc, argv, "-:p:d:r:f:o:qvhV", long_opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "-:p:d:r:f:o:qvhV", long_opts, &idx)) != -1) {
+		const char *names[ARRAY_SIZE(long_opts)], *abbr;
 		unsigned long v;
 		int ret;
 
@@ -622,6 +637,11 @@ int cli_parse_opts(struct cli_opts *o, int argc, char **argv)
 			optind--;	/* the command, or a word to refuse, starts here */
 			break;
 		}
+		/* --thread is report's, not an abbreviation of --threads */
+		if (c != ':' && c != '?' &&
+		    (abbr = cli_abbreviated(long_opts, idx, argv, optind, optarg)))
+			return cli_unknown_option(o->cmd, abbr, allowed_names(allowed, names));
+		idx = -1;
 		if (c == 'p' && bare)
 			return cli_usage_error(o->cmd, "give the pid once: --pid %s after %d", optarg,
 					       (int)o->pid);
@@ -826,17 +846,8 @@ int cli_parse_opts(struct cli_opts *o, int argc, char **argv)
 		default:
 			if (optopt)
 				return cli_usage_error(o->cmd, "unknown option '-%c'", optopt);
-			{
-				const char *names[ARRAY_SIZE(long_opts)];
-				size_t n = 0;
-
-				/* the options of the command, record's with exec's */
-				for (const struct option *lo = long_opts; lo->name; lo++)
-					if (opt_cmds(lo->val) & allowed)
-						names[n++] = lo->name;
-				names[n] = NULL;
-				return cli_unknown_option(o->cmd, argv[optind - 1], names);
-			}
+			return cli_unknown_option(o->cmd, argv[optind - 1],
+						  allowed_names(allowed, names));
 		}
 	}
 	/* the format from -o's name, before anything is sampled or run */
@@ -921,6 +932,17 @@ int cli_completion(int argc, char **argv)
 		.exec_cmd = "exec", .top_words = "-h --help -V --version",
 	};
 
+	/* no option but --help: the others are refused, not taken for a shell */
+	for (int i = 0; i < argc; i++) {
+		static const char *const none[] = { "help", NULL };
+
+		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+			fputs(usage_completion, stdout);
+			return EXIT_OK;
+		}
+		if (argv[i][0] == '-')
+			return cli_unknown_option("completion", argv[i], none);
+	}
 	if (argc != 1)
 		return cli_usage_error("completion", "completion takes one shell: bash or zsh");
 	/* out_names() is "a, b, c" */

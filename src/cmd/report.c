@@ -41,7 +41,9 @@ const char report_usage[] =
 	"  -o, --output FILE      write to FILE, - for stdout (default: -)\n"
 	"      --from WHEN        only samples from WHEN on: seconds into the recording,\n"
 	"                         or a wall time, HH:MM:SS or YYYY-MM-DDTHH:MM:SS[Z]\n"
-	"      --until WHEN       only samples before WHEN (as --from)\n"
+	"                         (default: from the first sample)\n"
+	"      --until WHEN       only samples before WHEN (as --from; default: to the\n"
+	"                         last sample)\n"
 	"      --pid PID          only the samples of process PID\n"
 	"      --thread TID|NAME  only this thread's samples (repeatable: any of them)\n"
 	"      --tag KEY=VALUE    only samples tagged so (repeatable: all of them);\n"
@@ -664,15 +666,20 @@ static const struct option long_opts[] = {
 /* Returns -1 to go on, or an exit status. */
 static int parse_opts(struct report_opts *o, int argc, char **argv)
 {
-	int c, ret;
+	int c, ret, idx = -1;
 
 	optind = 1;
 	opterr = 0;
 	/* options may follow the recording's name */
-	while ((c = getopt_long(argc, argv, ":f:o:qh", long_opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":f:o:qh", long_opts, &idx)) != -1) {
+		const char *abbr;
 		char *end;
 		long v;
 
+		if (c != ':' && c != '?' &&
+		    (abbr = cli_abbreviated(long_opts, idx, argv, optind, optarg)))
+			return cli_unknown_long_option("report", abbr, long_opts);
+		idx = -1;
 		switch (c) {
 		case 'f':
 			if (!out_find(optarg))
