@@ -1,9 +1,10 @@
 /*
  * pyrospy's html report (src/output/out_html.c writes the data): a flame
  * graph drawn root at the top on a canvas, a table of functions, search,
- * an inverted view and a thread picker.  No framework, no network.  Every
- * name comes from the profiled program: it reaches the page only as text
- * (textContent, fillText), never as markup.
+ * an inverted view, a thread picker and the comparison of two values of a
+ * tag key (two flame graphs and their diff).  No framework, no network.
+ * Every name comes from the profiled program: it reaches the page only as
+ * text (textContent, fillText), never as markup.
  *
  * For tests, window.pyrospyReport tells what is drawn:
  *   boxes(part)  the boxes on the canvas: {name, file, line, x, y, w, h,
@@ -17,7 +18,7 @@
  *            searchShare, searchSamples, samples, selected, sort, tags (the
  *            values chosen by key), tagValues (key: value: samples),
  *            compare (null, or {key, base, new, baseLabel, newLabel,
- *            baseSamples, newSamples}; base '' is all of the key's)}
+ *            baseSamples, newSamples}; base '' is all samples)}
  *   rows()   the table's rows as shown: {name, file, self, total}
  */
 (function () {
