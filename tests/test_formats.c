@@ -498,7 +498,7 @@ Test(formats, diff_by_name)
 	args[7] = in_dir("d.json");
 	r = run(args);
 	cr_assert_eq(r.status, 2, "exit %d: %s", r.status, r.err);
-	one_error(&r, "diff writes no speedscope", ".svg, .txt, .folded or .summary.txt");
+	one_error(&r, "diff writes no speedscope", ".svg, .txt, .folded, .summary.txt or .html");
 	run_free(&r);
 	cr_assert(!exists(in_dir("d.json")));
 }

@@ -449,3 +449,192 @@ Test(report_html, readme_screenshot, .timeout = 120)
 	cr_assert_not_null(strstr(text, "](docs/report.png)"), "README shows no docs/report.png");
 	free(text);
 }
+
+/*
+ * tests/targets/rideshare.* recorded for 2 s (tags kept, threads merged)
+ * into dir/report.html and dir/report.raw; the folded profile of the raw
+ * recording (caller frees).
+ */
+static char *record_rideshare(const struct interp *in, char *dir, size_t cap)
+{
+	const char *sargs[] = { NULL, NULL };
+	char html[128], raw[128], ready[64], pidbuf[32], *out, *err, *folded;
+	const char *args[] = { "record", "--pid", pidbuf, "-d", "2", "-o", html, "--raw", raw, NULL };
+	const char *rep[] = { "report", raw, "-o", "-", NULL };
+	pid_t pid;
+	int st;
+
+	test_use_helpers(in);
+	sargs[0] = test_target_for(in, in->lang == TARGET_RUBY ? "rideshare.rb" : "rideshare.py");
+	snprintf(dir, cap, "/tmp/pyrospy-html-XXXXXX");
+	cr_assert(mkdtemp(dir), "mkdtemp");
+	snprintf(html, sizeof(html), "%s/report.html", dir);
+	snprintf(raw, sizeof(raw), "%s/report.raw", dir);
+	pid = test_start(in, sargs, ready, sizeof(ready));
+	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)pid);
+	st = test_pyrospy(args, &out, &err);
+	test_stop(pid);
+	cr_assert_eq(st, 0, "%s: record -o report.html: exit %d: %s", in->bin, st, err);
+	free(out);
+	free(err);
+	st = test_pyrospy(rep, &folded, &err);
+	cr_assert_eq(st, 0, "%s: report: exit %d: %s", in->bin, st, err);
+	free(err);
+	return folded;
+}
+
+/*
+ * What report-check.mjs saw comparing BASE = vehicle=bike with NEW =
+ * vehicle=car, against the folded profile of the same recording: each
+ * graph has its value's samples, BASE's boxes in the left half, NEW's
+ * in the right, the diff under both; in the diff, order_car's share of
+ * the total grew (red) and order_bike's shrank (blue) by what the folded
+ * profile says, within 1.5 points; Escape goes back to one graph.
+ */
+static void check_compare(const struct interp *in, const char *folded, const char *json)
+{
+	const char *grew = test_func(in, "order_car"), *shrank = test_func(in, "order_bike");
+	char needle[128];
+	double bike = (double)test_folded_count(folded, "vehicle=bike");
+	double car = (double)test_folded_count(folded, "vehicle=car"), want_grew, want_shrank;
+
+	cr_assert(bike > 10 && car > bike, "%s: %g bike, %g car samples:\n%s", in->bin, bike, car,
+		  folded);
+	snprintf(needle, sizeof(needle), ";%s (", grew);
+	want_grew = 100.0 * ((double)test_folded_count2(folded, "vehicle=car", needle) / car -
+			     (double)test_folded_count2(folded, "vehicle=bike", needle) / bike);
+	snprintf(needle, sizeof(needle), ";%s (", shrank);
+	want_shrank = 100.0 * ((double)test_folded_count2(folded, "vehicle=car", needle) / car -
+			       (double)test_folded_count2(folded, "vehicle=bike", needle) / bike);
+	cr_assert(want_grew > 50 && want_shrank < -50, "%s: %+g %+g points:\n%s", in->bin, want_grew,
+		  want_shrank, folded);
+	cr_assert_eq(json_num(json, "baseSamples"), bike, "%s: %s", in->bin, json);
+	cr_assert_eq(json_num(json, "newSamples"), car, "%s: %s", in->bin, json);
+	cr_assert_eq(json_num(json, "base_total"), bike, "%s: BASE's graph: %s", in->bin, json);
+	cr_assert_eq(json_num(json, "new_total"), car, "%s: NEW's graph: %s", in->bin, json);
+	cr_assert_eq(json_num(json, "diff_root_next"), car, "%s: the diff: %s", in->bin, json);
+	cr_assert_gt(json_num(json, "base_boxes"), 2, "%s: %s", in->bin, json);
+	cr_assert_gt(json_num(json, "new_boxes"), 2, "%s: %s", in->bin, json);
+	cr_assert_eq(json_num(json, "base_left"), 1, "%s: BASE not in the left half: %s", in->bin,
+		     json);
+	cr_assert_eq(json_num(json, "new_right"), 1, "%s: NEW not in the right half: %s", in->bin,
+		     json);
+	cr_assert_eq(json_num(json, "diff_below"), 1, "%s: the diff not under them: %s", in->bin,
+		     json);
+	cr_assert(fabs(json_num(json, "grew_change") - want_grew) < 1.5,
+		  "%s: %s grew %+.2f points, the page says %g: %s", in->bin, grew, want_grew,
+		  json_num(json, "grew_change"), json);
+	cr_assert(json_is(json, "grew_colour", "red"), "%s: %s", in->bin, json);
+	cr_assert(fabs(json_num(json, "shrank_change") - want_shrank) < 1.5,
+		  "%s: %s shrank %+.2f points, the page says %g: %s", in->bin, shrank, want_shrank,
+		  json_num(json, "shrank_change"), json);
+	cr_assert(json_is(json, "shrank_colour", "blue"), "%s: %s", in->bin, json);
+	cr_assert(strstr(json, "\"diff_tip\":\"total: BASE ") && strstr(json, "points\""),
+		  "%s: the diff's tooltip: %s", in->bin, json);
+	cr_assert_eq(json_num(json, "after_click"), 1, "%s: %s", in->bin, json);
+	/* Escape: one graph again, of BASE's value (still chosen in its picker) */
+	cr_assert(strstr(json, "\"left_compare\":null"), "%s: %s", in->bin, json);
+	cr_assert_eq(json_num(json, "left_parts"), 0, "%s: %s", in->bin, json);
+	cr_assert_gt(json_num(json, "left_boxes"), 2, "%s: %s", in->bin, json);
+	cr_assert_eq(json_num(json, "left_samples"), bike, "%s: %s", in->bin, json);
+	cr_assert_eq(json_num(json, "left_inverted_enabled"), 1, "%s: %s", in->bin, json);
+}
+
+/* The page's comparison: vehicle bike (BASE) vs car (NEW) in its pickers */
+static void compare_in_page(const struct interp *in)
+{
+	char dir[64], rm[128], args[256], *folded, *json;
+
+	folded = record_rideshare(in, dir, sizeof(dir));
+	snprintf(args, sizeof(args), "report.html vehicle bike car '%s' '%s'", test_func(in, "order_car"),
+		 test_func(in, "order_bike"));
+	json = check(dir, "compare", args);
+	cr_assert_eq(json_num(json, "opened_comparing"), 0, "%s: %s", in->bin, json);
+	cr_assert(json_is(json, "key", "vehicle") && json_is(json, "base", "bike") &&
+		  json_is(json, "new", "car"), "%s: %s", in->bin, json);
+	check_compare(in, folded, json);
+	free(json);
+	free(folded);
+	snprintf(rm, sizeof(rm), "rm -rf '%s'", dir);
+	cr_assert_eq(system(rm), 0);
+}
+
+Test(report_html, compare_python, .timeout = 120)
+{
+	compare_in_page(&test_pythons[1]);
+}
+
+Test(report_html, compare_ruby, .timeout = 120)
+{
+	compare_in_page(&test_rubies[1]);
+}
+
+/*
+ * pyrospy diff -f html: the page opens comparing BASE and NEW, labelled
+ * as diff labels them, with the same graphs as the page's own comparison
+ * of the recording's two values: from one recording cut by --base and
+ * --new (-o NAME.html choosing the format), or (folded) from two folded
+ * files of those stacks, written here.
+ */
+static void diff_html(int folded_files)
+{
+	const struct interp *in = &test_pythons[1];
+	char dir[64], raw[128], html[128], bike[128], car[128], rm[128], *folded, *out, *err, *json;
+	const char *from_raw[] = { "diff", raw, "--base", "vehicle=bike", "--new", "vehicle=car",
+				   "-o", html, NULL };
+	const char *from_folded[] = { "diff", bike, car, "-f", "html", "-o", html, NULL };
+	int st;
+
+	folded = record_rideshare(in, dir, sizeof(dir));
+	snprintf(raw, sizeof(raw), "%s/report.raw", dir);
+	snprintf(html, sizeof(html), "%s/diff.html", dir);
+	snprintf(bike, sizeof(bike), "%s/bike.folded", dir);
+	snprintf(car, sizeof(car), "%s/car.folded", dir);
+	if (folded_files) {
+		/* each value's stacks, the lines "{region=eu,vehicle=car};..." */
+		for (int i = 0; i < 2; i++) {
+			FILE *f = fopen(i ? car : bike, "w");
+			const char *want = i ? ",vehicle=car};" : ",vehicle=bike};";
+
+			cr_assert_not_null(f);
+			for (const char *l = folded; *l;) {
+				const char *end = strchr(l, '\n'), *at = strstr(l, want);
+
+				end = end ? end + 1 : l + strlen(l);
+				if (at && at < end)
+					fwrite(l, 1, (size_t)(end - l), f);
+				l = end;
+			}
+			cr_assert_eq(fclose(f), 0);
+		}
+	}
+	st = test_pyrospy(folded_files ? from_folded : from_raw, &out, &err);
+	cr_assert_eq(st, 0, "diff: exit %d: %s", st, err);
+	cr_assert(strstr(err, "wrote html diff to"), "%s", err);
+	free(out);
+	free(err);
+	json = check(dir, "compare", "diff.html - - - order_car order_bike");
+	cr_assert_eq(json_num(json, "opened_comparing"), 1, "%s", json);
+	cr_assert(json_is(json, "key", "profile") && json_is(json, "base", "BASE") &&
+		  json_is(json, "new", "NEW"), "%s", json);
+	cr_assert(strstr(json, "\"baseLabel\":\"/tmp/pyrospy-html-"), "%s", json);
+	cr_assert(strstr(json, folded_files ? "/bike.folded\"" : "/report.raw [vehicle=bike]\""),
+		  "%s", json);
+	cr_assert(strstr(json, folded_files ? "/car.folded\"" : "/report.raw [vehicle=car]\""),
+		  "%s", json);
+	check_compare(in, folded, json);
+	free(json);
+	free(folded);
+	snprintf(rm, sizeof(rm), "rm -rf '%s'", dir);
+	cr_assert_eq(system(rm), 0);
+}
+
+Test(report_html, diff_html, .timeout = 120)
+{
+	diff_html(0);
+}
+
+Test(report_html, diff_html_folded, .timeout = 120)
+{
+	diff_html(1);
+}

@@ -47,11 +47,14 @@ const char diff_usage[] =
 	"options:\n"
 	"  -f, --format FMT       flamegraph (default, and for -o FILE.svg), folded\n"
 	"                         (-o FILE.txt, .folded: each stack's self samples in\n"
-	"                         BASE and NEW, as difffolded.pl writes them) or summary\n"
+	"                         BASE and NEW, as difffolded.pl writes them), summary\n"
 	"                         (-o FILE.summary.txt: the functions whose self share\n"
-	"                         changed most, both ways)\n"
+	"                         changed most, both ways) or html (-o FILE.html: the\n"
+	"                         report page opened comparing BASE and NEW, their\n"
+	"                         flame graphs side by side and the diff under them)\n"
 	"  -o, --output FILE      write to FILE, - for stdout (default: diff.svg,\n"
-	"                         diff-1.svg ... for a flame graph; - for the others)\n"
+	"                         diff-1.svg ... for a flame graph, diff.html ... for\n"
+	"                         html; - for the others)\n"
 	"      --base KEY=VALUE   only BASE's samples tagged so (repeatable; KEY!=VALUE)\n"
 	"      --new KEY=VALUE    only NEW's samples tagged so (repeatable; KEY!=VALUE)\n"
 	"      --base-from WHEN   only BASE's samples from WHEN on: seconds into it,\n"
@@ -71,7 +74,8 @@ const char diff_usage[] =
 	"examples:\n"
 	"  pyrospy diff before.raw after.raw -o change.svg\n"
 	"  pyrospy diff web.raw --base vehicle=car --new vehicle=bike\n"
-	"  pyrospy diff web.raw --base-until 30 --new-from 30 -f summary\n";
+	"  pyrospy diff web.raw --base-until 30 --new-from 30 -f summary\n"
+	"  pyrospy diff web.raw --base vehicle=bike --new vehicle=car -o change.html\n";
 
 struct diff_side {
 	const char *in;
@@ -166,7 +170,7 @@ static int diff_format(struct diff_opts *o)
 	if (o->format || !o->output)
 		return -1;
 	ops = out_by_ext(o->output);
-	if (ops == &out_flamegraph || ops == &out_folded || ops == &out_summary) {
+	if (ops == &out_flamegraph || ops == &out_folded || ops == &out_summary || ops == &out_html) {
 		o->format = ops->name;
 		return -1;
 	}
@@ -176,8 +180,8 @@ static int diff_format(struct diff_opts *o)
 		cli_error("diff writes no %s: '%s'", ops->name, o->output);
 	else
 		cli_error("cannot tell the format of '%s' from its name", o->output);
-	cli_hint("name it .svg, .txt, .folded or .summary.txt, or give -f flamegraph, folded or "
-		 "summary");
+	cli_hint("name it .svg, .txt, .folded, .summary.txt or .html, or give -f flamegraph, folded, "
+		 "summary or html");
 	return EXIT_USAGE;
 }
 
@@ -199,9 +203,9 @@ static int parse_opts(struct diff_opts *o, struct diff_side *base, struct diff_s
 		switch (c) {
 		case 'f':
 			if (strcmp(optarg, "flamegraph") && strcmp(optarg, "folded") &&
-			    strcmp(optarg, "summary"))
+			    strcmp(optarg, "summary") && strcmp(optarg, "html"))
 				return cli_usage_error("diff", "unknown diff format '%s': want flamegraph, "
-						   "folded or summary", optarg);
+						   "folded, summary or html", optarg);
 			o->format = optarg;
 			break;
 		case 'o':
@@ -503,6 +507,67 @@ static int diff_flamegraph(FILE *f, const struct diff *d, const struct diff_side
 	return ret;
 }
 
+/* A stack of one side into the html report's profile, under its tag set. */
+struct html_side {
+	struct profile *u;
+	uint32_t tags;
+};
+
+static int add_side(void *arg, const struct profile *src, const uint32_t *frames, uint32_t depth,
+		    uint64_t count)
+{
+	struct html_side *hs = arg;
+	uint32_t *ids = xmalloc(((size_t)depth + 1) * sizeof(*ids));
+
+	ids[0] = hs->tags;
+	for (uint32_t i = 0; i < depth; i++) {
+		const struct profile_frame *f = &src->frame[frames[i]];
+
+		ids[i + 1] = profile_frame(hs->u, f->kind, profile_str(src, f->name),
+					   profile_str(src, f->file), f->line);
+	}
+	profile_add_path(hs->u, ids, depth + 1, count);
+	free(ids);
+	return 0;
+}
+
+/*
+ * The html report, opened comparing BASE and NEW: one profile with each
+ * side's stacks (without tag sets or threads, as the diff has them)
+ * under the tag set "profile=BASE" or "profile=NEW"; the page compares
+ * those two values of the key "profile".  0, or -1 with errno set.
+ */
+static int diff_html(FILE *f, const struct diff_side *base, const struct diff_side *next,
+		     int full_paths)
+{
+	const struct diff_side *side[2] = { base, next };
+	const struct out_compare cmp = { "profile", "BASE", "NEW", base->label, next->label };
+	struct profile u, view;
+	struct out_meta meta;
+	char title[2300];
+	int ret;
+
+	profile_init(&u);
+	for (int i = 0; i < 2; i++) {
+		struct html_side hs = { &u, profile_frame(&u, PROFILE_TAGS, i ? "profile=NEW" :
+							  "profile=BASE", "", 0) };
+
+		profile_project(&side[i]->p, 0, &view);
+		profile_stacks(&view, add_side, &hs);
+		profile_release(&view);
+	}
+	snprintf(title, sizeof(title), "%s \xe2\x86\x92 %s", base->label, next->label);
+	memset(&meta, 0, sizeof(meta));
+	meta.title = title;
+	meta.rate = next->info.rate;
+	meta.duration = next->info.duration;
+	meta.full_paths = full_paths;
+	meta.compare = &cmp;
+	ret = out_html.write(f, &u, &meta);
+	profile_release(&u);
+	return ret;
+}
+
 static int load(struct diff_side *s, const char *which)
 {
 	int ret = report_load(s->in, &s->flt, 1, &s->p, &s->info, "diff");
@@ -525,7 +590,7 @@ int diff_main(int argc, char **argv)
 	struct diff_side base, next;
 	struct diff d;
 	struct outfile of;
-	int ret, summary, folded;
+	int ret, summary, folded, html;
 
 	memset(&base, 0, sizeof(base));
 	memset(&next, 0, sizeof(next));
@@ -541,6 +606,7 @@ int diff_main(int argc, char **argv)
 		goto out;
 	summary = o.format && !strcmp(o.format, "summary");
 	folded = o.format && !strcmp(o.format, "folded");
+	html = o.format && !strcmp(o.format, "html");
 	/* the labels: the input, then its filters as side_note() gathered them */
 	snprintf(base.label, sizeof(base.label), "%.500s%s%s", base.in, base.desc,
 		 base.filtered ? "]" : "");
@@ -555,7 +621,7 @@ int diff_main(int argc, char **argv)
 	if (!o.full_paths)
 		d.sp = shortpath_new(&d.u);
 	ret = cli_output_open(&of, o.output ? o.output : summary || folded ? "-" : NULL, "diff",
-			      "svg");
+			      html ? "html" : "svg");
 	if (ret != EXIT_OK)
 		goto out;
 	if (summary || folded) {
@@ -564,14 +630,15 @@ int diff_main(int argc, char **argv)
 			ret = cli_output_failed(&of);
 			goto out;
 		}
-	} else if (diff_flamegraph(of.f, &d, &base, &next, o.absolute, o.flame_up)) {
+	} else if (html ? diff_html(of.f, &base, &next, o.full_paths) :
+			  diff_flamegraph(of.f, &d, &base, &next, o.absolute, o.flame_up)) {
 		ret = cli_output_failed(&of);
 		goto out;
 	}
 	ret = cli_output_commit(&of, 0);
 	if (ret == EXIT_OK && !o.quiet && strcmp(of.path, "-"))
 		fprintf(stderr, "pyrospy: wrote %s diff to '%s' (base %llu, new %llu samples)\n",
-			summary ? "summary" : folded ? "folded" : "flame graph", of.path,
+			summary ? "summary" : folded ? "folded" : html ? "html" : "flame graph", of.path,
 			(unsigned long long)d.base_total, (unsigned long long)d.new_total);
 out:
 	shortpath_free(d.sp);

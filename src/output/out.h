@@ -10,6 +10,7 @@ struct profile;
 struct shortpath;
 struct stack;
 struct out_stream;
+struct out_compare;
 
 /* What a writer may say about the run, besides the samples. */
 struct out_meta {
@@ -21,6 +22,18 @@ struct out_meta {
 	int no_tags;		/* merge the tag sets (--no-tags) */
 	int full_paths;		/* whole paths where a person reads (--full-paths) */
 	int flame_up;		/* flamegraph: root at the bottom (--flame-direction up) */
+	const struct out_compare *compare;	/* html: open comparing (pyrospy diff) */
+};
+
+/*
+ * The html report opens comparing two values of tag key: base (BASE,
+ * shown as base_label) and next (NEW, new_label), as pyrospy diff asks
+ * when the profile holds BASE's stacks under the tag set "key=base" and
+ * NEW's under "key=next".
+ */
+struct out_compare {
+	const char *key, *base, *next;
+	const char *base_label, *new_label;
 };
 
 /* What sampling kept, for a streaming writer to say (out_ops.open) */

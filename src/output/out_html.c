@@ -31,7 +31,9 @@
  *
  * Node 0 is the root (its frame means nothing).  The tag set and thread
  * levels are kept (kind 1 and 2, as enum profile_kind) when the run kept
- * them: the page merges them away, or filters by them.
+ * them: the page merges them away, or filters by them.  pyrospy diff adds
+ * "compare":{"key":..,"base":..,"new":..,"baseLabel":..,"newLabel":..}
+ * (struct out_compare): the page opens comparing those two values.
  *
  * Names come from the target: every string is written so that it cannot
  * end the script element or the page, whatever it holds ("<", ">" and
@@ -180,6 +182,20 @@ static int html_pairs(FILE *f, const uint32_t *pairs, uint32_t n)
 	return putc(']', f) == EOF ? -1 : 0;
 }
 
+static int html_compare(FILE *f, const struct out_compare *c)
+{
+	if (!c)
+		return 0;
+	if (fputs(",\"compare\":{\"key\":", f) == EOF || html_json_str(f, c->key) ||
+	    fputs(",\"base\":", f) == EOF || html_json_str(f, c->base) ||
+	    fputs(",\"new\":", f) == EOF || html_json_str(f, c->next) ||
+	    fputs(",\"baseLabel\":", f) == EOF || html_json_str(f, c->base_label) ||
+	    fputs(",\"newLabel\":", f) == EOF || html_json_str(f, c->new_label) ||
+	    putc('}', f) == EOF)
+		return -1;
+	return 0;
+}
+
 static int html_write(FILE *f, const struct profile *p, const struct out_meta *meta)
 {
 	struct shortpath *sp = meta->full_paths ? NULL : shortpath_new(p);
@@ -202,7 +218,7 @@ static int html_write(FILE *f, const struct profile *p, const struct out_meta *m
 	    fwrite(report_report_html, 1, report_report_html_len, f) != report_report_html_len ||
 	    fputs("<script type=\"application/json\" id=\"pyrospy-data\">{\"version\":1,", f) == EOF ||
 	    html_meta(f, &view, meta) || html_strings(f, &view) || html_nodes(f, &view, index) ||
-	    html_pairs(f, pairs, npairs) ||
+	    html_pairs(f, pairs, npairs) || html_compare(f, meta->compare) ||
 	    fputs("}</script>\n<script>\n", f) == EOF ||
 	    fwrite(report_report_js, 1, report_report_js_len, f) != report_report_js_len ||
 	    fputs("</script>\n</body>\n</html>\n", f) == EOF)

@@ -7,11 +7,16 @@
 //   node report-check.mjs seed REPORT.html FOO BAR WORK BAZ [SCREENSHOT.png]
 //   node report-check.mjs hostile REPORT.html NAMES.json
 //   node report-check.mjs tags REPORT.html KEY VALUE FUNC...
+//   node report-check.mjs compare REPORT.html KEY BASE NEW GREW SHRANK [SCREENSHOT.png]
 //
 // seed: the seed workload's report (foo 3x bar, work innermost, baz in a
 // thread of its own, recorded with --threads).  hostile: a report whose
 // names are markup; NAMES.json lists those that must be shown as text.
 // tags: choose VALUE of KEY in the tag picker; which of FUNC... are drawn.
+// compare: BASE of KEY in its picker and NEW in its "vs" one (unless the
+// page opens comparing, as pyrospy diff -f html writes it): the three
+// graphs, where they are, the diff's change of GREW and SHRANK, then
+// Escape.
 import { readFileSync } from 'node:fs';
 import { chromium } from 'playwright-core';
 
@@ -62,6 +67,8 @@ try {
 		await seed(page, boxes, state, widest, onScreen, center);
 	else if (mode === 'tags')
 		await tags(page, boxes, state);
+	else if (mode === 'compare')
+		await compare(page, state, center);
 	else
 		await hostile(page, boxes, state);
 } finally {
@@ -262,4 +269,62 @@ async function tags(page, boxes, state) {
 	s = await state();
 	out.back_samples = s.samples;
 	out.back_chosen = Object.keys(s.tags).length;
+}
+
+async function compare(page, state, center) {
+	const [key, base, next, grew, shrank, shot] = names;
+	const part = (p) => page.evaluate((q) => window.pyrospyReport.boxes(q), p);
+	const widest = (bs, name) => bs.filter((b) => b.name === name).sort((a, b) => b.w - a.w)[0];
+	let s = await state();
+
+	out.all_samples = s.samples;
+	out.opened_comparing = s.compare ? 1 : 0;
+	if (!s.compare) {
+		await page.locator(`#tags select[data-key="${key}"]`).selectOption(base, { timeout: 5000 });
+		await page.locator(`#tags select[data-compare="${key}"]`).selectOption(next, { timeout: 5000 });
+		s = await state();
+	}
+	out.compare = s.compare;
+	if (shot)
+		await page.screenshot({ path: shot });
+	const r = await page.locator('#flame').evaluate((c) => {
+		const b = c.getBoundingClientRect();
+		return { left: b.left, width: b.width };
+	});
+	const mid = r.left + r.width / 2, bb = await part('base'), nb = await part('new'), db = await part('diff');
+	const root = (bs) => (bs.find((b) => b.depth === 0) || { total: -1 }).total;
+
+	out.base_boxes = bb.length;
+	out.new_boxes = nb.length;
+	out.diff_boxes = db.length;
+	out.base_left = bb.every((b) => b.x >= r.left - 0.5 && b.x + b.w <= mid + 0.5) ? 1 : 0;
+	out.new_right = nb.every((b) => b.x >= mid - 0.5 && b.x + b.w <= r.left + r.width + 0.5) ? 1 : 0;
+	out.diff_below = db.every((b) => bb.concat(nb).every((o) => b.y > o.y)) ? 1 : 0;
+	out.base_total = root(bb);
+	out.new_total = root(nb);
+	out.base_names = [...new Set(bb.map((b) => b.name))];
+	out.new_names = [...new Set(nb.map((b) => b.name))];
+	const g = widest(db, grew) || {}, k = widest(db, shrank) || {};
+	out.grew_change = g.change === undefined ? 'none' : g.change;
+	out.grew_colour = g.colour || 'none';
+	out.shrank_change = k.change === undefined ? 'none' : k.change;
+	out.shrank_colour = k.colour || 'none';
+	out.diff_root_next = root(db) === -1 ? -1 : (db.find((b) => b.depth === 0) || {}).next;
+	// hover on the diff: BASE's and NEW's shares and the change
+	if (g.w) {
+		await page.mouse.move(...center(g));
+		out.diff_tip = await page.evaluate(() => document.getElementById('tip-count').textContent);
+	}
+	// clicks zoom nothing while comparing
+	await page.mouse.click(...center(nb[nb.length - 1]));
+	out.after_click = (await state()).compare ? 1 : 0;
+	await page.mouse.click(2, 2);
+	await page.keyboard.press('Escape');
+	s = await state();
+	const left = await part(undefined);
+	out.left_compare = s.compare;
+	out.left_parts = left.filter((b) => b.part).length;
+	out.left_boxes = left.length;
+	out.left_samples = s.samples;
+	out.left_inverted_enabled = await page.locator('#inverted').isEnabled() ? 1 : 0;
 }

@@ -1,18 +1,24 @@
 /*
  * pyrospy's html report (src/output/out_html.c writes the data): a flame
  * graph drawn root at the top on a canvas, a table of functions, search,
- * an inverted view and a thread picker.  No framework, no network.  Every
- * name comes from the profiled program: it reaches the page only as text
- * (textContent, fillText), never as markup.
+ * an inverted view, a thread picker and the comparison of two values of a
+ * tag key (two flame graphs and their diff).  No framework, no network.
+ * Every name comes from the profiled program: it reaches the page only as
+ * text (textContent, fillText), never as markup.
  *
  * For tests, window.pyrospyReport tells what is drawn:
- *   boxes()  the boxes on the canvas: {name, file, line, x, y, w, h, depth,
- *            part, self, total, highlighted, family}, x and y in viewport
- *            pixels, line 0 when the box merges several lines of its
- *            function, part "callers" or "callees" in a sandwich
+ *   boxes(part)  the boxes on the canvas: {name, file, line, x, y, w, h,
+ *            depth, part, self, total, highlighted, family}, x and y in
+ *            viewport pixels, line 0 when the box merges several lines of
+ *            its function, part "callers" or "callees" in a sandwich,
+ *            "base", "new" or "diff" when comparing (a diff box has base
+ *            and next, its totals, change, in points of total share, and
+ *            colour "red", "blue" or "grey"); only part's when given
  *   state()  {zoom, sandwich, crumbs, inverted, thread, threads, search,
  *            searchShare, searchSamples, samples, selected, sort, tags (the
- *            values chosen by key), tagValues (key: value: samples)}
+ *            values chosen by key), tagValues (key: value: samples),
+ *            compare (null, or {key, base, new, baseLabel, newLabel,
+ *            baseSamples, newSamples}; base '' is all samples)}
  *   rows()   the table's rows as shown: {name, file, self, total}
  */
 (function () {
@@ -284,7 +290,7 @@
 	var st = {
 		inverted: false, thread: -1, zoom: 0, search: '', match: null, share: 0,
 		shareSamples: 0, selected: -1, sortKey: 'total', sortDesc: true, filter: '',
-		sandwich: null
+		sandwich: null, compare: null
 	};
 	var tree = build(false, -1), plain = tree, drawn = [], rows = [], tableRows = [];
 
@@ -310,6 +316,12 @@
 		if (m.rate)
 			fact('Rate asked', m.rate + ' Hz');
 		fact('Samples', String(m.samples));
+		if (D.compare) {
+			var cv = tagKeys.get(D.compare.key) || new Map();
+
+			fact('BASE', D.compare.baseLabel + ' \u2014 ' + (cv.get(D.compare.base) || 0) + ' samples');
+			fact('NEW', D.compare.newLabel + ' \u2014 ' + (cv.get(D.compare.new) || 0) + ' samples');
+		}
 		fact('Threads', m.threads ? String(threads.length) : 'merged (record with --threads to pick one)');
 		fact('Functions', String(nfunctions));
 		fact('pyrospy', m.version);
@@ -452,9 +464,11 @@
 
 	function draw() {
 		var width = canvas.parentNode.clientWidth, dpr = window.devicePixelRatio || 1;
-		var boxes = [], nrows, b, bx, c = chain(st.zoom);
+		var boxes = [], nrows, b, bx, c = chain(st.zoom), heads = [];
 
-		if (st.sandwich) {
+		if (st.compare) {
+			nrows = layoutCompare(width, boxes, heads);
+		} else if (st.sandwich) {
 			/* the callers upwards from the function, its callees below it */
 			var up = layout(st.sandwich.callers, 0, [0], width, boxes), split = boxes.length;
 			var down = layout(st.sandwich.callees, 0, [0], width, boxes);
@@ -485,21 +499,137 @@
 			var f = bx.t.frame[bx.n], hl = highlighted(f);
 
 			bx.hl = hl;
-			ctx.fillStyle = colour(f, hl);
+			ctx.fillStyle = bx.part === 'diff' && !hl ? diffColour(bx.t, bx.n) : colour(f, hl);
 			ctx.fillRect(bx.x, bx.row * ROW, Math.max(bx.w - 1, 0.4), ROW - 1);
 			if (bx.w >= 20) {
-				var label = f < 0 ? 'all (' + bx.t.total[0] + ' samples)' : fname(f);
+				var label = f < 0 ? 'all (' + (bx.part === 'diff' ? bx.t.nt[0] : bx.t.total[0]) +
+					' samples)' : fname(f);
 
-				ctx.fillStyle = '#1d1d1f';
+				ctx.fillStyle = bx.part === 'diff' && !hl && diffDeep(bx.t, bx.n) ? '#fff' : '#1d1d1f';
 				ctx.fillText(fit(label, bx.w - 6), bx.x + 3, bx.row * ROW + ROW / 2);
 			}
 			(rows[bx.row] || (rows[bx.row] = [])).push(bx);
 		}
+		ctx.font = 'bold 12px system-ui, -apple-system, "Segoe UI", sans-serif';
+		ctx.fillStyle = '#1d1d1f';
+		heads.forEach(function (h) { ctx.fillText(fit(h.text, h.w - 6), h.x + 3, h.row * ROW + ROW / 2); });
 		for (var r = 0; r < rows.length; r++)
 			if (rows[r])
 				rows[r].sort(function (p, q) { return p.x - q.x; });
 		drawn = boxes;
 		crumbs(c);
+	}
+
+	/*
+	 * Comparing two values of a tag key: BASE's flame graph on the left
+	 * half, NEW's on the right, each of its own samples, a title row
+	 * above each; under them the diff, as pyrospy diff draws it in SVG:
+	 * widths are NEW's samples, with the frames only in BASE added at
+	 * BASE's share; colours say how each frame's total share changed,
+	 * red grew, blue shrank, the deeper the larger against the largest
+	 * change (5 points at least, so that noise stays pale).  Returns the
+	 * rows; heads gets the titles {text, x, w, row}.
+	 */
+	var GAP = 16;
+
+	function layoutCompare(width, boxes, heads) {
+		var cmp = st.compare, half = Math.max((width - GAP) / 2, 1), b, start;
+		var hb = layout(cmp.bt, 0, [0], half, boxes), split = boxes.length;
+		var hn = layout(cmp.nt, 0, [0], half, boxes), below = Math.max(hb, hn) + 4;
+
+		for (b = 0; b < boxes.length; b++) {
+			boxes[b].part = b < split ? 'base' : 'new';
+			boxes[b].row = boxes[b].d + 1;
+			if (b >= split)
+				boxes[b].x += half + GAP;
+		}
+		heads.push({ text: 'BASE: ' + cmp.baseLabel + ' \u2014 ' + cmp.bt.total[0] + ' samples',
+			     x: 0, w: half, row: 0 },
+			   { text: 'NEW: ' + cmp.newLabel + ' \u2014 ' + cmp.nt.total[0] + ' samples',
+			     x: half + GAP, w: half, row: 0 },
+			   { text: 'diff: widths NEW\u2019s samples, colour the change of each frame\u2019s ' +
+				   'total share, red grew, blue shrank (\u00b1' + cmp.dt.scale.toFixed(1) +
+				   ' points the deepest)', x: 0, w: width, row: below - 1 });
+		start = boxes.length;
+		var hd = layout(cmp.dt, 0, [0], width, boxes);
+
+		for (b = start; b < boxes.length; b++) {
+			boxes[b].part = 'diff';
+			boxes[b].row = boxes[b].d + below;
+		}
+		return below + hd + 1;
+	}
+
+	/* tree of the samples of value (all: '') of key, the other keys' filters kept */
+	function buildValue(key, value) {
+		var had = tagChosen.get(key), t;
+
+		if (value === '')
+			tagChosen.delete(key);
+		else
+			tagChosen.set(key, value);
+		tagFilter();
+		t = build(false, st.thread);
+		if (had === undefined)
+			tagChosen.delete(key);
+		else
+			tagChosen.set(key, had);
+		tagFilter();
+		return t;
+	}
+
+	/*
+	 * The union of trees b and n by function under the same callers: its
+	 * self holds the widths (NEW's samples, a frame only in BASE its
+	 * BASE samples scaled to NEW's total), bt[] and nt[] each side's
+	 * total, change[] the change of share in points.
+	 */
+	function diffTree(b, n) {
+		var d = new Tree(b.n + n.n), mn = new Int32Array(n.n), mb = new Int32Array(b.n), j, p;
+
+		for (j = 1; j < n.n; j++)
+			mn[j] = d.child(mn[n.parent[j]], n.frame[j]);
+		for (j = 1; j < b.n; j++)
+			mb[j] = d.child(mb[b.parent[j]], b.frame[j]);
+		var m = d.n, bt = new Float64Array(m), nt = new Float64Array(m), bs = new Float64Array(m);
+
+		for (j = 1; j < n.n; j++)
+			nt[mn[j]] += n.self[j];
+		for (j = 1; j < b.n; j++)
+			bs[mb[j]] += b.self[j];
+		bt.set(bs);
+		for (j = m - 1; j > 0; j--) {
+			nt[d.parent[j]] += nt[j];
+			bt[d.parent[j]] += bt[j];
+		}
+		var BT = bt[0] || 1, NT = nt[0] || 1, scale = NT / BT, change = new Float64Array(m), big = 5;
+
+		d.self.fill(0);
+		for (j = 1; j < n.n; j++)
+			d.self[mn[j]] += n.self[j];
+		for (j = 1; j < m; j++) {
+			if (!nt[j])
+				d.self[j] = bs[j] * scale;
+			change[j] = 100 * (nt[j] / NT - bt[j] / BT);
+			if (Math.abs(change[j]) > big)
+				big = Math.abs(change[j]);
+		}
+		d.finish();
+		d.bt = bt;
+		d.nt = nt;
+		d.change = change;
+		d.scale = big;
+		return d;
+	}
+
+	function diffDeep(t, n) {
+		return Math.abs(t.change[n]) > 0.6 * t.scale;
+	}
+	function diffColour(t, n) {
+		var ch = t.change[n], c = Math.round(235 - 185 * Math.min(1, Math.abs(ch) / t.scale));
+
+		return ch > 0 ? 'rgb(255,' + c + ',' + c + ')' : ch < 0 ? 'rgb(' + c + ',' + c + ',255)' :
+			'rgb(235,235,235)';
 	}
 
 	/*
@@ -535,6 +665,19 @@
 		var nav = $('crumbs');
 
 		nav.textContent = '';
+		if (st.compare) {
+			var done = document.createElement('button'), cmp = document.createElement('span');
+
+			done.type = 'button';
+			done.textContent = '\u00d7 leave comparison';
+			done.title = 'back to one flame graph (Escape)';
+			done.addEventListener('click', function () { setCompare(null); });
+			cmp.textContent = 'comparing ' + st.compare.key + ': BASE ' + st.compare.baseLabel +
+				' (left) with NEW ' + st.compare.newLabel + ' (right); zoom, the inverted view ' +
+				'and the sandwich are off, the table shows NEW';
+			nav.append(done, cmp);
+			return;
+		}
 		if (st.sandwich) {
 			var out = document.createElement('button'), what = document.createElement('span');
 
@@ -597,10 +740,18 @@
 		}
 		var t = b.t, f = t.frame[b.n], file = ffile(f), line = t.line[b.n], all = plain.total[0];
 
-		$('tip-name').textContent = f < 0 ? 'all samples' : fname(f);
+		if (b.part === 'base' || b.part === 'new')
+			all = t.total[0];
+		$('tip-name').textContent = (f < 0 ? 'all samples' : fname(f)) +
+			(b.part === 'base' ? ' (BASE)' : b.part === 'new' ? ' (NEW)' : '');
 		$('tip-file').textContent = file ? file + (line > 0 ? ':' + line : '') : '';
-		$('tip-count').textContent = 'self ' + t.self[b.n] + ' (' + pct(t.self[b.n], all) +
-			') \u00b7 total ' + t.total[b.n] + ' (' + pct(t.total[b.n], all) + ')';
+		if (b.part === 'diff')
+			$('tip-count').textContent = 'total: BASE ' + t.bt[b.n] + ' (' + pct(t.bt[b.n], t.bt[0]) +
+				') \u00b7 NEW ' + t.nt[b.n] + ' (' + pct(t.nt[b.n], t.nt[0]) + ') \u00b7 change ' +
+				(t.change[b.n] >= 0 ? '+' : '') + t.change[b.n].toFixed(2) + ' points';
+		else
+			$('tip-count').textContent = 'self ' + t.self[b.n] + ' (' + pct(t.self[b.n], all) +
+				') \u00b7 total ' + t.total[b.n] + ' (' + pct(t.total[b.n], all) + ')';
 		tip.hidden = false;
 		var x = ev.clientX + 14, y = ev.clientY + 14;
 
@@ -615,6 +766,8 @@
 	canvas.addEventListener('click', function (ev) {
 		var b = boxAt(ev);
 
+		if (st.compare)
+			return;
 		if (b && st.sandwich)
 			setSandwich(fnOf[b.t.frame[b.n]]);
 		else if (b)
@@ -786,8 +939,17 @@
 	$('search').addEventListener('input', search);
 
 	function rebuild() {
-		plain = build(false, st.thread);
-		tree = st.inverted ? build(true, st.thread) : plain;
+		var cmp = st.compare;
+
+		if (cmp) {
+			cmp.bt = buildValue(cmp.key, cmp.base);
+			cmp.nt = buildValue(cmp.key, cmp.next);
+			cmp.dt = diffTree(cmp.bt, cmp.nt);
+			plain = tree = cmp.nt;
+		} else {
+			plain = build(false, st.thread);
+			tree = st.inverted ? build(true, st.thread) : plain;
+		}
 		st.zoom = 0;
 		if (st.sandwich)
 			st.sandwich = sandwich(st.sandwich.fn);
@@ -826,18 +988,28 @@
 		var label = document.createElement('label'), sel = document.createElement('select');
 		var all = document.createElement('option'), list = Array.from(vals);
 
+		var vs = document.createElement('select'), none = document.createElement('option');
+
 		list.sort(function (a, b) { return b[1] - a[1] || (a[0] < b[0] ? -1 : 1); });
-		label.append(key + ' ', sel);
+		label.append(key + ' ', sel, ' vs ', vs);
 		sel.dataset.key = key;
+		sel.title = 'show only the samples of this value of ' + key + ' (BASE when comparing)';
+		vs.dataset.compare = key;
+		vs.title = 'compare with: the value on the left (BASE) and this one (NEW) as two flame ' +
+			'graphs side by side and their diff (red grew, blue shrank); \u2014 or Escape leaves';
 		all.value = '';
 		all.textContent = 'all';
 		sel.append(all);
+		none.value = '';
+		none.textContent = '\u2014';
+		vs.append(none);
 		list.forEach(function (kv) {
 			var o = document.createElement('option');
 
 			o.value = kv[0];
 			o.textContent = kv[0] + ' \u2014 ' + pct(kv[1], D.meta.samples);
 			sel.append(o);
+			vs.append(o.cloneNode(true));
 		});
 		sel.addEventListener('change', function () {
 			if (this.selectedIndex > 0)
@@ -845,11 +1017,49 @@
 			else
 				tagChosen.delete(key);
 			tagFilter();
-			rebuild();
+			if (st.compare && st.compare.key === key)
+				setCompare({ key: key, base: this.value, next: st.compare.next });
+			else
+				rebuild();
+		});
+		vs.addEventListener('change', function () {
+			setCompare(this.selectedIndex > 0 ? { key: key, base: sel.value, next: this.value } : null);
 		});
 		$('tags').append(label);
 		$('tags').hidden = false;
 	});
+
+	/*
+	 * Compare c.base (BASE, '' for all of the key's samples) with c.next
+	 * (NEW) of tag key c.key, or (null) show one flame graph again.  The
+	 * labels are "key=value", or those pyrospy diff gave (D.compare).
+	 */
+	function setCompare(c) {
+		var dc = D.compare && c && D.compare.key === c.key ? D.compare : null;
+
+		function label(v) {
+			if (dc && v === dc.base)
+				return dc.baseLabel;
+			if (dc && v === dc.new)
+				return dc.newLabel;
+			return v === '' ? 'all samples' : c.key + '=' + v;
+		}
+		Array.prototype.forEach.call(document.querySelectorAll('#tags select[data-compare]'), function (vs) {
+			vs.value = c && vs.dataset.compare === c.key ? c.next : '';
+		});
+		if (c) {
+			c.baseLabel = label(c.base);
+			c.newLabel = label(c.next);
+			st.sandwich = null;
+			st.inverted = false;
+			$('inverted').checked = false;
+		}
+		st.compare = c;
+		$('inverted').disabled = $('sandwich').disabled = !!c;
+		$('sandwich').setAttribute('aria-pressed', 'false');
+		tip.hidden = true;
+		rebuild();
+	}
 
 	document.addEventListener('keydown', function (ev) {
 		var inField = ev.target && (ev.target.tagName === 'INPUT' || ev.target.tagName === 'SELECT');
@@ -861,7 +1071,9 @@
 		} else if (ev.key === 'Escape') {
 			if (inField)
 				ev.target.blur();
-			if (st.sandwich)
+			if (st.compare)
+				setCompare(null);
+			else if (st.sandwich)
 				setSandwich(-1);
 			else
 				zoom(0);
@@ -875,18 +1087,26 @@
 	});
 
 	window.pyrospyReport = Object.freeze({
-		boxes: function () {
+		boxes: function (part) {
 			var r = canvas.getBoundingClientRect();
 
-			return drawn.map(function (b) {
-				var f = b.t.frame[b.n];
-
-				return {
+			return drawn.filter(function (b) {
+				return part === undefined || b.part === part;
+			}).map(function (b) {
+				var f = b.t.frame[b.n], o = {
 					name: fname(f), file: ffile(f), line: b.t.line[b.n], x: r.left + b.x,
 					y: r.top + b.row * ROW, w: b.w, h: ROW - 1, depth: b.d, part: b.part,
 					self: b.t.self[b.n], total: b.t.total[b.n], highlighted: b.hl,
 					family: f < 0 ? '' : FAMILIES[famOf[f]].id
 				};
+
+				if (b.part === 'diff') {
+					o.base = b.t.bt[b.n];
+					o.next = b.t.nt[b.n];
+					o.change = b.t.change[b.n];
+					o.colour = o.change > 0 ? 'red' : o.change < 0 ? 'blue' : 'grey';
+				}
+				return o;
 			});
 		},
 		state: function () {
@@ -902,6 +1122,11 @@
 				selected: st.selected >= 0 ? fnName[st.selected] : null,
 				sort: { key: st.sortKey, descending: st.sortDesc },
 				tags: Object.fromEntries(tagChosen),
+				compare: st.compare ? {
+					key: st.compare.key, base: st.compare.base, new: st.compare.next,
+					baseLabel: st.compare.baseLabel, newLabel: st.compare.newLabel,
+					baseSamples: st.compare.bt.total[0], newSamples: st.compare.nt.total[0]
+				} : null,
 				tagValues: Object.fromEntries(Array.from(tagKeys, function (kv) {
 					return [kv[0], Object.fromEntries(kv[1])];
 				}))
@@ -915,7 +1140,17 @@
 	});
 
 	summary();
-	table();
-	legend();
-	draw();
+	/* pyrospy diff -f html: BASE and NEW are two values of its key */
+	if (D.compare && tagKeys.has(D.compare.key)) {
+		Array.from(document.querySelectorAll('#tags select[data-key]')).find(function (s) {
+			return s.dataset.key === D.compare.key;
+		}).value = D.compare.base;
+		tagChosen.set(D.compare.key, D.compare.base);
+		tagFilter();
+		setCompare({ key: D.compare.key, base: D.compare.base, next: D.compare.new });
+	} else {
+		table();
+		legend();
+		draw();
+	}
 })();
