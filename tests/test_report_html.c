@@ -14,11 +14,12 @@
 /*
  * The html report (-f html) driven in Debian's Chromium, headless, by
  * tests/consumers/report-check.mjs (playwright-core): clicks, keys and
- * typing as a person would, on reports recorded from real targets.  What
+ * typing as a person would, on reports recorded from real targets; the
+ * seed checks run in Debian's Firefox ESR too (WebDriver BiDi).  What
  * the page drew is compared with the folded profile of the same recording
  * (the --raw file beside it, read back by pyrospy report), not with
- * constants.  node or playwright-core missing fails the test: run `npm ci'
- * in tests/consumers.
+ * constants.  node, playwright-core or a browser missing fails the test:
+ * run `npm ci' in tests/consumers, scripts/setup --test for the browsers.
  */
 
 /* The number after "key": in json; fails the test if absent. */
@@ -42,21 +43,36 @@ static int json_is(const char *json, const char *key, const char *value)
 	return strstr(json, want) != NULL;
 }
 
-/* node report-check.mjs MODE ARGS, run in dir: its JSON (caller frees). */
-static char *check(const char *dir, const char *mode, const char *args)
+/*
+ * node report-check.mjs MODE ARGS in browser ("chromium" or "firefox"),
+ * run in dir: its JSON (caller frees).
+ */
+static char *check_in(const char *browser, const char *dir, const char *mode, const char *args)
 {
+	const char *exe = strcmp(browser, "firefox") ? "/usr/bin/chromium" : "/usr/bin/firefox-esr";
 	char cmd[2048], *json;
 	int st;
 
-	snprintf(cmd, sizeof(cmd), "cd '%s' && node '%s/tests/consumers/report-check.mjs' %s %s 2>&1",
-		 dir, SRCDIR, mode, args);
+	cr_assert_eq(access(exe, X_OK), 0, "%s is missing: install Debian's %s (scripts/setup --test)",
+		     exe, strcmp(browser, "firefox") ? "chromium" : "firefox-esr");
+	snprintf(cmd, sizeof(cmd), "cd '%s' && REPORT_BROWSER=%s node "
+		 "'%s/tests/consumers/report-check.mjs' %s %s 2>&1", dir, browser, SRCDIR, mode, args);
 	json = test_run(cmd, &st);
-	cr_assert_eq(st, 0, "report-check.mjs failed (status %d; node and playwright-core are "
-			    "needed: npm ci in tests/consumers, and /usr/bin/chromium):\n%s", st, json);
+	cr_assert_eq(st, 0, "report-check.mjs failed in %s (status %d; node, playwright-core and "
+			    "puppeteer-core are needed: npm ci in tests/consumers, and %s):\n%s",
+		     browser, st, exe, json);
 	cr_log_info("%s", json);
+	cr_assert(strstr(json, strcmp(browser, "firefox") ? "Chrome/" : "Firefox/"),
+		  "not run in %s: %s", browser, json);
 	cr_assert_eq(json_num(json, "requests"), 0, "the page made requests: %s", json);
 	cr_assert_eq(json_num(json, "errors"), 0, "the page logged errors: %s", json);
 	return json;
+}
+
+/* The same in Chromium. */
+static char *check(const char *dir, const char *mode, const char *args)
+{
+	return check_in("chromium", dir, mode, args);
 }
 
 /*
@@ -101,7 +117,11 @@ static char *record(const struct interp *in, const char *script, char *dir, size
 	return folded;
 }
 
-static void check_seed(const struct interp *in, const char *script)
+/*
+ * The seed workload recorded from in, its report driven in browser and
+ * compared with the folded profile of the same recording.
+ */
+static void check_seed(const struct interp *in, const char *script, const char *browser)
 {
 	char dir[64], needle[64], args[512], rm[128], *folded, *json, *again;
 	const char *foo = test_func(in, "foo"), *bar = test_func(in, "bar");
@@ -121,7 +141,7 @@ static void check_seed(const struct interp *in, const char *script)
 		  nside, folded);
 
 	snprintf(args, sizeof(args), "report.html '%s' '%s' '%s' '%s'", foo, bar, work, baz);
-	json = check(dir, "seed", args);
+	json = check_in(browser, dir, "seed", args);
 	samples = json_num(json, "samples");
 	width = json_num(json, "canvas_width");
 	cr_assert_eq(samples, all, "%s: the page shows %g samples, the recording holds %g",
@@ -228,12 +248,21 @@ static void check_seed(const struct interp *in, const char *script)
 
 Test(report_html, python, .timeout = 120)
 {
-	check_seed(&test_pythons[1], "report_seed.py");
+	check_seed(&test_pythons[1], "report_seed.py", "chromium");
 }
 
 Test(report_html, ruby, .timeout = 120)
 {
-	check_seed(&test_rubies[1], "report_seed.rb");
+	check_seed(&test_rubies[1], "report_seed.rb", "chromium");
+}
+
+/*
+ * The seed checks of report_html/python in Debian's Firefox ESR, driven
+ * through WebDriver BiDi: the report is no Chromium-only page.
+ */
+Test(report_html, firefox, .timeout = 120)
+{
+	check_seed(&test_pythons[1], "report_seed.py", "firefox");
 }
 
 /* the names of tests/targets/hostile_html.py that the page must show, as JSON */

@@ -1,5 +1,7 @@
 // Drive pyrospy's html report (-f html) in Debian's Chromium, headless,
 // through playwright-core, as a person would: mouse clicks, keys, typing.
+// REPORT_BROWSER=firefox drives Debian's Firefox ESR instead, through
+// WebDriver BiDi (puppeteer-core, behind playwright's API: firefox-page.mjs).
 // Prints one JSON object of what it saw; tests/test_report_html.c asserts
 // on it.  Any request but the page itself, any console error and any page
 // error are counted (requests, errors).
@@ -22,7 +24,9 @@ import { chromium } from 'playwright-core';
 
 const [mode, file, ...names] = process.argv.slice(2);
 const out = { requests: 0, request_urls: [], errors: 0, error_texts: [] };
-const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox'] });
+const browser = process.env.REPORT_BROWSER === 'firefox'
+	? await (await import('./firefox-page.mjs')).launchFirefox()
+	: await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox'] });
 try {
 	const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
 	const url = new URL(file, 'file://' + process.cwd() + '/').href;
@@ -44,6 +48,7 @@ try {
 		out.error_texts.push(String(e));
 	});
 	await page.goto(url);
+	out.user_agent = await page.evaluate(() => navigator.userAgent);
 	// what ran when the page loaded, whether or not the report started
 	out.pwned = await page.evaluate(() => window.pwned === undefined ? 0 : 1);
 	out.scripts = await page.evaluate(() => document.scripts.length);
