@@ -946,4 +946,6 @@
 	table();
 	legend();
 	draw();
+	/* the time to the first graph drawn, for scripts/bench */
+	performance.mark('pyrospy-drawn');
 })();
