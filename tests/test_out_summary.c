@@ -37,6 +37,38 @@ static char *write(const struct profile *p)
 	return buf;
 }
 
+/*
+ * The header says what record knew: the interpreter, pid and time range,
+ * the command line, then the ticks, late ones and drops in the words of the closing line.
+ */
+Test(summary, header_facts)
+{
+	const char *a[] = { "main", "work" };
+	struct out_meta meta = { .title = "pid 4242", .duration = 2.0, .rate = 100,
+				 .command = "python3 app.py",
+				 .interp = "Python 3.11.2", .pid = 4242, .start = 1700000000.5,
+				 .ticks = 203, .late = 3, .dropped = 2, .tags_dropped = 1 };
+	static const char want[] =
+		"pid 4242: 201 samples in 2.0 s at 100 Hz\n"
+		"Python 3.11.2, pid 4242, 2023-11-14 22:13:20 to 22:13:22 UTC\n"
+		"command: python3 app.py\n"
+		"203 ticks (101.5 Hz of 100 asked, 3 late), 201 samples, 2 dropped (changed under "
+		"every read), 1 without their tags (the tags changed under the read)\n\n"
+		"  %self";
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	struct profile p;
+
+	profile_init(&p);
+	add(&p, a, 2, 201);
+	cr_assert_eq(out_summary.write(f, &p, &meta), 0);
+	fclose(f);
+	cr_assert(!strncmp(buf, want, strlen(want)), "%s", buf);
+	free(buf);
+	profile_release(&p);
+}
+
 /* Self and total per function, sorted by self; recursion counted once. */
 Test(summary, golden)
 {

@@ -44,6 +44,42 @@ static int json_is(const char *json, const char *key, const char *value)
 }
 
 /*
+ * The counts of record's closing line on stderr, "pyrospy: 2.0 s, T ticks
+ * (H Hz of R asked[, L late]), S samples[, D dropped (...)]": what the
+ * page's header must say.
+ */
+struct closing {
+	unsigned long ticks, late, samples, dropped;
+};
+
+static void closing_line(const char *err, struct closing *c)
+{
+	const char *p = strstr(err, " ticks (");
+	const char *q;
+
+	memset(c, 0, sizeof(*c));
+	cr_assert(p, "no closing line in %s", err);
+	for (q = p; q > err && q[-1] != ' '; q--)
+		;
+	c->ticks = strtoul(q, NULL, 10);
+	q = strstr(p, " late)");
+	if (q && q < strstr(p, " samples")) {
+		while (q > p && q[-1] != ' ')
+			q--;
+		c->late = strtoul(q, NULL, 10);
+	}
+	q = strstr(p, "), ");
+	cr_assert(q, "no samples in %s", err);
+	c->samples = strtoul(q + 3, NULL, 10);
+	q = strstr(p, " dropped (changed under every read)");
+	if (q) {
+		while (q > p && q[-1] != ' ')
+			q--;
+		c->dropped = strtoul(q, NULL, 10);
+	}
+}
+
+/*
  * node report-check.mjs MODE ARGS in browser ("chromium" or "firefox"),
  * run in dir: its JSON (caller frees).
  */
@@ -82,7 +118,7 @@ static char *check(const char *dir, const char *mode, const char *args)
  * gets the target's pid.
  */
 static char *record(const struct interp *in, const char *script, char *dir, size_t cap,
-		    pid_t *pidp)
+		    pid_t *pidp, struct closing *cl)
 {
 	const char *sargs[] = { test_target_for(in, script), NULL };
 	char ready[64], pidbuf[32], html[128], raw[128], again[128], *out, *err, *folded;
@@ -105,6 +141,7 @@ static char *record(const struct interp *in, const char *script, char *dir, size
 	test_stop(pid);
 	cr_assert_eq(st, 0, "%s: record -f html: exit %d: %s", in->bin, st, err);
 	cr_assert(strstr(err, "wrote html profile to"), "%s: %s", in->bin, err);
+	closing_line(err, cl);
 	free(out);
 	free(err);
 	st = test_pyrospy(rep, &folded, &err);
@@ -123,13 +160,14 @@ static char *record(const struct interp *in, const char *script, char *dir, size
  */
 static void check_seed(const struct interp *in, const char *script, const char *browser)
 {
-	char dir[64], needle[64], args[512], rm[128], *folded, *json, *again;
+	char dir[64], needle[128], args[512], rm[128], *folded, *json, *again;
+	struct closing cl;
 	const char *foo = test_func(in, "foo"), *bar = test_func(in, "bar");
 	const char *work = test_func(in, "work"), *baz = test_func(in, "baz");
 	double all, nfoo, nbar, nside, width, samples;
 	pid_t pid;
 
-	folded = record(in, script, dir, sizeof(dir), &pid);
+	folded = record(in, script, dir, sizeof(dir), &pid, &cl);
 	all = (double)test_folded_count(folded, "");
 	snprintf(needle, sizeof(needle), ";%s (", foo);
 	nfoo = (double)test_folded_count(folded, needle);
@@ -146,12 +184,40 @@ static void check_seed(const struct interp *in, const char *script, const char *
 	width = json_num(json, "canvas_width");
 	cr_assert_eq(samples, all, "%s: the page shows %g samples, the recording holds %g",
 		     in->bin, samples, all);
-	/* the summary: the process, the rate, the samples, the threads */
-	snprintf(needle, sizeof(needle), "\"title\":\"pid %d\"", (int)pid);
+	/*
+	 * the summary: the process (its interpreter, pid and command line, the
+	 * title), the time range, the rate, the ticks, samples and drops of
+	 * record's closing line, the threads
+	 */
+	snprintf(needle, sizeof(needle), "\"title\":\"%s", in->bin);
 	cr_assert(strstr(json, needle), "%s: no '%s': %s", in->bin, needle, json);
+	snprintf(needle, sizeof(needle), "/%s\",", script);
+	cr_assert(strstr(json, needle), "%s: the title is no command line: %s", in->bin, json);
+	snprintf(needle, sizeof(needle), "\"Interpreter%s %u.%u.",
+		 in->lang == TARGET_RUBY ? "Ruby" : "Python", in->major, in->minor);
+	cr_assert(strstr(json, needle), "%s: no '%s': %s", in->bin, needle, json);
+	snprintf(needle, sizeof(needle), "\"Processpid %d\"", (int)pid);
+	cr_assert(strstr(json, needle), "%s: no '%s': %s", in->bin, needle, json);
+	snprintf(needle, sizeof(needle), "\"Command%s", in->bin);
+	cr_assert(strstr(json, needle), "%s: no '%s': %s", in->bin, needle, json);
+	cr_assert(strstr(json, "\"Started20") && strstr(json, "\"Ended20"), "%s: %s", in->bin,
+		  json);
 	snprintf(needle, sizeof(needle), "\"Samples%.0f\"", all);
 	cr_assert(strstr(json, needle), "%s: no '%s': %s", in->bin, needle, json);
+	cr_assert_eq((double)cl.samples, all, "%s: the closing line says %lu samples, the page %g",
+		     in->bin, cl.samples, all);
 	cr_assert(strstr(json, "\"Rate asked100 Hz\""), "%s: %s", in->bin, json);
+	cr_assert(strstr(json, "\"Rate delivered"), "%s: %s", in->bin, json);
+	snprintf(needle, sizeof(needle), "\"Ticks%lu\"", cl.ticks);
+	cr_assert(strstr(json, needle), "%s: no '%s': %s", in->bin, needle, json);
+	snprintf(needle, sizeof(needle), "\"Late ticks%lu\"", cl.late);
+	cr_assert(strstr(json, needle), "%s: no '%s': %s", in->bin, needle, json);
+	if (cl.dropped)
+		snprintf(needle, sizeof(needle), "\"Dropped%lu (changed under every read)\"",
+			 cl.dropped);
+	else
+		snprintf(needle, sizeof(needle), "\"Dropped0\"");
+	cr_assert(strstr(json, needle), "%s: no '%s': %s", in->bin, needle, json);
 	cr_assert(strstr(json, "\"Threads2\""), "%s: %s", in->bin, json);
 	/* the first screen: foo and bar, as wide as their share */
 	cr_assert_gt(json_num(json, "first_foo_w"), json_num(json, "first_bar_w"), "%s: %s", in->bin,
@@ -240,6 +306,10 @@ static void check_seed(const struct interp *in, const char *script, const char *
 	again = test_slurp(rm);
 	snprintf(needle, sizeof(needle), "\"samples\":%.0f,", all);
 	cr_assert(strstr(again, needle), "%s: report -f html: no %s", in->bin, needle);
+	/* a raw recording keeps no interpreter, pid, command or ticks: left out, not 0 */
+	cr_assert(!strstr(again, "\"interp\":") && !strstr(again, "\"pid\":") &&
+		  !strstr(again, "\"command\":") && !strstr(again, "\"ticks\":"),
+		  "%s: report -f html says what the recording does not keep", in->bin);
 	free(again);
 	free(folded);
 	snprintf(rm, sizeof(rm), "rm -rf '%s'", dir);
@@ -272,10 +342,13 @@ static const char names[] =
 	"\"line\\u2028sep\\u2029end'\\\"\\\\\","
 	"\"\\u200frtl\\u200f mark\"]";
 
+/* an argument of the target's command line, shown in the page's header */
+#define EVIL_ARG "</script><img src=x onerror=window.pwned=1>"
+
 /*
  * Names that are markup -- from a target run as nobody, profiled by root
- * -- are shown as text (in the graph, the table, the tooltip and the
- * thread picker) and run nothing: no handler set window.pwned, the page
+ * -- are shown as text (in the graph, the table, the tooltip, the thread
+ * picker, and its command line in the header, cut at 4 KiB) and run nothing: no handler set window.pwned, the page
  * has its two script elements only and no element the names spell.
  */
 Test(report_html, hostile_names, .timeout = 120)
@@ -283,8 +356,10 @@ Test(report_html, hostile_names, .timeout = 120)
 	static const struct interp nobody_python = { NULL, "setpriv", TARGET_PYTHON, 3, 11 };
 	const char *sargs[] = { "--reuid=nobody", "--regid=nogroup", "--clear-groups",
 				"--pdeathsig=SIGKILL", "/usr/bin/python3.11",
-				test_target_path("hostile_html.py"), NULL };
+				test_target_path("hostile_html.py"), EVIL_ARG, NULL, NULL };
+	static char longarg[6001];
 	char dir[64], html[128], path[128], rm[128], ready[64], pidbuf[32], *out, *err, *json, *page;
+	const char *cmd, *end, *title, *tend;
 	const char *args[] = { "record", "--pid", pidbuf, "-d", "1", "--threads", "-f", "html",
 			       "-o", html, NULL };
 	FILE *f;
@@ -292,6 +367,9 @@ Test(report_html, hostile_names, .timeout = 120)
 	int st;
 
 	cr_assert_eq(geteuid(), 0, "run as root: the target runs as nobody");
+	/* and a command line longer than pyrospy reads of it (4 KiB) */
+	memset(longarg, 'W', sizeof(longarg) - 1);
+	sargs[7] = longarg;
 	snprintf(dir, sizeof(dir), "/tmp/pyrospy-html-XXXXXX");
 	cr_assert(mkdtemp(dir), "mkdtemp");
 	snprintf(html, sizeof(html), "%s/report.html", dir);
@@ -326,6 +404,24 @@ Test(report_html, hostile_names, .timeout = 120)
 	cr_assert_geq(json_num(json, "long_name"), 4000, "the 5000 characters: %s", json);
 	cr_assert_eq(json_num(json, "thread_shown"), 1, "the thread picker: %s", json);
 	cr_assert(json_num(json, "search_share") > 0.9, "search '<img': %s", json);
+	/*
+	 * the header: the command line as text, cut at 4 KiB (4095 bytes, all
+	 * ASCII here); the heading its first 200 characters and an ellipsis
+	 */
+	cmd = strstr(json, "\"Command/usr/bin/python3.11 ");
+	cr_assert(cmd, "no command: %s", json);
+	cmd += strlen("\"Command");
+	end = strchr(cmd, '"');
+	cr_assert(end && end - cmd == 4095, "the command: %ld bytes: %s", end ? (long)(end - cmd) : 0L,
+		  json);
+	cr_assert(strstr(cmd, "hostile_html.py " EVIL_ARG " WWWW") &&
+		  strstr(cmd, "hostile_html.py " EVIL_ARG " WWWW") < end, "the command: %s", json);
+	title = strstr(json, "\"title\":\"");
+	cr_assert(title, "no title: %s", json);
+	title += strlen("\"title\":\"");
+	tend = strchr(title, '"');
+	cr_assert(tend && tend - title == 200 + 3 && !strncmp(title, cmd, 200) &&
+		  !strncmp(title + 200, "\xe2\x80\xa6", 3), "the title: %s", json);
 	free(json);
 	snprintf(rm, sizeof(rm), "rm -rf '%s'", dir);
 	cr_assert_eq(system(rm), 0);
@@ -457,6 +553,9 @@ Test(report_html, readme_screenshot, .timeout = 120)
 	cr_assert_not_null(strstr(out, "\"requests\":0"), "%s", out);
 	cr_assert(strstr(out, "\"Shop.checkout\"") && strstr(out, "\"Shop.report\"") &&
 		  strstr(out, "\"Shop.price\""), "not on the first screen: %s", out);
+	/* under exec, the title is the command as given */
+	snprintf(cmd, sizeof(cmd), "\"title\":\"/usr/bin/python3.11 %s/examples/shop.py\"", SRCDIR);
+	cr_assert(strstr(out, cmd), "no %s: %s", cmd, out);
 	free(out);
 	/* the PNG's size, from its IHDR, and the committed copy's */
 	for (int i = 0; i < 2; i++) {

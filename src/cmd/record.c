@@ -14,10 +14,12 @@
 #include "output/out.h"
 #include "output/outfile.h"
 #include "profile/profile.h"
+#include "proc/ptree.h"
 #include "proc/target.h"
 #include "sample/sampler.h"
 #include "stack/stack.h"
 #include "upload/ingest.h"
+#include "util/utf8.h"
 
 /* The format asked for, by -f or by -o's name (cli_parse_opts()), or by default. */
 static const struct out_ops *output_format(const struct cli_opts *o)
@@ -36,17 +38,64 @@ static void output_stem(char *name, size_t cap, pid_t pid)
 		 tm.tm_sec);
 }
 
+/*
+ * What was profiled, for the writers' header: exec's command as given, or
+ * the target's command line (hostile: bounded and sanitized by
+ * ptree_cmdline()), and its interpreter.  The title stays "pid N": a
+ * command line is the target's to choose, paths and all, and the html
+ * report's heading is the command when there is one.
+ */
+struct target_facts {
+	char command[PTREE_CMDLINE];
+	char interp[64];
+	char title[64];
+};
+
+static void target_facts(const struct cli_opts *o, const struct target *t, pid_t pid,
+			 struct target_facts *tf)
+{
+	memset(tf, 0, sizeof(*tf));
+	if (o->argv && o->argv[0]) {
+		char raw[PTREE_CMDLINE];
+		size_t n = 0;
+
+		for (char **a = o->argv; *a && n < sizeof(raw) - 1; a++)
+			n += (size_t)snprintf(raw + n, sizeof(raw) - n, "%s%s", a == o->argv ? "" : " ",
+					      *a);
+		if (n > sizeof(raw) - 1)
+			n = sizeof(raw) - 1;
+		utf8_sanitize(tf->command, sizeof(tf->command), raw, n);
+	} else
+		ptree_cmdline(pid, tf->command, sizeof(tf->command));
+	if (t)
+		snprintf(tf->interp, sizeof(tf->interp), "%s %s", target_lang_name(t->lang),
+			 t->version);
+	snprintf(tf->title, sizeof(tf->title), "pid %d", (int)pid);
+}
+
+static void target_meta(const struct target_facts *tf, pid_t pid, struct out_meta *meta)
+{
+	meta->title = tf->title;
+	meta->command = *tf->command ? tf->command : NULL;
+	meta->interp = *tf->interp ? tf->interp : NULL;
+	meta->pid = (int)pid;
+}
+
 static int write_profile(const struct cli_opts *o, struct outfile *of, const struct profile *p,
-			 const struct sampler_result *res, pid_t pid)
+			 const struct sampler_result *res, pid_t pid,
+			 const struct target_facts *tf)
 {
 	const struct out_ops *ops = output_format(o);
 	struct out_meta meta;
-	char title[64], name[96];
+	char name[96];
 	int ret;
 
-	snprintf(title, sizeof(title), "pid %d", (int)pid);
 	memset(&meta, 0, sizeof(meta));
-	meta.title = title;
+	target_meta(tf, pid, &meta);
+	meta.ticks = res->ticks;
+	meta.late = res->late;
+	meta.dropped = res->dropped;
+	meta.tags_dropped = res->tags_dropped;
 	meta.duration = res->elapsed;
 	meta.rate = o->rate;
 	meta.start = res->start;
@@ -88,17 +137,17 @@ static void stream_sample(void *arg, int64_t when_ns, const char *tags, const st
 	sm->ops->sample(sm->s, when_ns, tags, st);
 }
 
-static int stream_open(const struct cli_opts *o, struct stream *sm, pid_t pid)
+static int stream_open(const struct cli_opts *o, struct stream *sm, pid_t pid,
+		       const struct target_facts *tf)
 {
 	struct out_meta meta;
 	struct timespec ts;
-	char title[64], name[96];
+	char name[96];
 	int ret;
 
-	snprintf(title, sizeof(title), "pid %d", (int)pid);
 	clock_gettime(CLOCK_REALTIME, &ts);
 	memset(&meta, 0, sizeof(meta));
-	meta.title = title;
+	target_meta(tf, pid, &meta);
 	meta.rate = o->rate;
 	meta.start = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 	output_stem(name, sizeof(name), pid);
@@ -294,14 +343,16 @@ int cli_profile_target(struct cli_opts *o, struct cli_outputs *out, struct targe
 		.sample_arg = &sm,
 	};
 	struct sampler_result res;
+	struct target_facts tf;
 	struct profile p;
 	enum perr err;
 	int ret = cli_gil_refused(o, t);
 
 	if (ret != EXIT_OK)
 		return ret;
+	target_facts(o, t, pid, &tf);
 	if (streaming) {
-		ret = stream_open(o, &sm, pid);
+		ret = stream_open(o, &sm, pid, &tf);
 		if (ret != EXIT_OK)
 			return ret;
 	}
@@ -406,7 +457,7 @@ int cli_profile_target(struct cli_opts *o, struct cli_outputs *out, struct targe
 	}
 	/* streaming: a file only when asked for */
 	if (!raw_out && (!o->up.server || o->output)) {
-		int wret = write_profile(o, &out->profile, &p, &res, pid);
+		int wret = write_profile(o, &out->profile, &p, &res, pid, &tf);
 
 		if (wret != EXIT_OK)
 			ret = wret;

@@ -14,7 +14,18 @@ struct out_compare;
 
 /* What a writer may say about the run, besides the samples. */
 struct out_meta {
-	const char *title;	/* command or "pid N" */
+	const char *title;	/* "pid N", or diff's inputs */
+	/*
+	 * What was profiled and what was lost, for a header; each unknown
+	 * when NULL or 0 (a report of a recording that did not keep it).
+	 * command is the target's (sanitized, at most 4 KiB): text, never markup.
+	 */
+	const char *interp;	/* "Python 3.11.2", "Ruby 3.3.0" */
+	const char *command;	/* exec's command, or the target's command line */
+	int pid;
+	uint64_t ticks, late;	/* ticks taken, and those more than a period late */
+	uint64_t dropped;	/* samples lost: changed under every read */
+	uint64_t tags_dropped;	/* samples kept without their tags */
 	double duration;	/* seconds */
 	unsigned int rate;	/* samples per second asked */
 	double start;		/* Unix time of the first sample */

@@ -94,11 +94,30 @@ static int html_json_str(FILE *f, const char *s)
 	return putc('"', f) == EOF ? -1 : 0;
 }
 
+/*
+ * The summary header's facts; those not known (a report of a recording
+ * that did not keep them) are left out, not written as 0.  The command
+ * line is the target's: a string like any name.
+ */
 static int html_meta(FILE *f, const struct profile *p, const struct out_meta *meta)
 {
-	if (fputs("\"meta\":{\"title\":", f) == EOF ||
-	    html_json_str(f, meta->title ? meta->title : "pyrospy") ||
-	    fprintf(f, ",\"start\":%.3f,\"duration\":%.3f,\"rate\":%u,\"samples\":%" PRIu64
+	const char *title = meta->command ? meta->command : meta->title ? meta->title : "pyrospy";
+
+	/* the heading: the command profiled when known */
+	if (fputs("\"meta\":{\"title\":", f) == EOF || html_json_str(f, title))
+		return -1;
+	if (meta->interp && (fputs(",\"interp\":", f) == EOF || html_json_str(f, meta->interp)))
+		return -1;
+	if (meta->command && (fputs(",\"command\":", f) == EOF || html_json_str(f, meta->command)))
+		return -1;
+	if (meta->pid > 0 && fprintf(f, ",\"pid\":%d", meta->pid) < 0)
+		return -1;
+	if (meta->ticks &&
+	    fprintf(f, ",\"ticks\":%" PRIu64 ",\"late\":%" PRIu64 ",\"dropped\":%" PRIu64
+		       ",\"tagsDropped\":%" PRIu64, meta->ticks, meta->late, meta->dropped,
+		    meta->tags_dropped) < 0)
+		return -1;
+	if (fprintf(f, ",\"start\":%.3f,\"duration\":%.3f,\"rate\":%u,\"samples\":%" PRIu64
 		       ",\"threads\":%s,\"version\":\"" PACKAGE_VERSION "\"}",
 		    meta->start, meta->duration, meta->rate, p->total,
 		    meta->threads ? "true" : "false") < 0)

@@ -4,6 +4,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "output/out.h"
 #include "profile/profile.h"
@@ -142,10 +143,66 @@ int out_summary_rows(FILE *f, const struct profile *p, unsigned int max_rows, in
 	return out_summary_table(f, p, &t);
 }
 
+/*
+ * The header: the title's line, then what is known of the target and of
+ * what was lost, in the words of record's closing line:
+ *
+ *     pid 4242: 1998 samples in 10.0 s at 200 Hz
+ *     Python 3.11.2, pid 4242, 2026-11-28 14:20:01 to 14:20:11 UTC
+ *     command: python3 app.py
+ *     2001 ticks (200.1 Hz of 200 asked, 3 late), 1998 samples, 3 dropped (changed under every read)
+ */
+static int summary_header(FILE *f, const struct profile *p, const struct out_meta *meta)
+{
+	int any = 0;
+
+	if (fprintf(f, "%s: %" PRIu64 " samples in %.1f s at %u Hz\n",
+		    meta->title ? meta->title : "pyrospy", p->total, meta->duration, meta->rate) < 0)
+		return -1;
+	if (meta->interp && fprintf(f, "%s", meta->interp) < 0)
+		return -1;
+	any = !!meta->interp;
+	if (meta->pid > 0 && fprintf(f, "%spid %d", any ? ", " : "", meta->pid) < 0)
+		return -1;
+	any |= meta->pid > 0;
+	if (meta->start > 0) {
+		time_t from = (time_t)meta->start, to = (time_t)(meta->start + meta->duration);
+		struct tm a, b;
+		char ta[32], tb[32];
+
+		gmtime_r(&from, &a);
+		gmtime_r(&to, &b);
+		strftime(ta, sizeof(ta), "%Y-%m-%d %H:%M:%S", &a);
+		strftime(tb, sizeof(tb), a.tm_yday == b.tm_yday && a.tm_year == b.tm_year ?
+			 "%H:%M:%S" : "%Y-%m-%d %H:%M:%S", &b);
+		if (fprintf(f, "%s%s to %s UTC", any ? ", " : "", ta, tb) < 0)
+			return -1;
+		any = 1;
+	}
+	if (any && putc('\n', f) == EOF)
+		return -1;
+	if (meta->command && fprintf(f, "command: %s\n", meta->command) < 0)
+		return -1;
+	if (meta->ticks) {
+		if (fprintf(f, "%" PRIu64 " ticks (%.1f Hz of %u asked", meta->ticks,
+			    meta->duration > 0 ? (double)meta->ticks / meta->duration : 0.0,
+			    meta->rate) < 0 ||
+		    (meta->late && fprintf(f, ", %" PRIu64 " late", meta->late) < 0) ||
+		    fprintf(f, "), %" PRIu64 " samples", p->total) < 0 ||
+		    (meta->dropped &&
+		     fprintf(f, ", %" PRIu64 " dropped (changed under every read)", meta->dropped) < 0) ||
+		    (meta->tags_dropped &&
+		     fprintf(f, ", %" PRIu64 " without their tags (the tags changed under the read)",
+			     meta->tags_dropped) < 0) ||
+		    putc('\n', f) == EOF)
+			return -1;
+	}
+	return putc('\n', f) == EOF ? -1 : 0;
+}
+
 static int summary_write(FILE *f, const struct profile *p, const struct out_meta *meta)
 {
-	if (fprintf(f, "%s: %" PRIu64 " samples in %.1f s at %u Hz\n\n",
-		    meta->title ? meta->title : "pyrospy", p->total, meta->duration, meta->rate) < 0)
+	if (summary_header(f, p, meta))
 		return -1;
 	return out_summary_rows(f, p, UINT32_MAX, meta->full_paths);
 }

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "proc/ptree.h"
+#include "util/utf8.h"
 #include "util/xalloc.h"
 
 #define PTREE_MAX (1u << 22)	/* more processes than pid_max allows */
@@ -178,6 +179,18 @@ static ssize_t proc_text(pid_t pid, const char *what, char *buf, size_t cap)
 		n--;
 	buf[n] = '\0';
 	return n;
+}
+
+ssize_t ptree_cmdline(pid_t pid, char *buf, size_t cap)
+{
+	char raw[PTREE_CMDLINE];
+	ssize_t n = proc_text(pid, "cmdline", raw, cap < sizeof(raw) ? cap : sizeof(raw));
+
+	if (n < 0) {
+		*buf = '\0';
+		return -1;
+	}
+	return (ssize_t)utf8_sanitize(buf, cap, raw, (size_t)n);
 }
 
 /* Field 22 of /proc/pid/stat: start time in jiffies after boot. */

@@ -22,6 +22,16 @@ int ptree_descendants(pid_t root, pid_t **pids);
 #define PTREE_TASKS 64
 int ptree_children(pid_t pid, pid_t *pids, size_t cap);
 
+/*
+ * pid's command line (/proc/pid/cmdline, its first cap - 1 bytes, the
+ * arguments' NULs as spaces) into buf, sanitized (utf8_sanitize(): valid
+ * UTF-8, no control or bidi character): the target's, so fit to show
+ * only once cleaned.  Returns its length, 0 for none (a kernel thread, a
+ * process gone), or -1 with errno set.
+ */
+#define PTREE_CMDLINE 4096
+ssize_t ptree_cmdline(pid_t pid, char *buf, size_t cap);
+
 /* The parent of pid (/proc/pid/stat, field 4), or -1. */
 pid_t ptree_parent(pid_t pid);
 

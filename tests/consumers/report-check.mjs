@@ -230,6 +230,9 @@ async function hostile(page, boxes, state) {
 	const threads = (await state()).threads.map((t) => t.name);
 	const options = await page.locator('#thread option').allTextContents();
 	out.names = names.length;
+	// the header: the target's command line (markup) as text
+	out.title = await page.locator('#title').textContent();
+	out.facts = await page.locator('#facts').evaluate((dl) => Array.from(dl.children, (d) => d.textContent));
 	out.in_table = names.filter((n) => cells.includes(n)).length;
 	out.long_name = Math.max(0, ...cells.filter((c) => c.startsWith('LLLL')).map((c) => c.length));
 	out.drawn = names.filter((n) => drawn.includes(n)).length;

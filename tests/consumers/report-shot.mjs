@@ -15,7 +15,8 @@ try {
 	await page.screenshot({ path: shot });
 	const boxes = await page.evaluate(() => window.pyrospyReport.boxes()
 		.filter((b) => b.y + b.h <= 900 && b.w >= 20).map((b) => b.name));
-	console.log(JSON.stringify({ requests, boxes }));
+	const title = await page.evaluate(() => document.getElementById('title').textContent);
+	console.log(JSON.stringify({ requests, title, boxes }));
 } finally {
 	await browser.close();
 }

@@ -299,8 +299,12 @@
 	function summary() {
 		var m = D.meta, facts = $('facts');
 
-		$('title').textContent = m.title;
-		document.title = m.title + ' \u2014 pyrospy report';
+		// a command line may be 4 KiB: the heading has its start, the tooltip all
+		var title = m.title.length > 200 ? m.title.slice(0, 200) + '\u2026' : m.title;
+
+		$('title').textContent = title;
+		$('title').title = m.title;
+		document.title = title + ' \u2014 pyrospy report';
 		function fact(k, v) {
 			var div = document.createElement('div'), dt = document.createElement('dt'),
 				dd = document.createElement('dd');
@@ -309,13 +313,37 @@
 			dd.textContent = v;
 			div.append(dt, dd);
 			facts.append(div);
+			return div;
 		}
-		if (m.start > 0)
-			fact('Started', new Date(m.start * 1000).toISOString().replace('T', ' ').replace(/\.\d+Z$/, ' UTC'));
+		function utc(t) {
+			return new Date(t * 1000).toISOString().replace('T', ' ').replace(/\.\d+Z$/, ' UTC');
+		}
+		// what pyrospy knew; a fact a recording did not keep is left out
+		if (m.interp)
+			fact('Interpreter', m.interp);
+		if (m.pid)
+			fact('Process', 'pid ' + m.pid);
+		if (m.command)
+			fact('Command', m.command).className = 'command';
+		if (m.start > 0) {
+			fact('Started', utc(m.start));
+			fact('Ended', utc(m.start + m.duration));
+		}
 		fact('Duration', m.duration.toFixed(2) + ' s');
 		if (m.rate)
 			fact('Rate asked', m.rate + ' Hz');
+		if (m.ticks !== undefined) {
+			if (m.duration > 0)
+				fact('Rate delivered', (m.ticks / m.duration).toFixed(1) + ' Hz');
+			fact('Ticks', String(m.ticks));
+			fact('Late ticks', String(m.late));
+		}
 		fact('Samples', String(m.samples));
+		if (m.ticks !== undefined) {
+			fact('Dropped', m.dropped ? m.dropped + ' (changed under every read)' : '0');
+			if (m.tagsDropped)
+				fact('Without their tags', m.tagsDropped + ' (the tags changed under the read)');
+		}
 		if (D.compare) {
 			var cv = tagKeys.get(D.compare.key) || new Map();
 
@@ -1153,4 +1181,6 @@
 		legend();
 		draw();
 	}
+	/* the time to the first graph drawn, for scripts/bench */
+	performance.mark('pyrospy-drawn');
 })();
