@@ -545,17 +545,17 @@ Test(report_html, readme_screenshot, .timeout = 120)
 
 	snprintf(html, sizeof(html), "%s/report-shop.html", BUILDDIR);
 	snprintf(png, sizeof(png), "%s/report-shop.png", BUILDDIR);
-	snprintf(cmd, sizeof(cmd), "%s exec -q --threads -d 3 -o %s -- /usr/bin/python3.11 "
-		 "%s/examples/shop.py && cd %s && node report-shot.mjs %s %s", getenv("PYROSPY"),
-		 html, SRCDIR, TEST_CONSUMERS, html, png);
+	/* as the README's reader runs it, from the source tree */
+	snprintf(cmd, sizeof(cmd), "cd %s && PATH=/usr/bin:/bin %s exec -q --threads -d 3 -o %s -- "
+		 "python3 examples/shop.py && cd %s && node report-shot.mjs %s %s", SRCDIR,
+		 getenv("PYROSPY"), html, TEST_CONSUMERS, html, png);
 	out = test_run(cmd, &st);
 	cr_assert_eq(st, 0, "%s", out);
 	cr_assert_not_null(strstr(out, "\"requests\":0"), "%s", out);
 	cr_assert(strstr(out, "\"Shop.checkout\"") && strstr(out, "\"Shop.report\"") &&
 		  strstr(out, "\"Shop.price\""), "not on the first screen: %s", out);
 	/* under exec, the title is the command as given */
-	snprintf(cmd, sizeof(cmd), "\"title\":\"/usr/bin/python3.11 %s/examples/shop.py\"", SRCDIR);
-	cr_assert(strstr(out, cmd), "no %s: %s", cmd, out);
+	cr_assert(strstr(out, "\"title\":\"python3 examples/shop.py\""), "%s", out);
 	free(out);
 	/* the PNG's size, from its IHDR, and the committed copy's */
 	for (int i = 0; i < 2; i++) {
