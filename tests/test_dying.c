@@ -319,9 +319,44 @@ Test(dying, ruby_shuts_down, .timeout = 60)
 }
 
 /*
+ * Every frame of out named as a victim, or at a victim's place (Ruby's
+ * victims are defined at corrupt.rb:49, Python's in "<string>"), is a
+ * victim with its own name and file as the program defined them
+ * ("Object#victim_12 (.../corrupt.rb:49)", "victim_12 (<string>:3)"), or
+ * the code that defines them there: none made of the garbage.  A victim
+ * can be shown: a stack read while it ran whose names were read after the
+ * program put them back (on a loaded machine, pyrospy descheduled between
+ * the two reads: 1 sample of 350 seen) is a stack the program had.
+ */
+static void victims_named(const struct interp *in, const char *out)
+{
+	static const char *const rb_others[] = { "block in <main> (", "Module#class_eval (", NULL };
+	static const char *const py_others[] = { "<module> (", NULL };
+	int rb = in->lang == TARGET_RUBY;
+	const char *prefix = rb ? "Object#victim_" : "victim_";
+	const char *place = rb ? "/corrupt.rb:49)" : " (<string>:";
+	const char *const *others = rb ? rb_others : py_others;
+
+	for (const char *f = out; *f; f += strcspn(f, ";\n"), f += !!*f) {
+		size_t len = strcspn(f, ";\n"), plen = strlen(prefix);
+		int named = !strncmp(f, prefix, plen) && f[plen] >= '0' && f[plen] <= '9';
+		int at = memmem(f, len, place, strlen(place)) != NULL, other = 0;
+
+		if (!named && !memmem(f, len, "victim_", 7) && !at)
+			continue;
+		for (size_t i = 0; others[i]; i++)
+			other |= !strncmp(f, others[i], strlen(others[i]));
+		if (named && at)
+			cr_log_info("%s: a victim's stack read as it was: %.*s", in->bin, (int)len, f);
+		cr_assert((named && at) || (other && at), "%s: a corrupt frame shown: %.*s", in->bin,
+			  (int)len, f);
+	}
+}
+
+/*
  * The program points the names of its running code at garbage (ctypes,
- * Fiddle): those stacks are dropped and counted, never shown, and the rest
- * is profiled as usual.
+ * Fiddle): those stacks are dropped and counted, never shown with the
+ * garbage, and the rest is profiled as usual.
  */
 static void corrupt(const struct interp *in)
 {
@@ -333,7 +368,7 @@ static void corrupt(const struct interp *in)
 
 	cr_assert_eq(st, 0, "%s: exit %d: %s", in->bin, st, err);
 	cr_assert_gt(test_folded_count(out, fn(in, "clean")), 100, "%s: %s", in->bin, out);
-	cr_assert_null(strstr(out, "victim_"), "%s: a corrupt frame shown:\n%s", in->bin, out);
+	victims_named(in, out);
 	drops = dropped(err, &samples);
 	cr_assert_gt(drops * 4, samples, "%s: %lu of %lu dropped: %s", in->bin, drops, samples,
 		     err);

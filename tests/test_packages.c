@@ -101,9 +101,9 @@ static void check_tagged(const char *who, const char *out, const char *err,
 /*
  * Every Python of the matrix, and the oldest and newest of pyenv's: a
  * fresh venv of each (the chroots' Debian Pythons get venv and pip from
- * their pythonX.Y-venv packages, scripts/provision-chroots), inside its
- * chroot, as the gems are below.  The free-threaded 3.13t is not here: it
- * is built without zlib, which pip needs (a known gap, docs/features.md).
+ * their pythonX.Y-venv packages, scripts/provision-chroots; the
+ * free-threaded 3.13t from its own source tree's ensurepip), inside its
+ * chroot, as the gems are below.
  */
 static const struct interp wheel_pythons[] = {
 	{ "bullseye", "python3.9", TARGET_PYTHON, 3, 9 },
@@ -111,6 +111,7 @@ static const struct interp wheel_pythons[] = {
 	{ "trixie", "python3.13", TARGET_PYTHON, 3, 13 },
 	{ "sid", "python3.14", TARGET_PYTHON, 3, 14 },
 	{ "sid", "python3.15", TARGET_PYTHON, 3, 15 },
+	{ "trixie-ft", "/opt/pyft/python3.13/python", TARGET_PYTHON, 3, 13 },
 	{ NULL, "/root/.pyenv/versions/3.8.18/bin/python3.8", TARGET_PYTHON, 3, 8 },
 	{ NULL, "/root/.pyenv/versions/3.13.0/bin/python3.13", TARGET_PYTHON, 3, 13 },
 };
