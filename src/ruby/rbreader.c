@@ -676,12 +676,13 @@ enum perr rbreader_sample(struct rbreader *rr, reader_cb cb, void *arg)
 	 * A look reads the interpreter's writable data: then ever further
 	 * apart, for a build where it is never found.
 	 */
-	if (!rr->symbols && rr->stats.samples >= rr->symbols_next) {
-		rr->symbols_gap *= 2;
-		rr->symbols_next = rr->stats.samples + rr->symbols_gap;
+	if (!rr->symbols &&
+	    (rr->stats.samples <= SYMBOLS_EAGER || rr->stats.samples >= rr->symbols_next)) {
+		if (rr->stats.samples >= rr->symbols_next) {
+			rr->symbols_gap *= 2;
+			rr->symbols_next = rr->stats.samples + rr->symbols_gap;
+		}
 		target_refresh_maps(rr->t);
-		rr->symbols = find_symbols(rr);
-	} else if (!rr->symbols && rr->stats.samples <= SYMBOLS_EAGER) {
 		rr->symbols = find_symbols(rr);
 	}
 	if (rr->flocals)
