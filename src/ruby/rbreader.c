@@ -668,13 +668,20 @@ enum perr rbreader_sample(struct rbreader *rr, reader_cb cb, void *arg)
 	 * Init_sym() has made the symbol table), or its maps not what they
 	 * were: look again now and then.  Without it, C functions go
 	 * unnamed, and the helper's fiber-local variables, looked up by
-	 * name, are never found: no tags, --tag's in their place.  A look
-	 * reads the interpreter's writable data: ever further apart, for a
-	 * build where it is never found.
+	 * name, are never found: no tags, --tag's in their place.  So each
+	 * of the first SYMBOLS_EAGER samples looks: a look at attach that
+	 * misses it (early in the program's start, or as it adds symbols)
+	 * cost the tags of every sample up to the SYMBOLS_RETRY-th
+	 * (packages/gem_install: the first 99 untagged, 1 run in 15-75).
+	 * A look reads the interpreter's writable data: then ever further
+	 * apart, for a build where it is never found.
 	 */
-	if (!rr->symbols && rr->stats.samples >= rr->symbols_next) {
-		rr->symbols_gap *= 2;
-		rr->symbols_next = rr->stats.samples + rr->symbols_gap;
+	if (!rr->symbols &&
+	    (rr->stats.samples <= SYMBOLS_EAGER || rr->stats.samples >= rr->symbols_next)) {
+		if (rr->stats.samples >= rr->symbols_next) {
+			rr->symbols_gap *= 2;
+			rr->symbols_next = rr->stats.samples + rr->symbols_gap;
+		}
 		target_refresh_maps(rr->t);
 		rr->symbols = find_symbols(rr);
 	}

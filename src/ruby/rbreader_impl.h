@@ -50,6 +50,7 @@
 #define OBJ_CACHE	4096
 #define ID_CACHE	2048
 #define SYMBOLS_RETRY	100		/* samples to the first look again for the symbol table */
+#define SYMBOLS_EAGER	100		/* samples at the start that each look for it */
 #define VALIDATE_MAX	256
 #define WALK_TRIES	8		/* reads of a torn stack before it is dropped */
 #define LIST_TRIES	4		/* walks of a thread list changed under us */
