@@ -14,6 +14,7 @@
 #include "output/out.h"
 #include "output/outfile.h"
 #include "profile/profile.h"
+#include "proc/procmem.h"
 #include "proc/ptree.h"
 #include "proc/target.h"
 #include "sample/sampler.h"
@@ -41,7 +42,9 @@ static void output_stem(char *name, size_t cap, pid_t pid)
 /*
  * What was profiled, for the writers' header: exec's command as given, or
  * the target's command line (hostile: bounded and sanitized by
- * ptree_cmdline()), and its interpreter.  The title stays "pid N": a
+ * ptree_cmdline(); kept only if the process held is still alive after the
+ * read, so that it is its own, not a new process's on the pid), and its
+ * interpreter.  The title stays "pid N": a
  * command line is the target's to choose, paths and all, and the html
  * report's heading is the command when there is one.
  */
@@ -51,7 +54,7 @@ struct target_facts {
 	char title[64];
 };
 
-static void target_facts(const struct cli_opts *o, const struct target *t, pid_t pid,
+static void target_facts(const struct cli_opts *o, struct target *t, pid_t pid,
 			 struct target_facts *tf)
 {
 	memset(tf, 0, sizeof(*tf));
@@ -65,8 +68,11 @@ static void target_facts(const struct cli_opts *o, const struct target *t, pid_t
 		if (n > sizeof(raw) - 1)
 			n = sizeof(raw) - 1;
 		utf8_sanitize(tf->command, sizeof(tf->command), raw, n);
-	} else
-		ptree_cmdline(pid, tf->command, sizeof(tf->command));
+	} else if (ptree_cmdline(pid, tf->command, sizeof(tf->command)) >= 0 && t &&
+		   !procmem_alive(&t->mem)) {
+		/* gone as it was read: the pid may be another process's now */
+		*tf->command = '\0';
+	}
 	if (t)
 		snprintf(tf->interp, sizeof(tf->interp), "%s %s", target_lang_name(t->lang),
 			 t->version);
