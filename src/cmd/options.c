@@ -39,7 +39,7 @@ void cli_print_version(void)
 	if (!t.own_python && !t.own_ruby)
 		printf("tag helpers: %s\n", h ? h : built_in);
 	else	/* installed by pip or gem: the program imports the package's own */
-		printf("tag helpers: python: %s; ruby: %s\n",
+		printf("python helpers: %s\nruby helpers: %s\n",
 		       t.own_python ? "the wheel's (import pyrospy)" : h ? h : built_in,
 		       t.own_ruby ? "the gem's (require \"pyrospy\")" : h ? h : built_in);
 }
