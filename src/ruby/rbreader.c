@@ -670,9 +670,10 @@ enum perr rbreader_sample(struct rbreader *rr, reader_cb cb, void *arg)
 	 * unnamed, and the helper's fiber-local variables, looked up by
 	 * name, are never found: no tags, --tag's in their place.  So each
 	 * of the first SYMBOLS_EAGER samples looks: a look at attach that
-	 * misses it (early in the program's start, or as it adds symbols)
-	 * cost the tags of every sample up to the SYMBOLS_RETRY-th
-	 * (packages/gem_install: the first 99 untagged, 1 run in 15-75).
+	 * missed it (early in the program's start, or as it adds symbols)
+	 * would cost the tags of every sample up to the SYMBOLS_RETRY-th.
+	 * That is the likely cause, not reproduced, of packages/gem_install's
+	 * first 94 samples of a run untagged (1 run in 15-75 beside load).
 	 * A look reads the interpreter's writable data: then ever further
 	 * apart, for a build where it is never found.
 	 */
