@@ -20,6 +20,7 @@ struct taskstat_entry {
 	pid_t tid;		/* host tid */
 	pid_t ns_tid;		/* tid in the target's namespace */
 	int fd;			/* /proc/PID/task/TID/stat */
+	int sfd;		/* and its schedstat, -1 until asked for */
 };
 
 static int same_pid_ns(pid_t pid)
@@ -43,18 +44,64 @@ void taskstat_init(struct taskstat *ts, pid_t pid)
 
 void taskstat_release(struct taskstat *ts)
 {
-	for (size_t i = 0; i < ts->nr; i++)
+	for (size_t i = 0; i < ts->nr; i++) {
 		if (ts->ent[i].fd >= 0)
 			close(ts->ent[i].fd);
+		if (ts->ent[i].sfd >= 0)
+			close(ts->ent[i].sfd);
+	}
 	FREE_AND_NULL(ts->ent);
-	ts->nr = ts->alloc = 0;
+	FREE_AND_NULL(ts->hash);
+	ts->nr = ts->alloc = ts->hcap = 0;
+}
+
+static size_t slot_of(pid_t tid, size_t cap)
+{
+	return (size_t)(((uint64_t)(uint32_t)tid * 0x9E3779B97F4A7C15ull) >> 40) & (cap - 1);
+}
+
+static void hash_put(struct taskstat *ts, size_t i)
+{
+	uint32_t *h[2] = { ts->hash, ts->hash + ts->hcap };
+	pid_t key[2] = { ts->ent[i].tid, ts->ent[i].ns_tid };
+
+	for (int k = 0; k < 2; k++) {
+		size_t s = slot_of(key[k], ts->hcap);
+
+		if (key[k] <= 0)
+			continue;
+		while (h[k][s])
+			s = (s + 1) & (ts->hcap - 1);
+		h[k][s] = (uint32_t)i + 1;
+	}
+}
+
+/* (Re)build the index: after a drop moved an entry, or the table grew. */
+static void hash_build(struct taskstat *ts)
+{
+	size_t cap = 64;
+
+	while (cap <= 2 * ts->alloc)
+		cap *= 2;
+	if (cap != ts->hcap) {
+		free(ts->hash);
+		ts->hash = xcalloc(2 * cap, sizeof(*ts->hash));
+		ts->hcap = cap;
+	} else {
+		memset(ts->hash, 0, 2 * cap * sizeof(*ts->hash));
+	}
+	for (size_t i = 0; i < ts->nr; i++)
+		hash_put(ts, i);
 }
 
 static void drop(struct taskstat *ts, size_t i)
 {
 	if (ts->ent[i].fd >= 0)
 		close(ts->ent[i].fd);
+	if (ts->ent[i].sfd >= 0)
+		close(ts->ent[i].sfd);
 	ts->ent[i] = ts->ent[--ts->nr];
+	ts->hcap = 0;	/* an entry moved: build the index again when next asked */
 }
 
 /* The innermost id on the NSpid line of a task's status. */
@@ -89,9 +136,20 @@ pid_t taskstat_nspid(pid_t pid, pid_t tid)
 
 static struct taskstat_entry *find(struct taskstat *ts, pid_t tid, int by_ns)
 {
-	for (size_t i = 0; i < ts->nr; i++)
-		if ((by_ns ? ts->ent[i].ns_tid : ts->ent[i].tid) == tid)
-			return &ts->ent[i];
+	const uint32_t *h;
+	size_t s;
+
+	if (tid <= 0)
+		return NULL;
+	if (!ts->hcap)
+		hash_build(ts);
+	h = ts->hash + (by_ns ? ts->hcap : 0);
+	for (s = slot_of(tid, ts->hcap); h[s]; s = (s + 1) & (ts->hcap - 1)) {
+		struct taskstat_entry *e = &ts->ent[h[s] - 1];
+
+		if ((by_ns ? e->ns_tid : e->tid) == tid)
+			return e;
+	}
 	return NULL;
 }
 
@@ -126,12 +184,16 @@ static struct taskstat_entry *add(struct taskstat *ts, pid_t tid, pid_t ns_tid)
 	if (ts->nr == ts->alloc) {
 		ts->alloc = ts->alloc ? ts->alloc * 2 : 16;
 		ts->ent = xreallocarray(ts->ent, ts->alloc, sizeof(*ts->ent));
+		ts->hcap = 0;
 	}
 	e = &ts->ent[ts->nr++];
 	e->tid = tid;
 	e->ns_tid = ns_tid;
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)ts->pid, (int)tid);
 	e->fd = open(path, O_RDONLY | O_CLOEXEC);
+	e->sfd = -1;
+	if (ts->hcap)
+		hash_put(ts, ts->nr - 1);
 	return e;
 }
 
@@ -182,4 +244,41 @@ char taskstat_state(struct taskstat *ts, pid_t tid)
 	if (!p || p[1] != ' ' || !p[2])
 		return 0;
 	return p[2];
+}
+
+int taskstat_run(struct taskstat *ts, pid_t tid, struct taskstat_run *run)
+{
+	struct taskstat_entry *e = find(ts, tid, 0);
+	char buf[128], *p, *end;
+	unsigned long long v[3];
+	ssize_t n;
+
+	if (!e)
+		e = add(ts, tid, ts->same_ns ? tid : 0);
+	if (e->sfd < 0) {
+		char path[96];
+
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/schedstat", (int)ts->pid, (int)tid);
+		e->sfd = open(path, O_RDONLY | O_CLOEXEC);
+		if (e->sfd < 0)
+			return -1;
+	}
+	n = pread(e->sfd, buf, sizeof(buf) - 1, 0);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	/* "run-ns wait-ns count\n" */
+	p = buf;
+	for (int k = 0; k < 3; k++) {
+		errno = 0;
+		v[k] = strtoull(p, &end, 10);
+		if (end == p || errno || (*end != ' ' && *end != '\n'))
+			return -1;
+		p = end;
+	}
+	if (!v[0] || !v[2])
+		return -1;	/* not kept: no proof of anything */
+	run->ns = v[0];
+	run->count = v[2];
+	return 0;
 }
