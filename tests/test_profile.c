@@ -236,3 +236,71 @@ Test(profile, same_address_other_string_is_another_frame)
 	cr_assert_neq(profile_frame(&p, PROFILE_CODE, copy, file, 11), d);
 	profile_release(&p);
 }
+
+/*
+ * A reader's kept stack (stack.kept) is added where it ended before, but
+ * only under the same tag set and thread: the profile is the one the same
+ * stacks without .kept make.
+ */
+Test(profile, kept_stacks_add_as_fresh_ones)
+{
+	static const char *tags[] = { "a=1", "a=2", NULL };
+	struct profile a, b;
+	char *fa, *fb;
+
+	profile_init(&a);
+	profile_init(&b);
+	for (int i = 0; i < 60; i++) {
+		make_stack(i % 3 == 0);
+		st.tid = 7 + i % 2;
+		st.thread_name = i % 5 ? "worker" : "renamed";
+		st.kept = 1 + (uint64_t)(i % 3 == 0);	/* two stacks, each its own value */
+		profile_add(&a, tags[i % 3], &st, 1);
+		st.kept = 0;
+		profile_add(&b, tags[i % 3], &st, 1);
+	}
+	cr_assert_eq(a.total, 60);
+	fa = folded_meta(&a, 1, 0);
+	fb = folded_meta(&b, 1, 0);
+	cr_assert_str_eq(fa, fb);
+	cr_assert_eq(a.nnode, b.nnode);
+	free(fa);
+	free(fb);
+	profile_release(&a);
+	profile_release(&b);
+}
+
+/*
+ * A kept stack counted in an [other] frame (no room for its path) goes
+ * where the same stack without .kept goes, sample after sample.
+ */
+Test(profile, kept_stack_counted_in_other_stays_there)
+{
+	for (unsigned int depth = 1; depth <= 40; depth += 39) {
+		struct profile p, q;
+		char *s, *t;
+
+		profile_init(&p);
+		profile_init(&q);
+		p.max_bytes = q.max_bytes = profile_footprint(&p) + 2048;
+		for (int i = 0; i < 40; i++) {
+			make_stack(0);
+			for (unsigned int d = 0; d < depth; d++)
+				st.frame[d] = (struct stack_frame){ "deep", "app.py", (int)d + 1 };
+			st.depth = depth;
+			st.tid = 7 + i % 3;
+			st.kept = 99 + (uint64_t)(i % 3);
+			profile_add(&p, NULL, &st, 1);
+			st.kept = 0;
+			profile_add(&q, NULL, &st, 1);
+		}
+		s = folded_meta(&p, 1, 0);
+		t = folded_meta(&q, 1, 0);
+		cr_assert(strstr(s, "[other]"), "%s", s);
+		cr_assert_str_eq(s, t);
+		free(s);
+		free(t);
+		profile_release(&p);
+		profile_release(&q);
+	}
+}

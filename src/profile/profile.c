@@ -46,6 +46,7 @@ void profile_release(struct profile *p)
 	free(p->node_hash);
 	free(p->seen);
 	free(p->thr);
+	free(p->kept);
 	memset(p, 0, sizeof(*p));
 }
 
@@ -553,8 +554,9 @@ static uint32_t stack_frame(struct profile *p, struct need *nd, enum profile_kin
 }
 
 /* The frame ids of st's sample, outermost first: their number. */
-static uint32_t stack_ids(struct profile *p, const char *tags, const struct stack *st,
-			  uint32_t *ids, struct need *nd)
+/* The first two of stack_ids(): st's tag set's frame, then its thread's. */
+static void stack_head_ids(struct profile *p, const char *tags, const struct stack *st,
+			   uint32_t *ids, struct need *nd)
 {
 	uint32_t n = 0;
 	char buf[176], in[40] = "";
@@ -581,7 +583,14 @@ static uint32_t stack_ids(struct profile *p, const char *tags, const struct stac
 	/* made (not only looked for): the thread's latest name */
 	if (!nd)
 		profile_thread_note(p, st->pid, st->tid, st->interp, ids[n]);
-	n++;
+}
+
+static uint32_t stack_ids(struct profile *p, const char *tags, const struct stack *st,
+			  uint32_t *ids, struct need *nd)
+{
+	uint32_t n = 2;
+
+	stack_head_ids(p, tags, st, ids, nd);
 	if (st->truncated)
 		ids[n++] = stack_frame(p, nd, PROFILE_MARK, "[truncated]", "", 0);
 	for (uint32_t i = st->depth; i-- > 0;) {
@@ -631,7 +640,81 @@ static uint32_t add_other(struct profile *p, uint32_t anchor, uint64_t weight)
 	return node;
 }
 
+/*
+ * A reader's kept stack (stack.kept) met before: where its path ends, and
+ * the node of its tag set and thread it ends under.  Direct-mapped: a
+ * miss costs only what a stack costs anyway.
+ */
+#define KEPT_SLOTS 4096u	/* a power of two */
+
+struct profile_kept {
+	uint64_t serial;	/* stack.kept; 0: empty */
+	uint32_t under, leaf;
+};
+
+/*
+ * The node of st's tag set and thread, if it is there already (nothing
+ * is made), else 0; the thread noted as profile_add() notes it.
+ */
+static uint32_t kept_under(struct profile *p, const char *tags, const struct stack *st)
+{
+	uint32_t ids[2], node;
+	struct need nd = { 0, 0, 0, 0 };
+
+	stack_head_ids(p, tags, st, ids, &nd);
+	if (ids[0] == NONE || ids[1] == NONE || !(node = node_lookup(p, 0, ids[0])) ||
+	    !(node = node_lookup(p, node, ids[1])))
+		return 0;
+	profile_thread_note(p, st->pid, st->tid, st->interp, ids[1]);
+	return node;
+}
+
+static uint32_t add_stack(struct profile *p, const char *tags, const struct stack *st,
+			  uint64_t weight);
+
+/*
+ * A thousand waiting threads shown again each tick (a reader's kept
+ * stacks) would cost a thousand walks down the trie a tick, a node lookup
+ * a frame: a stack met before under the same tag set and thread is added
+ * where it ended then.
+ */
 uint32_t profile_add(struct profile *p, const char *tags, const struct stack *st, uint64_t weight)
+{
+	struct profile_kept *k;
+	uint32_t under, leaf, up, steps = st->depth + (st->truncated ? 1u : 0u);
+	uint64_t other;
+
+	if (!st->kept)
+		return add_stack(p, tags, st, weight);
+	if (!p->kept) {
+		p->kept = xcalloc(KEPT_SLOTS, sizeof(*p->kept));
+		p->bytes += KEPT_SLOTS * sizeof(*p->kept);
+	}
+	k = &p->kept[mix(st->kept) & (KEPT_SLOTS - 1)];
+	under = kept_under(p, tags, st);
+	if (under && k->serial == st->kept && k->under == under) {
+		add_up(p, k->leaf, weight);
+		return k->leaf;
+	}
+	other = p->other;
+	leaf = add_stack(p, tags, st, weight);
+	/* only a path made whole (not an [other] frame's count) is kept */
+	if (p->other != other)
+		return leaf;
+	if (!under)
+		under = kept_under(p, tags, st);
+	for (up = leaf; up && steps; steps--)
+		up = p->node[up].parent;
+	if (under && !steps && up == under && leaf != under) {
+		k->serial = st->kept;
+		k->under = under;
+		k->leaf = leaf;
+	}
+	return leaf;
+}
+
+static uint32_t add_stack(struct profile *p, const char *tags, const struct stack *st,
+			  uint64_t weight)
 {
 	uint32_t ids[STACK_MAX_DEPTH + 3];
 	uint32_t n, i, node = 0, anchor = 0;

@@ -75,6 +75,8 @@ struct profile {
 	struct profile_thread *thr;
 	uint32_t thr_cap, nthr;
 	int renamed;		/* a thread had more than one thread frame */
+	/* stacks a reader kept (stack.kept): their leaf under their thread's node */
+	struct profile_kept *kept;
 	/* options */
 	int no_lines;		/* aggregate by function: line 0 */
 	int show_pid;		/* name threads "pid N: thread (TID)" */

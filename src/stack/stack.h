@@ -33,10 +33,21 @@ struct stack {
 	int truncated;		/* frames beyond STACK_MAX_DEPTH dropped */
 	unsigned int ractor;	/* Ruby: the number of its ractor if not the main one, else 0 */
 	uint64_t interp;	/* Python: the id of its interpreter if not the main one, else 0 */
+	/*
+	 * Not 0: depth, truncated and frame[] are, pointer for pointer, those
+	 * of every other stack handed on with the same value (a stack a
+	 * reader keeps and shows again while its thread does not run): an
+	 * aggregator may find its path once (profile.c).  From
+	 * stack_kept_serial().
+	 */
+	uint64_t kept;
 	unsigned int depth;
 	/* with reader_opts.locals: each frame's locals as text (NULL: none) */
 	const char *const *locals;
 	struct stack_frame frame[STACK_MAX_DEPTH];
 };
+
+/* A value for stack.kept no other stack of this process had. */
+uint64_t stack_kept_serial(void);
 
 #endif
