@@ -439,6 +439,9 @@ int cli_profile_target(struct cli_opts *o, struct cli_outputs *out, struct targe
 	if (o->verbose && res.anchored)
 		fprintf(stderr, "pyrospy: %llu stacks read only above the frame CPython keeps for "
 			"profilers (last_profiled_frame)\n", (unsigned long long)res.anchored);
+	if (o->verbose && res.reused)
+		fprintf(stderr, "pyrospy: %llu stacks of threads that had not run since their last "
+			"read reused\n", (unsigned long long)res.reused);
 	if (o->verbose && res.unqualified)
 		fprintf(stderr, "pyrospy: %llu Ruby method names shown without their class "
 			"(it could not be read)\n", (unsigned long long)res.unqualified);

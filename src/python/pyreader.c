@@ -313,6 +313,13 @@ void pyreader_free(struct pyreader *pr)
 		free(pr->anchors[i].below);
 	free(pr->anchors);
 	free(pr->roots);
+	for (size_t i = 0; pr->kept && i < KEPT; i++)
+		free(pr->kept[i].frames);
+	free(pr->kept);
+	free(pr->later);
+	free(pr->tlist);
+	free(pr->tlist_new);
+	free(pr->tbuf);
 	free(pr->snap);
 	free(pr->pre);
 	free(pr->vbuf);
@@ -365,12 +372,339 @@ static uint64_t gil_holder(struct pyreader *pr, const unsigned char *interp)
 	return locked ? holder : 0;
 }
 
+/*
+ * Threads that did not run since their last read keep their stack: a
+ * waiting thread of a thousand costs one pread() a tick (taskstat_run()),
+ * not its frames' reads and their checks.  The proof is the kernel's, not
+ * the frames': a thread that woke, ran and went back to waiting at the
+ * same depth in another function has the same frame pointer, and a run
+ * count that moved.  Not with --async or --locals (what they show is
+ * read apart), and never for the thread holding the GIL.
+ */
+static struct pykept *kept_slot(struct pyreader *pr, uint64_t tstate, const uint64_t ident[2],
+				pid_t tid)
+{
+	size_t h = (size_t)((tstate >> 4) * 0x9E3779B97F4A7C15ull >> 40) & (KEPT - 1);
+	struct pykept *free_slot = NULL;
+
+	if (pr->aio || pr->flocals || tid <= 0)
+		return NULL;
+	if (!pr->kept)
+		pr->kept = xcalloc(KEPT, sizeof(*pr->kept));
+	for (unsigned int i = 0; i < KEPT_PROBE; i++) {
+		struct pykept *k = &pr->kept[(h + i) & (KEPT - 1)];
+
+		if (k->tstate == tstate) {
+			if (k->ident[0] != ident[0] || k->ident[1] != ident[1] || k->tid != tid) {
+				k->state = 0;	/* another thread's state, made at its address */
+				k->has_run = k->walked = 0;
+				k->ident[0] = ident[0];
+				k->ident[1] = ident[1];
+				k->tid = tid;
+			}
+			k->seen = pr->stats.samples;
+			return k;
+		}
+		/* a thread state not met last sample nor this one is gone */
+		if (!free_slot && (!k->tstate || k->seen + 1 < pr->stats.samples))
+			free_slot = k;
+	}
+	if (!free_slot)
+		return NULL;
+	free_slot->tstate = tstate;
+	free_slot->ident[0] = ident[0];
+	free_slot->ident[1] = ident[1];
+	free_slot->tid = tid;
+	free_slot->seen = pr->stats.samples;
+	free_slot->state = 0;
+	free_slot->has_run = free_slot->walked = 0;
+	return free_slot;
+}
+
+/* Is k's stack (with --idle; without, its being idle) to be shown again, if it did not run? */
+static int kept_usable(const struct pyreader *pr, const struct pykept *k, const struct stack *st)
+{
+	if (!k || !k->has_run || !k->state || k->state == 'R' || st->holds_gil == 1)
+		return 0;
+	return !pr->opts.idle || (k->walked && k->gen == pr->anchor_gen);
+}
+
+static void kept_store(struct pyreader *pr, struct pykept *k, const struct stack *st)
+{
+	if (k->cap < st->depth) {
+		size_t cap = st->depth < 16 ? 16 : st->depth;
+
+		pr->kept_bytes -= k->cap * sizeof(*k->frames);
+		free(k->frames);
+		k->frames = NULL;
+		k->cap = 0;
+		if (pr->kept_bytes + cap * sizeof(*k->frames) > KEPT_BYTES)
+			return;		/* read afresh each tick, as without */
+		k->frames = xcalloc(cap, sizeof(*k->frames));
+		k->cap = (unsigned int)cap;
+		pr->kept_bytes += cap * sizeof(*k->frames);
+	}
+	memcpy(k->frames, st->frame, st->depth * sizeof(*k->frames));
+	k->depth = st->depth;
+	k->truncated = st->truncated;
+	k->gen = pr->anchor_gen;
+	k->walked = 1;
+	k->serial = stack_kept_serial();
+}
+
+/*
+ * The last sample's thread states of interp, read in one scatter read:
+ * a thousand threads' states are a thousand pages, which the windows of
+ * rmem (RMEM_WINDOWS) cannot all hold.  Each is used only where the list
+ * still has it (tlist_ts()).
+ */
+static void tlist_read(struct pyreader *pr, uint64_t interp)
+{
+	size_t size = pr->lay.tstate.size, n = pr->tlist_n;
+	struct procmem_iov *iov;
+
+	pr->tlist_ok = 0;
+	pr->tlist_new_n = 0;
+	if (pr->tlist_interp != interp || n < RMEM_WINDOWS / 2)
+		return;
+	if (pr->tbuf_cap < n * size) {
+		free(pr->tbuf);
+		pr->tbuf_cap = n * size;
+		pr->tbuf = xmalloc(pr->tbuf_cap);
+	}
+	iov = xcalloc(n, sizeof(*iov));
+	/* up to the first the maps do not have now, as rmem_read() checks */
+	for (size_t i = 0; i < n; i++) {
+		if (!rmem_mapped(&pr->mem, pr->tlist[i], size)) {
+			n = i;
+			break;
+		}
+		iov[i] = (struct procmem_iov){ pr->tlist[i], pr->tbuf + i * size, size };
+	}
+	if (n)
+		procmem_readv(&pr->t->mem, iov, n, &pr->tlist_ok);
+	free(iov);
+}
+
+/* Thread state tstate, the i-th of the list, into ts. */
+static enum perr tlist_ts(struct pyreader *pr, uint64_t interp, size_t i, uint64_t tstate,
+			  unsigned char *ts)
+{
+	size_t size = pr->lay.tstate.size;
+	enum perr err;
+
+	if (i < pr->tlist_ok && pr->tlist[i] == tstate)
+		memcpy(ts, pr->tbuf + i * size, size);
+	else if ((err = rd(pr, tstate, ts, size)))
+		return err;
+	if (!pr->tlist_new)
+		pr->tlist_new = xcalloc(THREAD_MAX, sizeof(*pr->tlist_new));
+	if (!pr->tlist_new_n)
+		pr->tlist_interp = interp;
+	if (pr->tlist_new_n < THREAD_MAX)
+		pr->tlist_new[pr->tlist_new_n++] = tstate;
+	return PERR_OK;
+}
+
+/* This sample's list is the next one's. */
+static void tlist_next(struct pyreader *pr)
+{
+	uint64_t *t = pr->tlist;
+
+	pr->tlist = pr->tlist_new;
+	pr->tlist_n = pr->tlist_new_n;
+	pr->tlist_new = t;
+	pr->tlist_new_n = 0;
+	pr->tlist_ok = 0;
+}
+
+/* What a sample's threads of one interpreter share. */
+struct pyinterp {
+	uint64_t interp, interp_id, head, holder, gc_at;
+	int32_t collecting;
+};
+
+/*
+ * Read one thread's stack (its thread state in ts) and hand it to cb.
+ * k: its kept slot, or NULL.
+ */
+static enum perr thread_read(struct pyreader *pr, const struct pyinterp *pi, uint64_t tstate,
+			     unsigned char *ts, struct stack *st, struct pykept *k, reader_cb cb,
+			     void *arg)
+{
+	const struct pyvm_layout *L = &pr->lay;
+	uint64_t task = 0, coro_frame = 0;
+	unsigned int nchain = 0;
+	struct taskstat_run run;
+	int tries, loop = 0, has_run = 0;
+	enum perr err;
+
+	/* first the proof, then the state, then the frames: see taskstat_run() */
+	if (k && k->state && k->state != 'R' && st->holds_gil != 1)
+		has_run = !taskstat_run(&pr->ts, st->tid, &run);
+	if (thread_state(pr, pi->head, st))
+		return PERR_OK;		/* a thread of the parent: not this process's */
+	if (k) {
+		k->state = st->idle == 1 ? 'S' : st->idle == 0 ? 'R' : 0;
+		k->has_run = has_run;
+		k->walked = 0;
+		if (has_run)
+			k->run = run;
+	}
+	if ((pr->opts.gil_only && st->holds_gil != 1) || (!pr->opts.idle && st->idle == 1))
+		return PERR_OK;
+	if (pr->aio)
+		task = pyasync_running(pr->aio, tstate, st->thread_id, 0, &loop, pr->stats.samples);
+	if (task && pyasync_chain(pr->aio, task, pr->chain, PYASYNC_DEPTH, &nchain, &coro_frame))
+		nchain = 0;
+	for (tries = 0; tries < WALK_TRIES; tries++) {
+		if (tries) {
+			/*
+			 * Frames moved under the pyr_walk, or its tags were
+			 * not of its moment: read again where it went, at
+			 * one instant (one scatter read), the thread state
+			 * with it.
+			 */
+			rmem_begin(&pr->mem, 1);
+			pr->stats.retries++;
+			if (rd(pr, tstate, ts, L->tstate.size) ||
+			    get_u64(ts, L->tstate.interp) != pi->interp) {
+				/* after a pyr_walk read again for its tags too:
+				 * not shown, with tags of no moment */
+				err = PERR_CORRUPT;
+				break;
+			}
+		}
+		err = pyr_walk(pr, tstate, ts, st);
+		/* no Python frames: nothing to show, no tags */
+		if (perr_is_fatal(err) ||
+		    (!err && (!st->depth ||
+			      !pyr_tags_verified(pr, pi->interp, st, tries + 1 < WALK_TRIES))))
+			break;
+	}
+	if (err && perr_is_fatal(err))
+		return err;
+	if (err) {
+		pr->stats.dropped++;
+		return PERR_OK;
+	}
+	if (!st->depth)
+		return PERR_OK;
+	pr->stats.stacks++;
+	st->thread_name = pythread_name(&pr->names, pi->interp, pi->interp_id, st->thread_id,
+					st->tid, pr->stats.samples);
+	if (pr->flocals)
+		locals_fill(pr, st);
+	if ((pr->aio && task_frames(pr, tstate, task, nchain, coro_frame, loop, st)) ||
+	    gc_leaf(pr, pi->gc_at, pi->collecting, st)) {
+		pr->stats.stacks--;
+		pr->stats.dropped++;
+		return PERR_OK;
+	}
+	if (k && has_run && st->idle == 1) {
+		kept_store(pr, k, st);
+		if (k->walked)
+			st->kept = k->serial;
+	}
+	cb(arg, st);
+	return PERR_OK;
+}
+
+/* A thread state's header fields into st; 0 if it is not of pi's interpreter. */
+static int thread_head(struct pyreader *pr, const struct pyinterp *pi, uint64_t tstate,
+		       const unsigned char *ts, struct stack *st, uint64_t ident[2])
+{
+	const struct pyvm_layout *L = &pr->lay;
+	pid_t tid;
+
+	if (get_u64(ts, L->tstate.interp) != pi->interp)
+		return 0;
+	memset(st, 0, offsetof(struct stack, frame));
+	st->pid = pr->t->pid;
+	st->thread_id = get_u64(ts, L->tstate.thread_id);
+	st->interp = pi->interp_id;
+	st->tags = pyr_tags_of(pr, st->thread_id);
+	if (L->tstate.native_thread_id != PYVM_NONE)
+		tid = (pid_t)get_u64(ts, L->tstate.native_thread_id);
+	else
+		tid = pthread_tid(pr, st->thread_id);
+	st->tid = taskstat_host_tid(&pr->ts, tid);
+	st->holds_gil = pi->holder ? pi->holder == tstate : -1;
+	ident[0] = st->thread_id;
+	ident[1] = (uint64_t)tid;
+	return 1;
+}
+
+/*
+ * The threads put off: the tags as they are now, then each one's proof.
+ * Not run since its stack was read: it is still its stack, and so at the
+ * instant of the tags' read, which came after.  Run: read it now.
+ */
+static enum perr threads_later(struct pyreader *pr, const struct pyinterp *pi,
+			       unsigned char *ts, struct stack *st, reader_cb cb, void *arg)
+{
+	const struct pyvm_layout *L = &pr->lay;
+	struct taskstat_run now;
+	enum perr err;
+	int tags = 0;
+
+	for (size_t i = 0; i < pr->nlater; i++) {
+		struct pykept *k = pr->later[i];
+		uint64_t ident[2];
+
+		if (pr->opts.idle && !tags) {
+			if (pr->tag_dict)
+				pyr_tags_now(pr, pi->interp);
+			tags = 1;
+		}
+		if (!taskstat_run(&pr->ts, k->tid, &now) && !taskstat_ran(&k->run, &now)) {
+			if (!pr->opts.idle)
+				continue;	/* asleep since it was seen asleep */
+			memset(st, 0, offsetof(struct stack, frame));
+			st->pid = pr->t->pid;
+			st->thread_id = k->ident[0];
+			st->interp = pi->interp_id;
+			st->tid = k->tid;
+			st->holds_gil = pi->holder ? 0 : -1;
+			st->idle = 1;
+			st->tags = pyr_tags_of(pr, st->thread_id);
+			if (pr->tag_dict && st->tags == tags_unknown)
+				pr->stats.tags_dropped++;	/* torn, as pyr_tags_verified() counts */
+			st->depth = k->depth;
+			st->truncated = k->truncated;
+			st->kept = k->serial;
+			memcpy(st->frame, k->frames, k->depth * sizeof(st->frame[0]));
+			st->thread_name = pythread_name(&pr->names, pi->interp, pi->interp_id,
+							st->thread_id, st->tid, pr->stats.samples);
+			pr->stats.stacks++;
+			pr->stats.reused++;
+			cb(arg, st);
+			continue;
+		}
+		/* it ran, or cannot be told: read it as it is now */
+		rmem_begin(&pr->mem, 1);
+		if ((err = rd(pr, k->tstate, ts, L->tstate.size))) {
+			if (perr_is_fatal(err))
+				return err;
+			pr->stats.dropped++;
+			continue;
+		}
+		if (!thread_head(pr, pi, k->tstate, ts, st, ident) || ident[0] != k->ident[0] ||
+		    ident[1] != k->ident[1])
+			continue;	/* ended meanwhile: not a thread of this instant */
+		if ((err = thread_read(pr, pi, k->tstate, ts, st, k, cb, arg)))
+			return err;
+	}
+	pr->nlater = 0;
+	return PERR_OK;
+}
+
 enum perr pyreader_sample(struct pyreader *pr, reader_cb cb, void *arg)
 {
 	const struct pyvm_layout *L = &pr->lay;
 	static struct stack st;		/* large: keep it off the stack */
 	unsigned char ts[4096];
-	uint64_t interp, head;
+	uint64_t interp;
 	unsigned int ninterp = 0;
 	enum perr err;
 
@@ -399,12 +733,13 @@ enum perr pyreader_sample(struct pyreader *pr, reader_cb cb, void *arg)
 		return PERR_STARTUP;
 	for (; interp && ninterp < INTERP_MAX; ninterp++) {
 		unsigned char gilp[8] = { 0 };
-		uint64_t next, tstate, holder, gc_at = gc_flag_at(pr, interp), interp_id = 0;
+		struct pyinterp pi = { .interp = interp };
+		uint64_t next, tstate;
 		unsigned int nthreads = 0;
-		int32_t collecting = 0;
 
+		pi.gc_at = gc_flag_at(pr, interp);
 		if ((err = rd_u64(pr, interp + L->interp.next, &next)) ||
-		    (err = rd_u64(pr, interp + L->interp.threads_head, &head)))
+		    (err = rd_u64(pr, interp + L->interp.threads_head, &pi.head)))
 			return perr_is_fatal(err) ? err : PERR_OK;
 		/*
 		 * The main interpreter's id is 0: read only when there are
@@ -412,13 +747,13 @@ enum perr pyreader_sample(struct pyreader *pr, reader_cb cb, void *arg)
 		 * and whose stacks say which interpreter they are of.
 		 */
 		if ((next || ninterp) && L->interp.id != PYVM_NONE &&
-		    (err = rd_u64(pr, interp + L->interp.id, &interp_id)))
+		    (err = rd_u64(pr, interp + L->interp.id, &pi.interp_id)))
 			return perr_is_fatal(err) ? err : PERR_OK;
 		if (L->interp.ceval_gil != PYVM_NONE)
 			rd(pr, interp + L->interp.ceval_gil, gilp, sizeof(gilp));
-		holder = gil_holder(pr, gilp);
-		if (gc_at && rd(pr, gc_at, &collecting, sizeof(collecting)))
-			gc_at = 0;
+		pi.holder = gil_holder(pr, gilp);
+		if (pi.gc_at && rd(pr, pi.gc_at, &pi.collecting, sizeof(pi.collecting)))
+			pi.gc_at = 0;
 		/* read with each thread's frames (3.11+), or around its pyr_walk */
 		pr->ntagent = 0;
 		pr->tag_process = 0;
@@ -426,97 +761,45 @@ enum perr pyreader_sample(struct pyreader *pr, reader_cb cb, void *arg)
 		if (!pr->tag_dict)
 			pyr_tags_search(pr, interp);
 		if (L->tstate.native_thread_id == PYVM_NONE && pr->pthread_tid_off < 0)
-			pthread_discover(pr, head);
-		for (tstate = head; tstate && nthreads < THREAD_MAX; nthreads++) {
-			uint64_t tnext, task = 0, coro_frame = 0;
-			unsigned int nchain = 0;
-			pid_t tid;
-			int tries, loop = 0;
+			pthread_discover(pr, pi.head);
+		pr->nlater = 0;
+		/* the first interpreter's: the one with threads, bar embedding apps */
+		if (!ninterp)
+			tlist_read(pr, interp);
+		for (tstate = pi.head; tstate && nthreads < THREAD_MAX; nthreads++) {
+			uint64_t tnext, ident[2];
+			struct pykept *k;
 
-			if ((err = rd(pr, tstate, ts, L->tstate.size))) {
+			if ((err = !ninterp ? tlist_ts(pr, interp, nthreads, tstate, ts) :
+					      rd(pr, tstate, ts, L->tstate.size))) {
 				if (perr_is_fatal(err))
 					return err;
 				pr->stats.dropped++;
 				break;
 			}
-			if (get_u64(ts, L->tstate.interp) != interp) {
+			if (!thread_head(pr, &pi, tstate, ts, &st, ident)) {
 				pr->stats.dropped++;	/* torn: the list changed under us */
 				break;
 			}
 			tnext = get_u64(ts, L->tstate.next);
-			memset(&st, 0, offsetof(struct stack, frame));
-			st.pid = pr->t->pid;
-			st.thread_id = get_u64(ts, L->tstate.thread_id);
-			st.interp = interp_id;
-			st.tags = pyr_tags_of(pr, st.thread_id);
-			if (L->tstate.native_thread_id != PYVM_NONE)
-				tid = (pid_t)get_u64(ts, L->tstate.native_thread_id);
-			else
-				tid = pthread_tid(pr, st.thread_id);
-			st.tid = taskstat_host_tid(&pr->ts, tid);
-			st.holds_gil = holder ? holder == tstate : -1;
-			if (thread_state(pr, head, &st)) {
-				tstate = tnext;	/* a thread of the parent: not this process's */
-				continue;
-			}
-			if ((pr->opts.gil_only && st.holds_gil != 1) ||
-			    (!pr->opts.idle && st.idle == 1)) {
+			if (pr->opts.gil_only && st.holds_gil != 1) {
 				tstate = tnext;
 				continue;
 			}
-			if (pr->aio)
-				task = pyasync_running(pr->aio, tstate, st.thread_id, 0, &loop,
-						       pr->stats.samples);
-			if (task && pyasync_chain(pr->aio, task, pr->chain, PYASYNC_DEPTH, &nchain,
-						  &coro_frame))
-				nchain = 0;
-			for (tries = 0; tries < WALK_TRIES; tries++) {
-				if (tries) {
-					/*
-					 * Frames moved under the pyr_walk, or its tags
-					 * were not of its moment: read again where
-					 * it went, at one instant (one scatter
-					 * read), the thread state with it.
-					 */
-					rmem_begin(&pr->mem, 1);
-					pr->stats.retries++;
-					if (rd(pr, tstate, ts, L->tstate.size) ||
-					    get_u64(ts, L->tstate.interp) != interp) {
-						/* after a pyr_walk read again for its tags
-						 * too: not shown, with tags of no moment */
-						err = PERR_CORRUPT;
-						break;
-					}
-				}
-				err = pyr_walk(pr, tstate, ts, &st);
-				/* no Python frames: nothing to show, no tags */
-				if (perr_is_fatal(err) ||
-				    (!err && (!st.depth ||
-					      !pyr_tags_verified(pr, interp, &st, tries + 1 < WALK_TRIES))))
-					break;
-			}
-			if (err && perr_is_fatal(err))
+			k = kept_slot(pr, tstate, ident, st.tid);
+			if (kept_usable(pr, k, &st)) {
+				if (!pr->later)
+					pr->later = xcalloc(THREAD_MAX, sizeof(*pr->later));
+				pr->later[pr->nlater++] = k;	/* after the others */
+			} else if ((err = thread_read(pr, &pi, tstate, ts, &st, k, cb, arg))) {
 				return err;
-			if (err) {
-				pr->stats.dropped++;
-			} else if (st.depth) {
-				pr->stats.stacks++;
-				st.thread_name = pythread_name(&pr->names, interp, interp_id,
-							       st.thread_id, st.tid,
-							       pr->stats.samples);
-				if (pr->flocals)
-					locals_fill(pr, &st);
-				if ((pr->aio &&
-				     task_frames(pr, tstate, task, nchain, coro_frame, loop, &st)) ||
-				    gc_leaf(pr, gc_at, collecting, &st)) {
-					pr->stats.stacks--;
-					pr->stats.dropped++;
-				} else {
-					cb(arg, &st);
-				}
 			}
 			tstate = tnext;
 		}
+		if (!ninterp)
+			tlist_next(pr);
+		if (pr->nlater && (err = threads_later(pr, &pi, ts, &st, cb, arg)))
+			return err;
 		interp = next;
 	}
 	return PERR_OK;

@@ -131,6 +131,32 @@ struct pyanchor {
 	uint64_t root;
 };
 
+/*
+ * A thread as last read, and its stack while it has not run since
+ * (pyreader.c, kept_*): the kernel's proof (taskstat_run()) is read
+ * before its state, the state before its frames.
+ */
+struct pykept {
+	uint64_t tstate;	/* 0: empty slot */
+	uint64_t ident[2];	/* its thread_id and native_thread_id as read */
+	pid_t tid;		/* host tid */
+	uint64_t seen;		/* pr->stats.samples when last met */
+	uint64_t gen;		/* pr->anchor_gen when its frames were read: their names' */
+	struct taskstat_run run;	/* read before state, if has_run */
+	int has_run;
+	char state;		/* 'R', 'S' (any other: not running), 0 unknown */
+	int walked;		/* frames[] is its stack as read after run */
+	uint64_t serial;	/* stack.kept of frames[] */
+	int truncated;
+	unsigned int depth, cap;
+	struct stack_frame *frames;
+};
+
+#define KEPT		(2 * THREAD_MAX)	/* slots, a power of two */
+#define KEPT_PROBE	8
+#define KEPT_BYTES	(16u << 20)	/* their frames, all told: a thousand threads
+					   30 frames deep are 720 KiB */
+
 /* <= 3.10: a thread state, and the outermost frame of its thread's stack. */
 struct pyroot {
 	uint64_t tstate, root;
@@ -198,6 +224,19 @@ struct pyreader {
 	uint64_t anchor_want[2], anchor_got[2];	/* last_profiled_frame, _seq */
 	uint64_t walk_root;		/* its outermost frame */
 	struct pyroot *roots;		/* <= 3.10: each thread's outermost frame */
+	struct pykept *kept;		/* KEPT slots, made at the first sample */
+	size_t kept_bytes;		/* their frames[] */
+	struct pykept **later;		/* this interpreter's threads to reuse, if they did not run */
+	size_t nlater;
+	/*
+	 * The thread states of the last sample's interpreter, in list order
+	 * (tlist_interp's), read again in one scatter read at the next
+	 * (tlist_read()); tbuf holds tlist_ok of them, each tstate.size bytes.
+	 */
+	uint64_t *tlist, *tlist_new, tlist_interp;
+	size_t tlist_n, tlist_new_n, tlist_ok;
+	unsigned char *tbuf;
+	size_t tbuf_cap;
 	/*
 	 * <= 3.10: the tag table (dict header, keys object) as read in
 	 * pyr_verify()'s read, with the frames; whether it was, and whether the
@@ -271,6 +310,7 @@ enum perr pyr_snap_read(struct pyreader *pr, uint64_t addr, void *out, size_t le
 enum perr pyr_dict_read(struct pyreader *pr, uint64_t dict, size_t max,
 			   struct pydent **out, size_t *nout);
 void pyr_tags_search(struct pyreader *pr, uint64_t interp);
+void pyr_tags_now(struct pyreader *pr, uint64_t interp);
 const char *pyr_tags_of(struct pyreader *pr, uint64_t ident);
 int pyr_tags_verified(struct pyreader *pr, uint64_t interp, struct stack *st, int again);
 

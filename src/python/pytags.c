@@ -470,6 +470,22 @@ const char *pyr_tags_of(struct pyreader *pr, uint64_t ident)
 }
 
 /*
+ * The table as it is now, read apart from any frames: for stacks reused
+ * because their threads did not run since they were read (pyreader.c),
+ * which are still theirs at this instant.  Torn: pr->tags_torn, not
+ * counted here.
+ */
+void pyr_tags_now(struct pyreader *pr, uint64_t interp)
+{
+	uint64_t dropped = pr->stats.tags_dropped;
+
+	pr->mem.fresh = 1;
+	tags_load(pr, interp);
+	pr->mem.fresh = 0;
+	pr->stats.tags_dropped = dropped;
+}
+
+/*
  * 3.11+: did the table hold the same before and after the thread's frames
  * were read (pyr_chunk_load())?  A span begun or ended while the chunk was
  * copied showed a gap's frames with the span's tags (3.13 under

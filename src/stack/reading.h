@@ -40,6 +40,8 @@ struct reader_stats {
 	uint64_t unqualified;	/* Ruby: a method's class that could not be read */
 	uint64_t anchored;	/* Python 3.15+: stacks whose callers below the anchor
 				   were known unchanged, not read again */
+	uint64_t reused;	/* stacks of threads that had not run since their last
+				   read, reused */
 };
 
 typedef void (*reader_cb)(void *arg, const struct stack *st);
