@@ -62,11 +62,13 @@ static long wakes_of(pid_t pid, const char *path)
 static void reuse(const struct interp *in, const char *script)
 {
 	const char *args[] = { "record", "--pid", NULL, "--idle", "-r", "200", "-d", SECS,
-			       "-o", "-", "-f", "folded", NULL };
+			       "-o", "-", "-f", "folded", "-v", NULL };
 	char name[64], target[128], host[1024], ready[64], pidbuf[32], tag[2][16], park[2][64];
 	char *out, *err;
 	unsigned long good[2], stale[2];
 	long wakes;
+	unsigned long reused = 0;
+	const char *r;
 	pid_t pid;
 	int st;
 
@@ -97,8 +99,16 @@ static void reuse(const struct interp *in, const char *script)
 		good[p] = test_folded_count2(out, tag[p], park[p]);
 		stale[p] = test_folded_count2(out, tag[p], park[!p]);
 	}
+	/* the waiters' stacks were reused, or nothing here was tested */
+	r = strstr(err, " stacks of threads that had not run since their last read reused");
+	if (r) {
+		while (r > err && r[-1] >= '0' && r[-1] <= '9')
+			r--;
+		reused = strtoul(r, NULL, 10);
+	}
 	cr_log_info("%s: %ld wakes; phase=0: %lu in park_0, %lu in park_1; phase=1: %lu in "
-		    "park_1, %lu in park_0", in->bin, wakes, good[0], stale[0], good[1], stale[1]);
+		    "park_1, %lu in park_0; %lu reused", in->bin, wakes, good[0], stale[0], good[1],
+		    stale[1], reused);
 	for (int p = 0; p < 2; p++) {
 		cr_assert_eq(stale[p], 0,
 			     "%s: %lu stacks under phase=%d hold park_%d, where no waiter was "
@@ -108,6 +118,7 @@ static void reuse(const struct interp *in, const char *script)
 			      in->bin, good[p], p, p, err, out);
 	}
 	cr_assert_geq(wakes, 1000, "%s: the waiters woke %ld times in " SECS " s", in->bin, wakes);
+	cr_assert_geq(reused, 1000, "%s: %lu stacks reused:\n%s", in->bin, reused, err);
 	free(out);
 	free(err);
 }
