@@ -334,7 +334,7 @@ int cli_profile_target(struct cli_opts *o, struct cli_outputs *out, struct targe
 		.duration = o->duration,
 		.reader = { .idle = o->idle, .gil_only = o->gil, .gvl_wait = o->gvl_wait,
 			    .no_gc = o->no_gc, .async_tasks = o->async_tasks,
-			    .anchor = !o->read_only },
+			    .anchor = !o->read_only, .reuse = 1 },
 		.child = child,
 		.root = o->subprocesses ? pid : 0,
 		.announce = !o->quiet,
@@ -439,6 +439,9 @@ int cli_profile_target(struct cli_opts *o, struct cli_outputs *out, struct targe
 	if (o->verbose && res.anchored)
 		fprintf(stderr, "pyrospy: %llu stacks read only above the frame CPython keeps for "
 			"profilers (last_profiled_frame)\n", (unsigned long long)res.anchored);
+	if (o->verbose && res.reused)
+		fprintf(stderr, "pyrospy: %llu stacks of threads that had not run since reused\n",
+			(unsigned long long)res.reused);
 	if (o->verbose && res.unqualified)
 		fprintf(stderr, "pyrospy: %llu Ruby method names shown without their class "
 			"(it could not be read)\n", (unsigned long long)res.unqualified);

@@ -169,7 +169,7 @@ static void progress(struct run *run)
 	res->elapsed = (double)(now_ns() - run->start) / NSEC;
 	res->cpu = cpu_seconds() - run->cpu0;
 	res->stacks = res->dropped = res->retries = res->reads = res->ranges = res->tags_dropped = 0;
-	res->unqualified = res->anchored = 0;
+	res->unqualified = res->anchored = res->reused = 0;
 	for (size_t i = 0; i < run->nslot; i++) {
 		const struct slot *sl = run->slot[i];
 
@@ -179,6 +179,7 @@ static void progress(struct run *run)
 		res->tags_dropped += sl->before.tags_dropped;
 		res->unqualified += sl->before.unqualified;
 		res->anchored += sl->before.anchored;
+		res->reused += sl->before.reused;
 		if (sl->r) {
 			res->stacks += reader_stats(sl->r)->stacks;
 			res->dropped += reader_stats(sl->r)->dropped;
@@ -186,6 +187,7 @@ static void progress(struct run *run)
 			res->tags_dropped += reader_stats(sl->r)->tags_dropped;
 			res->unqualified += reader_stats(sl->r)->unqualified;
 			res->anchored += reader_stats(sl->r)->anchored;
+			res->reused += reader_stats(sl->r)->reused;
 		}
 		res->reads += sl->reads_before + sl->t->mem.calls;
 		res->ranges += sl->ranges_before + sl->t->mem.ranges;
@@ -196,6 +198,7 @@ static void progress(struct run *run)
 	res->tags_dropped += run->gone.before.tags_dropped;
 	res->unqualified += run->gone.before.unqualified;
 	res->anchored += run->gone.before.anchored;
+	res->reused += run->gone.before.reused;
 	res->reads += run->gone.reads_before;
 	res->ranges += run->gone.ranges_before;
 }
@@ -226,6 +229,7 @@ static void retire(struct run *run)
 		b->tags_dropped += sl->before.tags_dropped;
 		b->unqualified += sl->before.unqualified;
 		b->anchored += sl->before.anchored;
+		b->reused += sl->before.reused;
 		if (sl->r) {
 			b->stacks += reader_stats(sl->r)->stacks;
 			b->dropped += reader_stats(sl->r)->dropped;
@@ -233,6 +237,7 @@ static void retire(struct run *run)
 			b->tags_dropped += reader_stats(sl->r)->tags_dropped;
 			b->unqualified += reader_stats(sl->r)->unqualified;
 			b->anchored += reader_stats(sl->r)->anchored;
+			b->reused += reader_stats(sl->r)->reused;
 		}
 		run->gone.reads_before += sl->reads_before + sl->own.mem.calls;
 		run->gone.ranges_before += sl->ranges_before + sl->own.mem.ranges;
@@ -481,6 +486,7 @@ static void reopen(struct run *run, struct slot *sl)
 		sl->before.tags_dropped += s->tags_dropped;
 		sl->before.unqualified += s->unqualified;
 		sl->before.anchored += s->anchored;
+		sl->before.reused += s->reused;
 		reader_free(sl->r);
 		sl->r = NULL;
 	}

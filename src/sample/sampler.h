@@ -48,6 +48,8 @@ struct sampler_result {
 	uint64_t tags_dropped;		/* samples that lost their tags to a torn read */
 	uint64_t unqualified;	/* Ruby methods named without their class (unreadable) */
 	uint64_t anchored;	/* Python 3.15+: stacks read only above their anchor */
+	uint64_t reused;	/* stacks of threads that had not run since their last
+				   read, reused */
 	uint64_t reads;		/* process_vm_readv calls */
 	uint64_t ranges;	/* remote ranges they read (pinned apart) */
 	double elapsed;		/* seconds */

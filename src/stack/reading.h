@@ -25,6 +25,8 @@ struct reader_opts {
 				   as "<task> NAME" frames (pyasync.h) */
 	int anchor;		/* CPython 3.15+: write each thread's last_profiled_frame
 				   and read only the frames above it (pyreader.c) */
+	int reuse;		/* a thread that had not run since its last read: its
+				   stack of then (rbreader.c); not for dump */
 };
 
 /* Counters a reader keeps; the CLI reports them. */
@@ -40,6 +42,8 @@ struct reader_stats {
 	uint64_t unqualified;	/* Ruby: a method's class that could not be read */
 	uint64_t anchored;	/* Python 3.15+: stacks whose callers below the anchor
 				   were known unchanged, not read again */
+	uint64_t reused;	/* stacks of threads that had not run since their last
+				   read, reused */
 };
 
 typedef void (*reader_cb)(void *arg, const struct stack *st);
