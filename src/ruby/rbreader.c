@@ -364,6 +364,8 @@ void rbreader_free(struct rbreader *rr)
 		free(rr->kept[i].frame);
 	free(rr->kept);
 	free(rr->defer);
+	free(rr->pre);
+	free(rr->pre_iov);
 	rmem_release(&rr->mem);
 	taskstat_release(&rr->ts);
 	free(rr);
@@ -485,6 +487,74 @@ static struct rbkept *kept_get(struct rbreader *rr, uint64_t th, int make)
 	k->th = th;
 	rr->nkept++;
 	return k;
+}
+
+/*
+ * Where thread_tid() reads a thread's tid: at this offset in the struct
+ * its rb_thread_t points at (its native thread, 3.3+; its pthread, <= 3.0
+ * once the offset is known); -1 if it reads nothing.
+ */
+static int64_t tid_read_off(const struct rbreader *rr)
+{
+	const struct rubyvm_layout *L = rr->L;
+
+	if (L->thread.tid != RUBYVM_NONE)
+		return -1;
+	if (L->thread.nt != RUBYVM_NONE)
+		return L->thread.nt_tid;
+	return rr->pthread_tid_off;
+}
+
+/*
+ * At the start of a sample, after kept_sweep(): the structs of the
+ * threads the last sample met, and their native threads' tids, in one
+ * scatter read (IOV_MAX ranges a syscall), not one read or two each as
+ * the list is walked.  Of one moment, as the windows rmem_begin() reads
+ * again are.
+ */
+static void kept_prefetch(struct rbreader *rr)
+{
+	const struct rubyvm_layout *L = rr->L;
+	uint64_t last = rr->stats.samples - 1;
+	int64_t tid_off = tid_read_off(rr);
+	size_t n = 0, niov = 0, done = 0;
+
+	for (size_t i = 0; i < rr->kept_cap; i++)
+		n += rr->kept[i].th && rr->kept[i].seen == last;
+	if (n > THREAD_MAX)
+		n = THREAD_MAX;
+	if (!n)
+		return;
+	if (n > rr->pre_cap) {
+		free(rr->pre);
+		free(rr->pre_iov);
+		rr->pre = xreallocarray(NULL, n, L->thread.size);
+		rr->pre_iov = xreallocarray(NULL, 2 * n, sizeof(*rr->pre_iov));
+		rr->pre_cap = n;
+	}
+	n = 0;
+	for (size_t i = 0; i < rr->kept_cap && n < rr->pre_cap; i++) {
+		struct rbkept *k = &rr->kept[i];
+
+		if (!k->th || k->seen != last)
+			continue;
+		k->pre_i = (uint32_t)n;
+		k->pre_iv = (uint32_t)niov;
+		rr->pre_iov[niov++] = (struct procmem_iov){ k->th, rr->pre + n * L->thread.size,
+							    L->thread.size };
+		if (tid_off >= 0 && rbr_is_obj(k->tid_src))
+			rr->pre_iov[niov++] = (struct procmem_iov){ k->tid_src + (uint64_t)tid_off,
+								    &k->src_tid, sizeof(k->src_tid) };
+		k->pre_niv = (uint32_t)niov - k->pre_iv;
+		n++;
+	}
+	procmem_readv(&rr->t->mem, rr->pre_iov, niov, &done);
+	for (size_t i = 0; i < rr->kept_cap; i++) {
+		struct rbkept *k = &rr->kept[i];
+
+		if (k->th && k->seen == last && k->pre_iv + k->pre_niv <= done && k->pre_niv)
+			k->pre = rr->stats.samples;
+	}
 }
 
 /* Forget k's frames. */
@@ -764,18 +834,30 @@ static enum perr sample_kept(struct rbreader *rr, const struct rbthread *t, stru
  * rr->defer) when its kept read may prove it has not run.
  */
 static enum perr thread_meet(struct rbreader *rr, uint64_t addr, const unsigned char *th,
-			     uint64_t gvl_owner, int in_gc, struct stack *st, reader_cb cb,
+			     int pre, uint64_t gvl_owner, int in_gc, struct stack *st, reader_cb cb,
 			     void *arg)
 {
 	const struct rubyvm_layout *L = rr->L;
 	unsigned int status = th[L->thread.status] >> L->thread.status_shift & 3;
 	struct rbthread t = { .th = addr, .ec = get_u64(th, L->thread.ec),
 			      .name = get_u64(th, L->thread.name) };
+	int64_t tid_off = tid_read_off(rr);
+	uint64_t src = tid_off < 0 ? 0 :
+		       get_u64(th, L->thread.nt != RUBYVM_NONE ? L->thread.nt : L->thread.thread_id);
+	struct rbkept *k = rr->kept && !rr->kept_off ? kept_get(rr, addr, 1) : NULL;
 	pid_t tid;
 
 	if (status == 3 || !rbr_is_obj(t.ec))
 		return PERR_OK;		/* killed, or not started */
-	tid = thread_tid(rr, th);
+	/* the tid, prefetched with the thread if read from the same struct */
+	if (pre && k && k->pre_niv == 2 && k->tid_src == src && k->src_tid > 0)
+		tid = k->src_tid;
+	else
+		tid = thread_tid(rr, th);
+	if (k && tid_off >= 0) {
+		k->tid_src = src;
+		k->src_tid = tid;
+	}
 	t.tid = tid > 0 ? taskstat_host_tid(&rr->ts, tid) : 0;
 	t.holds_gil = gvl_owner ? gvl_owner == addr : -1;
 	t.gvl_wait = gvl_waiting(rr, addr);
@@ -783,7 +865,7 @@ static enum perr thread_meet(struct rbreader *rr, uint64_t addr, const unsigned 
 		return PERR_OK;
 	if (rr->kept && !rr->kept_off) {
 		rr->kept_met++;
-		t.k = kept_get(rr, addr, 1);
+		t.k = k;
 		if (t.k)
 			t.k->seen = rr->stats.samples;
 		if (kept_defers(rr, &t) && rr->ndefer < THREAD_MAX) {
@@ -855,10 +937,18 @@ static enum perr sample_threads(struct rbreader *rr, uint64_t base, uint32_t id,
 	gvl_waiters(rr, base, base != rr->vm);
 	for (uint64_t prev = head; node != head && n < THREAD_MAX; n++) {
 		uint64_t addr = node - L->thread.list_node;
+		struct rbkept *pre;
 		int seen = 0;
 
+		pre = !restarted && rr->kept && !rr->kept_off && rbr_is_obj(node) ?
+			      kept_get(rr, addr, 0) : NULL;
+		if (pre && pre->pre != rr->stats.samples)
+			pre = NULL;
 		rr->mem.fresh = !!restarted;
-		err = rbr_is_obj(node) ? rd(rr, addr, th, L->thread.size) : PERR_CORRUPT;
+		if (pre)
+			memcpy(th, rr->pre + (size_t)pre->pre_i * L->thread.size, L->thread.size);
+		err = pre ? PERR_OK : rbr_is_obj(node) ? rd(rr, addr, th, L->thread.size) :
+							 PERR_CORRUPT;
 		rr->mem.fresh = 0;
 		if (err) {
 			if (perr_is_fatal(err))
@@ -901,7 +991,8 @@ static enum perr sample_threads(struct rbreader *rr, uint64_t base, uint32_t id,
 			continue;
 		if (ndone < THREAD_MAX)
 			done[ndone++] = addr;
-		err = thread_meet(rr, addr, th, gvl_owner, gc && addr == gvl_owner, &st, cb, arg);
+		err = thread_meet(rr, addr, th, !!pre, gvl_owner, gc && addr == gvl_owner, &st,
+				  cb, arg);
 		if (err)
 			return err;
 	}
@@ -958,6 +1049,7 @@ enum perr rbreader_sample(struct rbreader *rr, reader_cb cb, void *arg)
 	caches_trim(rr);
 	if (rr->kept && !rr->kept_off) {
 		kept_sweep(rr);
+		kept_prefetch(rr);
 		rr->kept_met = 0;
 	}
 	gc = !rr->opts.no_gc && rr->objspace &&

@@ -251,6 +251,9 @@ struct rbreader {
 	int kept_off;			/* the kernel keeps no run counts */
 	struct rbthread *defer;		/* THREAD_MAX: threads of one ractor read last */
 	size_t ndefer;
+	unsigned char *pre;		/* the threads met last sample, read at once */
+	struct procmem_iov *pre_iov;
+	size_t pre_cap;			/* threads pre and pre_iov have room for */
 };
 
 /*
@@ -290,6 +293,13 @@ struct rbkept {
 	struct stack_frame *frame;	/* its frames then, if state was not 'R' */
 	unsigned int depth;		/* 0: none kept */
 	int truncated;
+	/* where the next sample prefetches it (kept_prefetch()) */
+	uint64_t tid_src;		/* its native thread (3.3+) or pthread (<= 3.0) */
+	int32_t src_tid;		/* then, and the tid read from it */
+	uint64_t pre;			/* the sample that prefetched it, */
+	uint32_t pre_i;			/* into rr->pre + pre_i * thread.size */
+	uint32_t pre_iv;		/* its first iov and how many */
+	uint32_t pre_niv;
 };
 
 /* A thread the list names, before anything more is read of it. */
