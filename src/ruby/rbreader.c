@@ -510,7 +510,8 @@ static int64_t tid_read_off(const struct rbreader *rr)
  * threads the last sample met, and their native threads' tids, in one
  * scatter read (IOV_MAX ranges a syscall), not one read or two each as
  * the list is walked.  Of one moment, as the windows rmem_begin() reads
- * again are.
+ * again are.  Not for a few threads, whose structs those windows hold:
+ * there it would be a read more.
  */
 static void kept_prefetch(struct rbreader *rr)
 {
@@ -519,6 +520,8 @@ static void kept_prefetch(struct rbreader *rr)
 	int64_t tid_off = tid_read_off(rr);
 	size_t n = 0, niov = 0, done = 0;
 
+	if (rr->kept_met < PREFETCH_MIN)
+		return;
 	for (size_t i = 0; i < rr->kept_cap; i++)
 		n += rr->kept[i].th && rr->kept[i].seen == last;
 	if (n > THREAD_MAX)

@@ -58,6 +58,7 @@
 #define RACTOR_MAX	1024		/* ractors sampled */
 #define KEPT_MAX	8192		/* threads whose stacks are kept (a power of two) */
 #define KEPT_FRAMES_MAX	(1u << 18)	/* frames kept in all, 6 MiB */
+#define PREFETCH_MIN	8		/* threads met, for their structs to be prefetched */
 
 /* Frame magic in ep[0] (stable from 2.4 to 4.0). */
 #define FRAME_MAGIC_MASK	0x7fff0001u
