@@ -366,6 +366,8 @@ void rbreader_free(struct rbreader *rr)
 	free(rr->defer);
 	free(rr->pre);
 	free(rr->pre_iov);
+	free(rr->pre_ord);
+	free(rr->pre_rank);
 	rmem_release(&rr->mem);
 	taskstat_release(&rr->ts);
 	free(rr);
@@ -505,6 +507,13 @@ static int64_t tid_read_off(const struct rbreader *rr)
 	return rr->pthread_tid_off;
 }
 
+static int pre_cmp(const void *a, const void *b)
+{
+	const struct rbpre *x = a, *y = b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
 /*
  * At the start of a sample, after kept_sweep(): the structs of the
  * threads the last sample met, and their native threads' tids, in one
@@ -531,8 +540,12 @@ static void kept_prefetch(struct rbreader *rr)
 	if (n > rr->pre_cap) {
 		free(rr->pre);
 		free(rr->pre_iov);
+		free(rr->pre_ord);
+		free(rr->pre_rank);
 		rr->pre = xreallocarray(NULL, n, L->thread.size);
-		rr->pre_iov = xreallocarray(NULL, 2 * n, sizeof(*rr->pre_iov));
+		rr->pre_iov = xreallocarray(NULL, 4 * n, sizeof(*rr->pre_iov));
+		rr->pre_ord = xreallocarray(NULL, 2 * n, sizeof(*rr->pre_ord));
+		rr->pre_rank = xreallocarray(NULL, 2 * n, sizeof(*rr->pre_rank));
 		rr->pre_cap = n;
 	}
 	n = 0;
@@ -551,12 +564,25 @@ static void kept_prefetch(struct rbreader *rr)
 		k->pre_niv = (uint32_t)niov - k->pre_iv;
 		n++;
 	}
-	procmem_readv(&rr->t->mem, rr->pre_iov, niov, &done);
+	/*
+	 * In address order: pieces a page or less apart are one range to the
+	 * kernel, which pins each range's pages apart (procmem_readv()).
+	 */
+	for (size_t i = 0; i < niov; i++)
+		rr->pre_ord[i] = (struct rbpre){ rr->pre_iov[i].addr, i };
+	qsort(rr->pre_ord, niov, sizeof(*rr->pre_ord), pre_cmp);
+	for (size_t i = 0; i < niov; i++) {
+		rr->pre_iov[2 * rr->pre_cap + i] = rr->pre_iov[rr->pre_ord[i].i];
+		rr->pre_rank[rr->pre_ord[i].i] = (uint32_t)i;
+	}
+	procmem_readv(&rr->t->mem, rr->pre_iov + 2 * rr->pre_cap, niov, &done);
 	for (size_t i = 0; i < rr->kept_cap; i++) {
 		struct rbkept *k = &rr->kept[i];
 
-		if (k->th && k->seen == last && k->pre_iv + k->pre_niv <= done && k->pre_niv)
-			k->pre = rr->stats.samples;
+		if (!k->th || k->seen != last || !k->pre_niv || rr->pre_rank[k->pre_iv] >= done ||
+		    (k->pre_niv == 2 && rr->pre_rank[k->pre_iv + 1] >= done))
+			continue;
+		k->pre = rr->stats.samples;
 	}
 }
 

@@ -253,7 +253,12 @@ struct rbreader {
 	struct rbthread *defer;		/* THREAD_MAX: threads of one ractor read last */
 	size_t ndefer;
 	unsigned char *pre;		/* the threads met last sample, read at once */
-	struct procmem_iov *pre_iov;
+	struct procmem_iov *pre_iov;	/* 2 * pre_cap as made, then as read */
+	struct rbpre {
+		uint64_t addr;
+		size_t i;		/* its iov as made */
+	} *pre_ord;			/* the iovs by address */
+	uint32_t *pre_rank;		/* where the iov made i-th is read */
 	size_t pre_cap;			/* threads pre and pre_iov have room for */
 };
 
