@@ -873,11 +873,12 @@ static enum perr thread_meet(struct rbreader *rr, uint64_t addr, const unsigned 
 	int64_t tid_off = tid_read_off(rr);
 	uint64_t src = tid_off < 0 ? 0 :
 		       get_u64(th, L->thread.nt != RUBYVM_NONE ? L->thread.nt : L->thread.thread_id);
-	struct rbkept *k = rr->kept && !rr->kept_off ? kept_get(rr, addr, 1) : NULL;
+	struct rbkept *k;
 	pid_t tid;
 
 	if (status == 3 || !rbr_is_obj(t.ec))
 		return PERR_OK;		/* killed, or not started */
+	k = rr->kept && !rr->kept_off ? kept_get(rr, addr, 1) : NULL;
 	/* the tid, prefetched with the thread if read from the same struct */
 	if (pre && k && k->pre_niv == 2 && k->tid_src == src && k->src_tid > 0)
 		tid = k->src_tid;
