@@ -543,9 +543,9 @@ static void kept_prefetch(struct rbreader *rr)
 		free(rr->pre_ord);
 		free(rr->pre_rank);
 		rr->pre = xreallocarray(NULL, n, L->thread.size);
-		rr->pre_iov = xreallocarray(NULL, 4 * n, sizeof(*rr->pre_iov));
-		rr->pre_ord = xreallocarray(NULL, 2 * n, sizeof(*rr->pre_ord));
-		rr->pre_rank = xreallocarray(NULL, 2 * n, sizeof(*rr->pre_rank));
+		rr->pre_iov = xreallocarray(NULL, 6 * n, sizeof(*rr->pre_iov));
+		rr->pre_ord = xreallocarray(NULL, 3 * n, sizeof(*rr->pre_ord));
+		rr->pre_rank = xreallocarray(NULL, 3 * n, sizeof(*rr->pre_rank));
 		rr->pre_cap = n;
 	}
 	n = 0;
@@ -558,9 +558,16 @@ static void kept_prefetch(struct rbreader *rr)
 		k->pre_iv = (uint32_t)niov;
 		rr->pre_iov[niov++] = (struct procmem_iov){ k->th, rr->pre + n * L->thread.size,
 							    L->thread.size };
-		if (tid_off >= 0 && rbr_is_obj(k->tid_src))
+		k->pre_tid = tid_off >= 0 && rbr_is_obj(k->tid_src);
+		if (k->pre_tid)
 			rr->pre_iov[niov++] = (struct procmem_iov){ k->tid_src + (uint64_t)tid_off,
 								    &k->src_tid, sizeof(k->src_tid) };
+		/* where its tags are, for a stack that may be reused (kept_tags()) */
+		k->pre_tags = rr->tag_sets && k->depth && rbr_is_obj(k->ec) &&
+			      L->ec.local_storage + 8 <= L->ec.size;
+		if (k->pre_tags)
+			rr->pre_iov[niov++] = (struct procmem_iov){ k->ec + L->ec.local_storage,
+								    &k->pre_tbl, sizeof(k->pre_tbl) };
 		k->pre_niv = (uint32_t)niov - k->pre_iv;
 		n++;
 	}
@@ -572,17 +579,19 @@ static void kept_prefetch(struct rbreader *rr)
 		rr->pre_ord[i] = (struct rbpre){ rr->pre_iov[i].addr, i };
 	qsort(rr->pre_ord, niov, sizeof(*rr->pre_ord), pre_cmp);
 	for (size_t i = 0; i < niov; i++) {
-		rr->pre_iov[2 * rr->pre_cap + i] = rr->pre_iov[rr->pre_ord[i].i];
+		rr->pre_iov[3 * rr->pre_cap + i] = rr->pre_iov[rr->pre_ord[i].i];
 		rr->pre_rank[rr->pre_ord[i].i] = (uint32_t)i;
 	}
-	procmem_readv(&rr->t->mem, rr->pre_iov + 2 * rr->pre_cap, niov, &done);
+	procmem_readv(&rr->t->mem, rr->pre_iov + 3 * rr->pre_cap, niov, &done);
 	for (size_t i = 0; i < rr->kept_cap; i++) {
 		struct rbkept *k = &rr->kept[i];
 
-		if (!k->th || k->seen != last || !k->pre_niv || rr->pre_rank[k->pre_iv] >= done ||
-		    (k->pre_niv == 2 && rr->pre_rank[k->pre_iv + 1] >= done))
-			continue;
-		k->pre = rr->stats.samples;
+		int ok = k->th && k->seen == last && k->pre_niv;
+
+		for (uint32_t j = 0; ok && j < k->pre_niv; j++)
+			ok = rr->pre_rank[k->pre_iv + j] < done;
+		if (ok)
+			k->pre = rr->stats.samples;
 	}
 }
 
@@ -780,11 +789,11 @@ static enum perr sample_thread(struct rbreader *rr, const struct rbthread *t,
  * table as rbr_walk() reads them with the frames: -1 if its EC cannot be
  * read.
  */
-static int kept_tags(struct rbreader *rr, uint64_t ec)
+static int kept_tags(struct rbreader *rr, const struct rbthread *t)
 {
 	const struct rubyvm_layout *L = rr->L;
+	uint64_t ec = t->ec, tbl;
 	struct ecguess *g = &rr->guess[rbr_slot(ec, GUESS_SLOTS)];
-	uint64_t tbl;
 
 	rr->ec_storage = 0;
 	rr->ec_val_ok = 0;
@@ -792,7 +801,10 @@ static int kept_tags(struct rbreader *rr, uint64_t ec)
 	rr->ec_store = NULL;
 	if (!rr->tag_sets || L->ec.local_storage + 8 > L->ec.size)
 		return 0;
-	if (rd_u64(rr, ec + L->ec.local_storage, &tbl))
+	/* prefetched at the start of this sample, with the threads */
+	if (t->k->pre == rr->stats.samples && t->k->pre_tags && t->k->ec == ec)
+		tbl = t->k->pre_tbl;
+	else if (rd_u64(rr, ec + L->ec.local_storage, &tbl))
 		return -1;
 	rr->ec_storage = tbl;
 	if (!rbr_is_obj(tbl))
@@ -832,7 +844,7 @@ static enum perr sample_kept(struct rbreader *rr, const struct rbthread *t, stru
 	struct taskstat_run now;
 	int show = rr->opts.idle || (rr->opts.gvl_wait && t->gvl_wait == 1);
 
-	if (show && (!k->depth || k->gen != rr->kept_gen || kept_tags(rr, t->ec)))
+	if (show && (!k->depth || k->gen != rr->kept_gen || kept_tags(rr, t)))
 		return sample_thread(rr, t, NULL, 0, st, cb, arg);
 	if (taskstat_run(&rr->ts, t->tid, &now))
 		return sample_thread(rr, t, NULL, 0, st, cb, arg);
@@ -880,7 +892,7 @@ static enum perr thread_meet(struct rbreader *rr, uint64_t addr, const unsigned 
 		return PERR_OK;		/* killed, or not started */
 	k = rr->kept && !rr->kept_off ? kept_get(rr, addr, 1) : NULL;
 	/* the tid, prefetched with the thread if read from the same struct */
-	if (pre && k && k->pre_niv == 2 && k->tid_src == src && k->src_tid > 0)
+	if (pre && k && k->pre_tid && k->tid_src == src && k->src_tid > 0)
 		tid = k->src_tid;
 	else
 		tid = thread_tid(rr, th);

@@ -253,7 +253,7 @@ struct rbreader {
 	struct rbthread *defer;		/* THREAD_MAX: threads of one ractor read last */
 	size_t ndefer;
 	unsigned char *pre;		/* the threads met last sample, read at once */
-	struct procmem_iov *pre_iov;	/* 2 * pre_cap as made, then as read */
+	struct procmem_iov *pre_iov;	/* 3 * pre_cap as made, then as read */
 	struct rbpre {
 		uint64_t addr;
 		size_t i;		/* its iov as made */
@@ -306,6 +306,9 @@ struct rbkept {
 	uint32_t pre_i;			/* into rr->pre + pre_i * thread.size */
 	uint32_t pre_iv;		/* its first iov and how many */
 	uint32_t pre_niv;
+	int pre_tid;			/* the second is its tid's */
+	int pre_tags;			/* the last, its EC's local_storage, into: */
+	uint64_t pre_tbl;
 };
 
 /* A thread the list names, before anything more is read of it. */
