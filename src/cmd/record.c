@@ -334,7 +334,7 @@ int cli_profile_target(struct cli_opts *o, struct cli_outputs *out, struct targe
 		.duration = o->duration,
 		.reader = { .idle = o->idle, .gil_only = o->gil, .gvl_wait = o->gvl_wait,
 			    .no_gc = o->no_gc, .async_tasks = o->async_tasks,
-			    .anchor = !o->read_only },
+			    .anchor = !o->read_only, .reuse = 1 },
 		.child = child,
 		.root = o->subprocesses ? pid : 0,
 		.announce = !o->quiet,

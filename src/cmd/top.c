@@ -120,7 +120,7 @@ int cli_top(struct cli_opts *o)
 		.duration = o->duration,
 		.reader = { .idle = o->idle, .gil_only = o->gil, .gvl_wait = o->gvl_wait,
 			    .no_gc = o->no_gc, .async_tasks = o->async_tasks,
-			    .anchor = !o->read_only },
+			    .anchor = !o->read_only, .reuse = 1 },
 		.tick = top_tick,
 		.arg = &top,
 	};

@@ -387,7 +387,7 @@ static struct pykept *kept_slot(struct pyreader *pr, uint64_t tstate, const uint
 	size_t h = (size_t)((tstate >> 4) * 0x9E3779B97F4A7C15ull >> 40) & (KEPT - 1);
 	struct pykept *free_slot = NULL;
 
-	if (pr->aio || pr->flocals || tid <= 0)
+	if (!pr->opts.reuse || pr->aio || pr->flocals || tid <= 0)
 		return NULL;
 	if (!pr->kept)
 		pr->kept = xcalloc(KEPT, sizeof(*pr->kept));

@@ -205,6 +205,8 @@ static uint64_t find_symbols(struct rbreader *rr)
 
 static void caches_clear(struct rbreader *rr, int iseqs, int mes)
 {
+	if (iseqs || mes)
+		rr->kept_gen++;		/* the names kept stacks point at are freed */
 	for (size_t i = 0; iseqs && i < ISEQ_CACHE; i++)
 		rbr_iseq_release(&rr->iseqs[i]);
 	for (size_t i = 0; mes && i < ME_CACHE; i++)
@@ -267,6 +269,11 @@ static enum perr rbreader_setup(struct target *t, const struct reader_opts *opts
 	rr->ec_ent = xmalloc(STORAGE_MAX * 24);
 	rr->ec_ent0 = xmalloc(STORAGE_MAX * 24);
 	rr->waiters = xcalloc(THREAD_MAX, sizeof(*rr->waiters));
+	if (opts->reuse && !opts->locals) {
+		rr->kept_cap = 64;
+		rr->kept = xcalloc(rr->kept_cap, sizeof(*rr->kept));
+		rr->defer = xcalloc(THREAD_MAX, sizeof(*rr->defer));
+	}
 	if (opts->locals) {
 		struct rblocals_src src = { rr, locals_id_name, locals_class_path };
 
@@ -353,6 +360,14 @@ void rbreader_free(struct rbreader *rr)
 		free(rr->rtags[i]);
 	free(rr->rtags);
 	free(rr->waiters);
+	for (size_t i = 0; i < rr->kept_cap; i++)
+		free(rr->kept[i].frame);
+	free(rr->kept);
+	free(rr->defer);
+	free(rr->pre);
+	free(rr->pre_iov);
+	free(rr->pre_ord);
+	free(rr->pre_rank);
 	rmem_release(&rr->mem);
 	taskstat_release(&rr->ts);
 	free(rr);
@@ -447,50 +462,294 @@ static int gvl_waiting(const struct rbreader *rr, uint64_t addr)
 	return 0;
 }
 
-/* One thread: fill st's header, decide whether to keep it, rbr_walk it. */
-static enum perr sample_thread(struct rbreader *rr, uint64_t th_addr, const unsigned char *th,
-			       uint64_t gvl_owner, int in_gc, struct stack *st,
-			       reader_cb cb, void *arg)
+/*
+ * Reuse (issue 38): a thread that has not run since its stack was read
+ * still has that stack, and proving it costs one read of its run counts
+ * (taskstat_run()) where reading it again costs several.  Each thread's
+ * last read is kept by its rb_thread_t, with its EC and tid to tell a new
+ * thread at the same address: the counts read before its state, the
+ * state, and, when that state was not 'R', the frames the walk after it
+ * found.  The frames' names point into the iseq and method entry caches:
+ * valid while kept_gen, bumped whenever an entry is freed, is the same.
+ */
+
+/* Thread th's slot, made if make and there is room; NULL if none. */
+static struct rbkept *kept_get(struct rbreader *rr, uint64_t th, int make)
+{
+	struct rbkept *k;
+	int found;
+
+	k = rbr_table_slot(rr->kept, sizeof(*k), rr->kept_cap, th, &found);
+	if (!k || found)
+		return k;
+	/* no growing during a sample: rr->defer points into the table */
+	if (!make || 2 * (rr->nkept + 1) > rr->kept_cap)
+		return NULL;
+	memset(k, 0, sizeof(*k));
+	k->th = th;
+	rr->nkept++;
+	return k;
+}
+
+/*
+ * Where thread_tid() reads a thread's tid: at this offset in the struct
+ * its rb_thread_t points at (its native thread, 3.3+; its pthread, <= 3.0
+ * once the offset is known); -1 if it reads nothing.
+ */
+static int64_t tid_read_off(const struct rbreader *rr)
 {
 	const struct rubyvm_layout *L = rr->L;
-	uint64_t ec = get_u64(th, L->thread.ec), name;
-	unsigned int status = th[L->thread.status] >> L->thread.status_shift & 3;
-	enum perr err = PERR_OK;
-	const char *s;
-	pid_t tid;
 
-	if (status == 3 || !rbr_is_obj(ec))
-		return PERR_OK;		/* killed, or not started */
+	if (L->thread.tid != RUBYVM_NONE)
+		return -1;
+	if (L->thread.nt != RUBYVM_NONE)
+		return L->thread.nt_tid;
+	return rr->pthread_tid_off;
+}
+
+static int pre_cmp(const void *a, const void *b)
+{
+	const struct rbpre *x = a, *y = b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/*
+ * At the start of a sample, after kept_sweep(): the structs of the
+ * threads the last sample met, and their native threads' tids, in one
+ * scatter read (IOV_MAX ranges a syscall), not one read or two each as
+ * the list is walked.  Of one moment, as the windows rmem_begin() reads
+ * again are.  Not for a few threads, whose structs those windows hold:
+ * there it would be a read more.
+ */
+static void kept_prefetch(struct rbreader *rr)
+{
+	const struct rubyvm_layout *L = rr->L;
+	uint64_t last = rr->stats.samples - 1;
+	int64_t tid_off = tid_read_off(rr);
+	size_t n = 0, niov = 0, done = 0;
+
+	if (rr->kept_met < PREFETCH_MIN)
+		return;
+	for (size_t i = 0; i < rr->kept_cap; i++)
+		n += rr->kept[i].th && rr->kept[i].seen == last;
+	if (n > THREAD_MAX)
+		n = THREAD_MAX;
+	if (!n)
+		return;
+	if (n > rr->pre_cap) {
+		free(rr->pre);
+		free(rr->pre_iov);
+		free(rr->pre_ord);
+		free(rr->pre_rank);
+		rr->pre = xreallocarray(NULL, n, L->thread.size);
+		rr->pre_iov = xreallocarray(NULL, 6 * n, sizeof(*rr->pre_iov));
+		rr->pre_ord = xreallocarray(NULL, 3 * n, sizeof(*rr->pre_ord));
+		rr->pre_rank = xreallocarray(NULL, 3 * n, sizeof(*rr->pre_rank));
+		rr->pre_cap = n;
+	}
+	n = 0;
+	for (size_t i = 0; i < rr->kept_cap && n < rr->pre_cap; i++) {
+		struct rbkept *k = &rr->kept[i];
+
+		if (!k->th || k->seen != last)
+			continue;
+		k->pre_i = (uint32_t)n;
+		k->pre_iv = (uint32_t)niov;
+		rr->pre_iov[niov++] = (struct procmem_iov){ k->th, rr->pre + n * L->thread.size,
+							    L->thread.size };
+		k->pre_tid = tid_off >= 0 && rbr_is_obj(k->tid_src);
+		if (k->pre_tid)
+			rr->pre_iov[niov++] = (struct procmem_iov){ k->tid_src + (uint64_t)tid_off,
+								    &k->src_tid, sizeof(k->src_tid) };
+		/* where its tags are, for a stack that may be reused (kept_tags()) */
+		k->pre_tags = rr->tag_sets && k->depth && rbr_is_obj(k->ec) &&
+			      L->ec.local_storage + 8 <= L->ec.size;
+		if (k->pre_tags)
+			rr->pre_iov[niov++] = (struct procmem_iov){ k->ec + L->ec.local_storage,
+								    &k->pre_tbl, sizeof(k->pre_tbl) };
+		k->pre_niv = (uint32_t)niov - k->pre_iv;
+		n++;
+	}
+	/*
+	 * In address order: pieces a page or less apart are one range to the
+	 * kernel, which pins each range's pages apart (procmem_readv()).
+	 */
+	for (size_t i = 0; i < niov; i++)
+		rr->pre_ord[i] = (struct rbpre){ rr->pre_iov[i].addr, i };
+	qsort(rr->pre_ord, niov, sizeof(*rr->pre_ord), pre_cmp);
+	for (size_t i = 0; i < niov; i++) {
+		rr->pre_iov[3 * rr->pre_cap + i] = rr->pre_iov[rr->pre_ord[i].i];
+		rr->pre_rank[rr->pre_ord[i].i] = (uint32_t)i;
+	}
+	procmem_readv(&rr->t->mem, rr->pre_iov + 3 * rr->pre_cap, niov, &done);
+	for (size_t i = 0; i < rr->kept_cap; i++) {
+		struct rbkept *k = &rr->kept[i];
+
+		int ok = k->th && k->seen == last && k->pre_niv;
+
+		for (uint32_t j = 0; ok && j < k->pre_niv; j++)
+			ok = rr->pre_rank[k->pre_iv + j] < done;
+		if (ok)
+			k->pre = rr->stats.samples;
+	}
+}
+
+/* Forget k's frames. */
+static void kept_drop(struct rbreader *rr, struct rbkept *k)
+{
+	rr->kept_frames -= k->depth;
+	FREE_AND_NULL(k->frame);
+	k->depth = 0;
+}
+
+/*
+ * At the start of a sample: forget the threads the last one did not meet
+ * (ended) once they are half the table, and grow it for those it did.
+ */
+static void kept_sweep(struct rbreader *rr)
+{
+	uint64_t last = rr->stats.samples - 1;
+	size_t cap = rr->kept_cap, ocap = rr->kept_cap, n = 0;
+	int sweep = rr->nkept > 2 * rr->kept_met + 16;
+	struct rbkept *old = rr->kept;
+
+	for (size_t i = 0; i < ocap; i++)
+		n += old[i].th && (!sweep || old[i].seen == last);
+	while (cap < 2 * KEPT_MAX && cap < 4 * (n > rr->kept_met ? n : rr->kept_met))
+		cap *= 2;
+	if (!sweep && cap == ocap)
+		return;
+	rr->kept = xcalloc(cap, sizeof(*rr->kept));
+	rr->kept_cap = cap;
+	rr->nkept = 0;
+	for (size_t i = 0; i < ocap; i++) {
+		struct rbkept *k;
+		int found;
+
+		if (!old[i].th)
+			continue;
+		if (sweep && old[i].seen != last) {
+			kept_drop(rr, &old[i]);
+			continue;
+		}
+		k = rbr_table_slot(rr->kept, sizeof(*k), cap, old[i].th, &found);
+		*k = old[i];
+		rr->nkept++;
+	}
+	free(old);
+}
+
+/* Keep st's frames in k, if within KEPT_FRAMES_MAX. */
+static void kept_keep(struct rbreader *rr, struct rbkept *k, const struct stack *st)
+{
+	kept_drop(rr, k);
+	if (!st->depth || rr->kept_frames + st->depth > KEPT_FRAMES_MAX)
+		return;
+	k->frame = xreallocarray(NULL, st->depth, sizeof(*k->frame));
+	memcpy(k->frame, st->frame, st->depth * sizeof(*k->frame));
+	k->depth = st->depth;
+	k->truncated = st->truncated;
+	k->gen = rr->kept_gen;
+	k->serial = stack_kept_serial();
+	rr->kept_frames += k->depth;
+}
+
+static void thread_name(struct rbreader *rr, struct stack *st, uint64_t name)
+{
+	const char *s;
+
+	if (name != rr->L->qnil && !rbr_read_string(rr, name, &s)) {
+		snprintf(rr->thread_name, sizeof(rr->thread_name), "%s", s);
+		st->thread_name = rr->thread_name;
+	}
+}
+
+/* Put a frame named name on top of st's, as what the thread does now. */
+static void frame_on_top(struct rbreader *rr, struct stack *st, const char *name)
+{
+	if (rr->flocals) {
+		memmove(rr->flocals + 1, rr->flocals, st->depth * sizeof(*rr->flocals));
+		rr->flocals[0] = NULL;
+	}
+	memmove(st->frame + 1, st->frame, st->depth * sizeof(st->frame[0]));
+	st->frame[0] = (struct stack_frame){ name, "", 0 };
+	st->depth++;
+}
+
+/* Hand on a stack, with the tags of the thread last walked or loaded. */
+static void stack_emit(struct rbreader *rr, struct stack *st, reader_cb cb, void *arg)
+{
+	rr->stats.stacks++;
+	st->tags = rbr_tags_of(rr);
+	st->ractor = rr->ractor_id;
+	if (rr->ractor_id && st->tags != tags_unknown)
+		st->tags = ractor_tags(rr, st->tags);
+	cb(arg, st);
+}
+
+/*
+ * One thread, read now: fill st's header, decide whether to keep it,
+ * rbr_walk it.  run: its run counts if just read, else NULL.
+ */
+static enum perr sample_thread(struct rbreader *rr, const struct rbthread *t,
+			       const struct taskstat_run *run, int in_gc, struct stack *st,
+			       reader_cb cb, void *arg)
+{
+	struct rbkept *k = t->k;
+	struct taskstat_run was = { 0, 0 };
+	enum perr err = PERR_OK;
+	char state = 0;
+	int have_was = 0, exact = 0;
+
 	memset(st, 0, offsetof(struct stack, frame));
 	st->pid = rr->t->pid;
-	st->thread_id = th_addr;
-	tid = thread_tid(rr, th);
-	st->tid = tid > 0 ? taskstat_host_tid(&rr->ts, tid) : 0;
-	st->holds_gil = gvl_owner ? gvl_owner == th_addr : -1;
-	st->gvl_wait = gvl_waiting(rr, th_addr);
-	if (st->tid > 0) {
-		char state = taskstat_state(&rr->ts, st->tid);
-
+	st->thread_id = t->th;
+	st->tid = t->tid;
+	st->holds_gil = t->holds_gil;
+	st->gvl_wait = t->gvl_wait;
+	/*
+	 * The proof for a later sample, in this order: its run counts, its
+	 * state, its frames (taskstat_run()).  Not for the GVL owner, which
+	 * is never reused, nor for a thread last seen 'R' (the spinning main
+	 * thread): the state alone, as without reuse.
+	 */
+	if (k && t->tid > 0 && t->holds_gil != 1 && k->state != 'R') {
+		if (run)
+			was = *run;
+		have_was = run || !taskstat_run(&rr->ts, t->tid, &was);
+	}
+	if (t->tid > 0) {
+		state = taskstat_state(&rr->ts, t->tid);
 		st->idle = state ? state != 'R' : -1;
 	} else {
 		st->idle = -1;
+	}
+	if (k) {
+		/* the thread is there and its counts are not: none are kept */
+		if (!have_was && state && t->tid > 0 && t->holds_gil != 1 && k->state != 'R')
+			rr->kept_off = 1;
+		kept_drop(rr, k);
+		k->ec = t->ec;
+		k->tid = t->tid;
+		k->state = state;
+		k->have_was = have_was;
+		k->was = was;
 	}
 	/* with --gvl-wait, a thread queued for the GVL is kept, asleep as it is */
 	if ((rr->opts.gil_only && st->holds_gil != 1) ||
 	    (!rr->opts.idle && st->idle == 1 && !(rr->opts.gvl_wait && st->gvl_wait == 1)))
 		return PERR_OK;
-	name = get_u64(th, L->thread.name);
-	if (name != L->qnil && !rbr_read_string(rr, name, &s)) {
-		snprintf(rr->thread_name, sizeof(rr->thread_name), "%s", s);
-		st->thread_name = rr->thread_name;
-	}
+	thread_name(rr, st, t->name);
 	for (int tries = 0; tries < WALK_TRIES; tries++) {
+		int stale;
+
 		if (tries) {
 			rr->stats.retries++;
 			rmem_reset(&rr->mem);
 			objs_reset(rr);
 		}
-		err = rbr_walk(rr, ec, st, tries < WALK_TRIES - 1);
+		err = rbr_walk(rr, t->ec, st, tries < WALK_TRIES - 1);
 		if (perr_is_fatal(err))
 			return err;
 		/*
@@ -498,45 +757,176 @@ static enum perr sample_thread(struct rbreader *rr, uint64_t th_addr, const unsi
 		 * a stale one (an iseq collected and another put in its place)
 		 * may be why, and would fail every try.
 		 */
-		if (!rbr_validate(rr) && !err)
+		stale = rbr_validate(rr);
+		if (stale)
+			rr->kept_gen++;		/* names freed: kept frames may point at them */
+		if (!stale && !err) {
+			exact = tries < WALK_TRIES - 1;
 			break;
+		}
 		if (!err)
 			err = PERR_CORRUPT;	/* a stale cache entry: rbr_walk again */
 	}
+	if (k && exact && have_was && state && state != 'R') {
+		kept_keep(rr, k, st);
+		if (k->depth)
+			st->kept = k->serial;	/* unless a frame goes on top, below */
+	}
 	if (!err && rr->flocals)
 		locals_fill(rr, st);
+	/* the VM is collecting garbage, on this thread: say so, on top */
 	if (!err && in_gc && st->depth < STACK_MAX_DEPTH) {
-		/* the VM is collecting garbage, on this thread: say so, on top */
-		if (rr->flocals) {
-			memmove(rr->flocals + 1, rr->flocals, st->depth * sizeof(*rr->flocals));
-			rr->flocals[0] = NULL;
-		}
-		memmove(st->frame + 1, st->frame, st->depth * sizeof(st->frame[0]));
-		st->frame[0] = (struct stack_frame){ "(garbage collection)", "", 0 };
-		st->depth++;
+		frame_on_top(rr, st, "(garbage collection)");
+		st->kept = 0;
 	}
+	/* what it does: wait to take the GVL, on top of where it stopped */
 	if (!err && rr->opts.gvl_wait && st->gvl_wait == 1 && st->depth &&
 	    st->depth < STACK_MAX_DEPTH) {
-		/* what it does: wait to take the GVL, on top of where it stopped */
-		if (rr->flocals) {
-			memmove(rr->flocals + 1, rr->flocals, st->depth * sizeof(*rr->flocals));
-			rr->flocals[0] = NULL;
-		}
-		memmove(st->frame + 1, st->frame, st->depth * sizeof(st->frame[0]));
-		st->frame[0] = (struct stack_frame){ "(waiting for GVL)", "", 0 };
-		st->depth++;
+		frame_on_top(rr, st, "(waiting for GVL)");
+		st->kept = 0;
 	}
-	if (err) {
+	if (err)
 		rr->stats.dropped++;
-	} else if (st->depth) {
-		rr->stats.stacks++;
-		st->tags = rbr_tags_of(rr);
-		st->ractor = rr->ractor_id;
-		if (rr->ractor_id && st->tags != tags_unknown)
-			st->tags = ractor_tags(rr, st->tags);
-		cb(arg, st);
-	}
+	else if (st->depth)
+		stack_emit(rr, st, cb, arg);
 	return PERR_OK;
+}
+
+/*
+ * The tags of a thread whose stack is reused, read now from its fiber's
+ * table as rbr_walk() reads them with the frames: -1 if its EC cannot be
+ * read.
+ */
+static int kept_tags(struct rbreader *rr, const struct rbthread *t)
+{
+	const struct rubyvm_layout *L = rr->L;
+	uint64_t ec = t->ec, tbl;
+	struct ecguess *g = &rr->guess[rbr_slot(ec, GUESS_SLOTS)];
+
+	rr->ec_storage = 0;
+	rr->ec_val_ok = 0;
+	rr->ec_val_torn = 0;
+	rr->ec_store = NULL;
+	if (!rr->tag_sets || L->ec.local_storage + 8 > L->ec.size)
+		return 0;
+	/* prefetched at the start of this sample, with the threads */
+	if (t->k->pre == rr->stats.samples && t->k->pre_tags && t->k->ec == ec)
+		tbl = t->k->pre_tbl;
+	else if (rd_u64(rr, ec + L->ec.local_storage, &tbl))
+		return -1;
+	rr->ec_storage = tbl;
+	if (!rbr_is_obj(tbl))
+		return 0;
+	rr->ec_store = g->ec == ec ? &g->store : NULL;
+	rbr_storage_get(rr, tbl, rr->ec_store, rr->ec_val);
+	rr->ec_val_ok = 1;
+	return 0;
+}
+
+/*
+ * A thread met with a kept read that may prove it has not run: leave it
+ * for after the others (sample_kept()).  Not the GVL owner, not one seen
+ * 'R' or without counts; one without frames only where a thread that has
+ * not run is left out (CPU mode; with --gvl-wait, not queued for the GVL).
+ */
+static int kept_defers(const struct rbreader *rr, const struct rbthread *t)
+{
+	const struct rbkept *k = t->k;
+
+	if (!k || t->tid <= 0 || k->ec != t->ec || k->tid != t->tid || t->holds_gil == 1 ||
+	    !k->have_was || !k->state || k->state == 'R')
+		return 0;
+	return k->depth || (!rr->opts.idle && !(rr->opts.gvl_wait && t->gvl_wait == 1));
+}
+
+/*
+ * A deferred thread: its tags read now, then its run counts.  The same as
+ * when it was read: it has not run since, its stack is the one kept, and
+ * it is asleep (in CPU mode, left out with no more read); else read it now.
+ * Its name, tags, GVL state and queue are this sample's.
+ */
+static enum perr sample_kept(struct rbreader *rr, const struct rbthread *t, struct stack *st,
+			     reader_cb cb, void *arg)
+{
+	struct rbkept *k = t->k;
+	struct taskstat_run now;
+	int show = rr->opts.idle || (rr->opts.gvl_wait && t->gvl_wait == 1);
+
+	if (show && (!k->depth || k->gen != rr->kept_gen || kept_tags(rr, t)))
+		return sample_thread(rr, t, NULL, 0, st, cb, arg);
+	if (taskstat_run(&rr->ts, t->tid, &now))
+		return sample_thread(rr, t, NULL, 0, st, cb, arg);
+	if (taskstat_ran(&k->was, &now))
+		return sample_thread(rr, t, &now, 0, st, cb, arg);
+	if (!show)
+		return PERR_OK;
+	memset(st, 0, offsetof(struct stack, frame));
+	st->pid = rr->t->pid;
+	st->thread_id = t->th;
+	st->tid = t->tid;
+	st->holds_gil = t->holds_gil;
+	st->gvl_wait = t->gvl_wait;
+	st->idle = 1;
+	thread_name(rr, st, t->name);
+	memcpy(st->frame, k->frame, k->depth * sizeof(*k->frame));
+	st->depth = k->depth;
+	st->truncated = k->truncated;
+	st->kept = k->serial;
+	if (rr->opts.gvl_wait && st->gvl_wait == 1 && st->depth < STACK_MAX_DEPTH) {
+		frame_on_top(rr, st, "(waiting for GVL)");
+		st->kept = 0;
+	}
+	rr->stats.reused++;
+	stack_emit(rr, st, cb, arg);
+	return PERR_OK;
+}
+
+/*
+ * A thread of the list: read now, or deferred to after the others (into
+ * rr->defer) when its kept read may prove it has not run.
+ */
+static enum perr thread_meet(struct rbreader *rr, uint64_t addr, const unsigned char *th,
+			     int pre, uint64_t gvl_owner, int in_gc, struct stack *st, reader_cb cb,
+			     void *arg)
+{
+	const struct rubyvm_layout *L = rr->L;
+	unsigned int status = th[L->thread.status] >> L->thread.status_shift & 3;
+	struct rbthread t = { .th = addr, .ec = get_u64(th, L->thread.ec),
+			      .name = get_u64(th, L->thread.name) };
+	int64_t tid_off = tid_read_off(rr);
+	uint64_t src = tid_off < 0 ? 0 :
+		       get_u64(th, L->thread.nt != RUBYVM_NONE ? L->thread.nt : L->thread.thread_id);
+	struct rbkept *k;
+	pid_t tid;
+
+	if (status == 3 || !rbr_is_obj(t.ec))
+		return PERR_OK;		/* killed, or not started */
+	k = rr->kept && !rr->kept_off ? kept_get(rr, addr, 1) : NULL;
+	/* the tid, prefetched with the thread if read from the same struct */
+	if (pre && k && k->pre_tid && k->tid_src == src && k->src_tid > 0)
+		tid = k->src_tid;
+	else
+		tid = thread_tid(rr, th);
+	if (k && tid_off >= 0) {
+		k->tid_src = src;
+		k->src_tid = tid;
+	}
+	t.tid = tid > 0 ? taskstat_host_tid(&rr->ts, tid) : 0;
+	t.holds_gil = gvl_owner ? gvl_owner == addr : -1;
+	t.gvl_wait = gvl_waiting(rr, addr);
+	if (rr->opts.gil_only && t.holds_gil != 1)
+		return PERR_OK;
+	if (rr->kept && !rr->kept_off) {
+		rr->kept_met++;
+		t.k = k;
+		if (t.k)
+			t.k->seen = rr->stats.samples;
+		if (kept_defers(rr, &t) && rr->ndefer < THREAD_MAX) {
+			rr->defer[rr->ndefer++] = t;
+			return PERR_OK;
+		}
+	}
+	return sample_thread(rr, &t, NULL, in_gc, st, cb, arg);
 }
 
 /* Offsets of the thread list head, GVL owner and main thread in *base. */
@@ -596,13 +986,22 @@ static enum perr sample_threads(struct rbreader *rr, uint64_t base, uint32_t id,
 			pthread_discover(rr, head, node);
 	}
 	rr->ractor_id = is_main ? 0 : id;
+	rr->ndefer = 0;
 	gvl_waiters(rr, base, base != rr->vm);
 	for (uint64_t prev = head; node != head && n < THREAD_MAX; n++) {
 		uint64_t addr = node - L->thread.list_node;
+		struct rbkept *pre;
 		int seen = 0;
 
+		pre = !restarted && rr->kept && !rr->kept_off && rbr_is_obj(node) ?
+			      kept_get(rr, addr, 0) : NULL;
+		if (pre && pre->pre != rr->stats.samples)
+			pre = NULL;
 		rr->mem.fresh = !!restarted;
-		err = rbr_is_obj(node) ? rd(rr, addr, th, L->thread.size) : PERR_CORRUPT;
+		if (pre)
+			memcpy(th, rr->pre + (size_t)pre->pre_i * L->thread.size, L->thread.size);
+		err = pre ? PERR_OK : rbr_is_obj(node) ? rd(rr, addr, th, L->thread.size) :
+							 PERR_CORRUPT;
 		rr->mem.fresh = 0;
 		if (err) {
 			if (perr_is_fatal(err))
@@ -645,11 +1044,19 @@ static enum perr sample_threads(struct rbreader *rr, uint64_t base, uint32_t id,
 			continue;
 		if (ndone < THREAD_MAX)
 			done[ndone++] = addr;
-		err = sample_thread(rr, addr, th, gvl_owner, gc && addr == gvl_owner, &st, cb,
-				    arg);
+		err = thread_meet(rr, addr, th, !!pre, gvl_owner, gc && addr == gvl_owner, &st,
+				  cb, arg);
 		if (err)
 			return err;
 	}
+	/*
+	 * Those that may not have run, last: the others' walks may free
+	 * names their frames point at (kept_gen), and their counts are read
+	 * after their tags, both this sample.
+	 */
+	for (size_t i = 0; i < rr->ndefer; i++)
+		if ((err = sample_kept(rr, &rr->defer[i], &st, cb, arg)))
+			return err;
 	return PERR_OK;
 }
 
@@ -693,6 +1100,11 @@ enum perr rbreader_sample(struct rbreader *rr, reader_cb cb, void *arg)
 	rr->nrtags = 0;
 	rmem_begin(&rr->mem, 1);	/* where everything was last time, in one read */
 	caches_trim(rr);
+	if (rr->kept && !rr->kept_off) {
+		kept_sweep(rr);
+		kept_prefetch(rr);
+		rr->kept_met = 0;
+	}
 	gc = !rr->opts.no_gc && rr->objspace &&
 	     !rd(rr, rr->objspace + L->gc.flags, &gcflags, sizeof(gcflags)) &&
 	     (gcflags >> L->gc.during_gc_bit & 1);

@@ -56,6 +56,9 @@
 #define LIST_TRIES	4		/* walks of a thread list changed under us */
 #define GUESS_SLOTS	256
 #define RACTOR_MAX	1024		/* ractors sampled */
+#define KEPT_MAX	8192		/* threads whose stacks are kept (a power of two) */
+#define KEPT_FRAMES_MAX	(1u << 18)	/* frames kept in all, 6 MiB */
+#define PREFETCH_MIN	8		/* threads met, for their structs to be prefetched */
 
 /* Frame magic in ep[0] (stable from 2.4 to 4.0). */
 #define FRAME_MAGIC_MASK	0x7fff0001u
@@ -240,6 +243,23 @@ struct rbreader {
 	uint64_t *waiters;
 	size_t nwaiters;
 	int waiters_ok;			/* 0: not known */
+	/* stacks of threads that had not run since, reused (sample_threads()) */
+	struct rbkept *kept;		/* kept_cap slots, open addressing on th */
+	size_t nkept, kept_cap;
+	size_t kept_frames;		/* frames held by all of them */
+	uint64_t kept_gen;		/* bumped when a cached name is freed */
+	uint64_t kept_met;		/* threads met this sample */
+	int kept_off;			/* the kernel keeps no run counts */
+	struct rbthread *defer;		/* THREAD_MAX: threads of one ractor read last */
+	size_t ndefer;
+	unsigned char *pre;		/* the threads met last sample, read at once */
+	struct procmem_iov *pre_iov;	/* 3 * pre_cap as made, then as read */
+	struct rbpre {
+		uint64_t addr;
+		size_t i;		/* its iov as made */
+	} *pre_ord;			/* the iovs by address */
+	uint32_t *pre_rank;		/* where the iov made i-th is read */
+	size_t pre_cap;			/* threads pre and pre_iov have room for */
 };
 
 /*
@@ -261,6 +281,43 @@ struct rbreader {
 #define TAG_ID_MAX	(1ll << 52)	/* ids (gen * TAGSET_MAX + rbr_slot) beyond: garbage */
 static const char *const tag_names[TAG_VARS] = {
 	"__pyrospy_tags__", "__pyrospy_process__", "__pyrospy_sets__", "__pyrospy_gens__",
+};
+
+/*
+ * A thread's last read, kept to reuse its stack while it does not run
+ * (see sample_threads()); one slot of rbreader.kept by rb_thread_t.
+ */
+struct rbkept {
+	uint64_t th;			/* the rb_thread_t; 0: empty */
+	uint64_t ec;			/* identity: its EC and host tid then */
+	pid_t tid;
+	uint64_t seen;			/* the sample that last met it */
+	char state;			/* its state letter then; 0: not read */
+	int have_was;			/* was: its run counts, read before the state */
+	struct taskstat_run was;
+	uint64_t gen;			/* rr->kept_gen when frame was read */
+	struct stack_frame *frame;	/* its frames then, if state was not 'R' */
+	unsigned int depth;		/* 0: none kept */
+	int truncated;
+	uint64_t serial;		/* stack.kept of frame[] */
+	/* where the next sample prefetches it (kept_prefetch()) */
+	uint64_t tid_src;		/* its native thread (3.3+) or pthread (<= 3.0) */
+	int32_t src_tid;		/* then, and the tid read from it */
+	uint64_t pre;			/* the sample that prefetched it, */
+	uint32_t pre_i;			/* into rr->pre + pre_i * thread.size */
+	uint32_t pre_iv;		/* its first iov and how many */
+	uint32_t pre_niv;
+	int pre_tid;			/* the second is its tid's */
+	int pre_tags;			/* the last, its EC's local_storage, into: */
+	uint64_t pre_tbl;
+};
+
+/* A thread the list names, before anything more is read of it. */
+struct rbthread {
+	uint64_t th, ec, name;
+	pid_t tid;			/* host tid, 0 if unknown */
+	int holds_gil, gvl_wait;
+	struct rbkept *k;		/* its kept read, NULL if none */
 };
 
 struct ecguess {

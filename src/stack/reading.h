@@ -25,6 +25,8 @@ struct reader_opts {
 				   as "<task> NAME" frames (pyasync.h) */
 	int anchor;		/* CPython 3.15+: write each thread's last_profiled_frame
 				   and read only the frames above it (pyreader.c) */
+	int reuse;		/* a thread that had not run since its last read: its
+				   stack of then (pyreader.c, rbreader.c); not for dump */
 };
 
 /* Counters a reader keeps; the CLI reports them. */
