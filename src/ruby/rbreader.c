@@ -549,11 +549,15 @@ static void kept_prefetch(struct rbreader *rr)
 		rr->pre_cap = n;
 	}
 	n = 0;
-	for (size_t i = 0; i < rr->kept_cap && n < rr->pre_cap; i++) {
+	for (size_t i = 0; i < rr->kept_cap; i++) {
 		struct rbkept *k = &rr->kept[i];
 
 		if (!k->th || k->seen != last)
 			continue;
+		if (n == rr->pre_cap) {
+			k->pre_niv = 0;	/* past THREAD_MAX: read as the list is walked */
+			continue;
+		}
 		k->pre_i = (uint32_t)n;
 		k->pre_iv = (uint32_t)niov;
 		rr->pre_iov[niov++] = (struct procmem_iov){ k->th, rr->pre + n * L->thread.size,
@@ -569,6 +573,14 @@ static void kept_prefetch(struct rbreader *rr)
 			rr->pre_iov[niov++] = (struct procmem_iov){ k->ec + L->ec.local_storage,
 								    &k->pre_tbl, sizeof(k->pre_tbl) };
 		k->pre_niv = (uint32_t)niov - k->pre_iv;
+		/* only where the maps have them now, as rmem_read() checks */
+		for (uint32_t j = k->pre_iv; j < niov && k->pre_niv; j++)
+			if (!rmem_mapped(&rr->mem, rr->pre_iov[j].addr, rr->pre_iov[j].len))
+				k->pre_niv = 0;
+		if (!k->pre_niv) {
+			niov = k->pre_iv;
+			continue;
+		}
 		n++;
 	}
 	/*
