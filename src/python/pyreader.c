@@ -320,6 +320,7 @@ void pyreader_free(struct pyreader *pr)
 	free(pr->tlist);
 	free(pr->tlist_new);
 	free(pr->tbuf);
+	free(pr->tiov);
 	free(pr->snap);
 	free(pr->pre);
 	free(pr->vbuf);
@@ -469,10 +470,12 @@ static void tlist_read(struct pyreader *pr, uint64_t interp)
 		return;
 	if (pr->tbuf_cap < n * size) {
 		free(pr->tbuf);
+		free(pr->tiov);
 		pr->tbuf_cap = n * size;
 		pr->tbuf = xmalloc(pr->tbuf_cap);
+		pr->tiov = xcalloc(n, sizeof(*pr->tiov));
 	}
-	iov = xcalloc(n, sizeof(*iov));
+	iov = pr->tiov;
 	/* up to the first the maps do not have now, as rmem_read() checks */
 	for (size_t i = 0; i < n; i++) {
 		if (!rmem_mapped(&pr->mem, pr->tlist[i], size)) {
@@ -483,7 +486,6 @@ static void tlist_read(struct pyreader *pr, uint64_t interp)
 	}
 	if (n)
 		procmem_readv(&pr->t->mem, iov, n, &pr->tlist_ok);
-	free(iov);
 }
 
 /* Thread state tstate, the i-th of the list, into ts. */

@@ -236,6 +236,7 @@ struct pyreader {
 	uint64_t *tlist, *tlist_new, tlist_interp;
 	size_t tlist_n, tlist_new_n, tlist_ok;
 	unsigned char *tbuf;
+	struct procmem_iov *tiov;	/* its scatter read, as many */
 	size_t tbuf_cap;
 	/*
 	 * <= 3.10: the tag table (dict header, keys object) as read in
