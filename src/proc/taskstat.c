@@ -221,12 +221,14 @@ pid_t taskstat_host_tid(struct taskstat *ts, pid_t ns_tid)
 	return e ? e->tid : 0;
 }
 
-char taskstat_state(struct taskstat *ts, pid_t tid)
+char taskstat_state_comm(struct taskstat *ts, pid_t tid, char *comm, size_t *nc)
 {
 	struct taskstat_entry *e = find(ts, tid, 0);
-	char buf[512], *p;
+	char buf[512], *p, *open;
 	ssize_t n;
 
+	if (nc)
+		*nc = SIZE_MAX;
 	if (!e)
 		e = add(ts, tid, ts->same_ns ? tid : 0);
 	if (e->fd < 0) {
@@ -241,9 +243,20 @@ char taskstat_state(struct taskstat *ts, pid_t tid)
 	buf[n] = '\0';
 	/* "tid (comm) S ..." - comm may hold spaces and parens: use the last ')' */
 	p = strrchr(buf, ')');
-	if (!p || p[1] != ' ' || !p[2])
+	open = strchr(buf, '(');
+	if (!p || !open || open > p || p[1] != ' ' || !p[2])
 		return 0;
+	/* the kernel's name unescaped, as /proc/PID/task/TID/comm has it */
+	if (comm && nc && (size_t)(p - open - 1) <= TASKSTAT_COMM_MAX) {
+		*nc = (size_t)(p - open - 1);
+		memcpy(comm, open + 1, *nc);
+	}
 	return p[2];
+}
+
+char taskstat_state(struct taskstat *ts, pid_t tid)
+{
+	return taskstat_state_comm(ts, tid, NULL, NULL);
 }
 
 int taskstat_run(struct taskstat *ts, pid_t tid, struct taskstat_run *run)

@@ -39,6 +39,15 @@ pid_t taskstat_host_tid(struct taskstat *ts, pid_t ns_tid);
  */
 char taskstat_state(struct taskstat *ts, pid_t tid);
 
+#define TASKSTAT_COMM_MAX	15	/* the kernel's TASK_COMM_LEN less its NUL */
+
+/*
+ * The same, and from the same read the thread's kernel name (its comm
+ * file's bytes, no newline) into comm (TASKSTAT_COMM_MAX bytes), its
+ * length in *nc; *nc is SIZE_MAX when it is not known (the state 0).
+ */
+char taskstat_state_comm(struct taskstat *ts, pid_t tid, char *comm, size_t *nc);
+
 /*
  * Whether a thread ran: its run time in ns and the number of times the
  * kernel put it on a CPU (/proc/PID/task/TID/schedstat).

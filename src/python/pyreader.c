@@ -75,16 +75,24 @@ static int is_task(struct pyreader *pr, pid_t tid)
  * child's id: ask it, as on <= 3.10; a thread found by neither is none of
  * this process's.
  */
+static char state_comm(struct pyreader *pr, pid_t tid)
+{
+	char state = taskstat_state_comm(&pr->ts, tid, pr->comm, &pr->comm_nc);
+
+	pr->comm_tid = state && pr->comm_nc != SIZE_MAX ? tid : 0;
+	return state;
+}
+
 static int thread_state(struct pyreader *pr, uint64_t head, struct stack *st)
 {
-	char state = st->tid > 0 ? taskstat_state(&pr->ts, st->tid) : 0;
+	char state = st->tid > 0 ? state_comm(pr, st->tid) : 0;
 
 	if (!state && (st->tid <= 0 || is_task(pr, st->tid) == 0)) {
 		if (pr->lay.tstate.native_thread_id != PYVM_NONE) {
 			if (pr->pthread_tid_off < 0)
 				pthread_discover(pr, head);
 			st->tid = taskstat_host_tid(&pr->ts, pthread_tid(pr, st->thread_id));
-			state = st->tid > 0 ? taskstat_state(&pr->ts, st->tid) : 0;
+			state = st->tid > 0 ? state_comm(pr, st->tid) : 0;
 		}
 		if (!state && pr->pthread_tid_off >= 0 && (st->tid <= 0 || is_task(pr, st->tid) == 0))
 			return 1;
@@ -593,8 +601,10 @@ static enum perr thread_read(struct pyreader *pr, const struct pyinterp *pi, uin
 	if (!st->depth)
 		return PERR_OK;
 	pr->stats.stacks++;
+	/* the kernel's name as of the state's read, when that was this thread's */
 	st->thread_name = pythread_name(&pr->names, pi->interp, pi->interp_id, st->thread_id,
-					st->tid, pr->stats.samples);
+					st->tid, pr->comm_tid == st->tid ? pr->comm : NULL,
+					pr->comm_nc, pr->stats.samples);
 	if (pr->flocals)
 		locals_fill(pr, st);
 	if ((pr->aio && task_frames(pr, tstate, task, nchain, coro_frame, loop, st)) ||
@@ -677,7 +687,8 @@ static enum perr threads_later(struct pyreader *pr, const struct pyinterp *pi,
 			st->kept = k->serial;
 			memcpy(st->frame, k->frames, k->depth * sizeof(st->frame[0]));
 			st->thread_name = pythread_name(&pr->names, pi->interp, pi->interp_id,
-							st->thread_id, st->tid, pr->stats.samples);
+							st->thread_id, st->tid, NULL, 0,
+							pr->stats.samples);
 			pr->stats.stacks++;
 			pr->stats.reused++;
 			cb(arg, st);

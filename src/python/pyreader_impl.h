@@ -178,6 +178,10 @@ struct pyreader {
 	size_t cache_bytes;	/* what the cached entries hold: see CODE_CACHE_BYTES */
 	/* <= 3.10: offset of the kernel tid in glibc's struct pthread */
 	int64_t pthread_tid_off;
+	/* the kernel name of thread comm_tid, from its state's read (thread_state()) */
+	pid_t comm_tid;
+	char comm[TASKSTAT_COMM_MAX];
+	size_t comm_nc;
 	pid_t sole_tid;			/* until it is found: the one thread's, */
 	uint64_t sole_pthread;		/* whose struct pthread is here */
 	/* tags: see taglibs/python/pyrospy.py */

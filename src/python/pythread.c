@@ -198,19 +198,40 @@ static size_t whole_chars(const char *s, size_t n)
 }
 
 /*
+ * The process's name (/proc/PID/comm) as of sample number `sample': read
+ * once a sample, not once a thread (a dump of 1000 threads read it 1000
+ * times).  Its bytes into *out; their number.
+ */
+static size_t proc_comm(struct pythread *tn, uint64_t sample, const char **out)
+{
+	if (!tn->proc_at || tn->proc_at != sample + 1) {
+		tn->proc_nc = comm_read(tn->pid, 0, tn->proc);
+		tn->proc_at = sample + 1;
+	}
+	*out = tn->proc;
+	return tn->proc_nc;
+}
+
+/*
  * Read the thread's names now: Python's, and the kernel's when it is
- * neither the start of Python's nor the process's name.
+ * neither the start of Python's nor the process's name.  The kernel's is
+ * known (kcomm, kn bytes) or read here (kcomm NULL).
  */
 static char *name_read(struct pythread *tn, struct pythread_interp *pi, uint64_t ident,
-		       pid_t tid, uint64_t sample)
+		       pid_t tid, const char *kcomm, size_t kn, uint64_t sample)
 {
-	char py[PYTHREAD_NAME_MAX * 4 + 1 + sizeof(STACK_CUT_MARK)], comm[COMM_MAX], proc[COMM_MAX];
+	char py[PYTHREAD_NAME_MAX * 4 + 1 + sizeof(STACK_CUT_MARK)], comm[COMM_MAX];
 	char clean[COMM_MAX * 3 + 1], head[COMM_MAX * 3 + 1];
 	int has_py = python_name(tn, pi, ident, sample, py, sizeof(py));
-	size_t nc = tid > 0 ? comm_read(tn->pid, tid, comm) : 0, np;
+	const char *proc;
+	size_t nc = 0, np;
 
+	if (tid > 0 && kcomm && kn <= COMM_MAX)
+		memcpy(comm, kcomm, nc = kn);
+	else if (tid > 0)
+		nc = comm_read(tn->pid, tid, comm);
 	if (nc) {
-		np = comm_read(tn->pid, 0, proc);
+		np = proc_comm(tn, sample, &proc);
 		/* compared as shown: sanitized, a last character cut short dropped */
 		utf8_sanitize(head, sizeof(head), comm, whole_chars(comm, nc));
 		if ((np == nc && !memcmp(proc, comm, nc)) ||
@@ -229,7 +250,7 @@ static char *name_read(struct pythread *tn, struct pythread_interp *pi, uint64_t
 }
 
 const char *pythread_name(struct pythread *tn, uint64_t interp, uint64_t interp_id,
-			  uint64_t ident, pid_t tid, uint64_t sample)
+			  uint64_t ident, pid_t tid, const char *comm, size_t nc, uint64_t sample)
 {
 	struct pythread_ent *e = ent_slot(tn, interp_id, ident, tid);
 	uint64_t every = PYTHREAD_REFRESH + (uint64_t)(e - tn->ent) % (PYTHREAD_REFRESH / 2);
@@ -248,7 +269,8 @@ const char *pythread_name(struct pythread *tn, uint64_t interp, uint64_t interp_
 		e->tid = tid;
 	}
 	e->read_at = sample ? sample : 1;
-	name = name_read(tn, interp_slot(tn, interp, interp_id, sample), ident, tid, sample);
+	name = name_read(tn, interp_slot(tn, interp, interp_id, sample), ident, tid, comm, nc,
+			 sample);
 	if (name || !e->name) {		/* a failed read keeps the last name */
 		free(e->name);
 		e->name = name;

@@ -64,6 +64,9 @@ struct pythread {
 	struct pythread_interp interp[PYTHREAD_INTERPS];
 	struct pythread_ent *ent;	/* open addressing, PYTHREAD_SLOTS */
 	unsigned int nent;
+	char proc[16];		/* /proc/PID/comm as of sample proc_at - 1 */
+	size_t proc_nc;
+	uint64_t proc_at;
 };
 
 /* mem, lay and t must outlive tn. */
@@ -75,9 +78,11 @@ void pythread_release(struct pythread *tn);
  * The name of the thread ident (tid on the host, 0 if unknown) in the
  * interpreter at interp (its id interp_id, 0 the main one's), as of
  * sample number `sample'; NULL if it has none there.  Valid until the
- * next call.
+ * next call.  comm: the thread's kernel name (nc bytes, its comm file's)
+ * when the caller has just read it (taskstat_state_comm()), else NULL.
  */
 const char *pythread_name(struct pythread *tn, uint64_t interp, uint64_t interp_id,
-			  uint64_t ident, pid_t tid, uint64_t sample);
+			  uint64_t ident, pid_t tid, const char *comm, size_t nc,
+			  uint64_t sample);
 
 #endif
