@@ -78,6 +78,7 @@
 #define NAMEOBJ		128	/* bytes of a name's str object kept to compare */
 #define VERIFY_GAP	512	/* bytes between frames pyr_verify() reads in one range */
 #define VERIFY_SPAN	4096	/* bytes of such a range, at most */
+#define VERIFY_SPAN_CALLS 65536	/* the same where callers are checked (L->call_ops) */
 #define ANCHORS		512	/* threads with an anchor (3.15+), a power of two */
 #define ANCHOR_PROBE	8	/* slots looked at for one */
 #define REANCHOR	16	/* frames walked above an anchor: write a new one */

@@ -237,6 +237,7 @@ enum perr pyr_verify(struct pyreader *pr, size_t flen, uint64_t tstate, uint64_t
 	uint64_t now_top = 0, top = pr->nvisit ? pr->visit[0].addr : 0;
 	size_t n = 0, cap = pr->visit_cap ? pr->visit_cap : 1, clen = L->code.size, used = 0, live;
 	int ranges = L->frames != PYVM_FRAMEOBJ && (L->minor >= 14 || L->call_ops);
+	uint64_t span = L->call_ops ? VERIFY_SPAN_CALLS : VERIFY_SPAN;
 	enum perr err;
 
 	if (cap > pr->vcap) {	/* grown with the pyr_walk's frames, not every sample */
@@ -283,7 +284,9 @@ enum perr pyr_verify(struct pyreader *pr, size_t flen, uint64_t tstate, uint64_t
 	 * so a frame pushed again reads on its lines before its call, and
 	 * the same again when read again at the same point of the next
 	 * call.  pyr_caller_calls() rules such a caller out however the reads
-	 * are ordered, so 3.11-3.13 read in ranges too.
+	 * are ordered, so 3.11-3.13 read in ranges too, and longer ones: up
+	 * to 16 pages (VERIFY_SPAN_CALLS, what the kernel pins at once), so
+	 * that 50 frames are one range, not two.
 	 */
 	pr->snap_ok = pr->top_same = 0;
 	/*
@@ -298,7 +301,7 @@ enum perr pyr_verify(struct pyreader *pr, size_t flen, uint64_t tstate, uint64_t
 
 		while (ranges && j < pr->nvisit && pr->visit[j].addr + flen <= lo &&
 		       lo - (pr->visit[j].addr + flen) <= VERIFY_GAP &&
-		       hi - pr->visit[j].addr <= VERIFY_SPAN)
+		       hi - pr->visit[j].addr <= span)
 			lo = pr->visit[j++].addr;
 		pr->viov[n++] = (struct procmem_iov){ lo, pr->vbuf + used, (size_t)(hi - lo) };
 		for (size_t k = i; k < j; k++)
