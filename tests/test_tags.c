@@ -493,3 +493,50 @@ ParameterizedTest(size_t *i, tags, exec_slow_import_ruby, .timeout = 60)
 {
 	exec_slow_import(&test_rubies[*i], "slowtags.rb", "Object#spin");
 }
+
+/*
+ * The process-wide set as of the frames it is shown with.  A worker sets
+ * it to phase=a and runs in_a for 1 ms, then phase=b and in_b
+ * (tests/targets/proctags.rb).  Ruby read the set (the main thread's
+ * fiber-local variables) once as a tick began and paired it with the
+ * worker's frames read after: in_b under phase=a (and in_a under phase=b)
+ * in 7 to 12 stacks a run beside other work.  It measures no share: it
+ * holds beside other work, and runs with the other tests.
+ */
+static void process_set(const struct interp *in, const char *script)
+{
+	const char *extra[] = { "-r", "200", "-d", "4", NULL };
+	const char *path;
+	char *out;
+	unsigned long good[2], off[2];
+	char fa[64], fb[64];
+
+	/* test_func() answers in one buffer */
+	snprintf(fa, sizeof(fa), "%s", test_func(in, "in_a"));
+	snprintf(fb, sizeof(fb), "%s", test_func(in, "in_b"));
+	test_use_helpers(in);
+	out = test_profile(in, script, extra, &path);
+	good[0] = count(out, "phase=a", fa);
+	off[0] = count(out, "phase=b", fa);
+	good[1] = count(out, "phase=b", fb);
+	off[1] = count(out, "phase=a", fb);
+	cr_log_info("%s: in_a under phase=a %lu, phase=b %lu; in_b under phase=b %lu, phase=a %lu",
+		    in->bin, good[0], off[0], good[1], off[1]);
+	cr_assert_geq(good[0] + good[1], 200, "%s: %lu samples in in_a or in_b under their tag:"
+		      "\n%.3000s", in->bin, good[0] + good[1], out);
+	cr_assert_eq(off[0] + off[1], 0,
+		     "%s: %lu stacks in in_a under phase=b, %lu in in_b under phase=a: the "
+		     "process-wide tags of one moment with the frames of another\n%.3000s",
+		     in->bin, off[0], off[1], out);
+	free(out);
+}
+
+ParameterizedTestParameters(tags, process_set_ruby)
+{
+	return cr_make_param_array(size_t, (void *)test_indexes(test_nrubies), test_nrubies);
+}
+
+ParameterizedTest(size_t *i, tags, process_set_ruby, .timeout = 60)
+{
+	process_set(&test_rubies[*i], "proctags.rb");
+}

@@ -268,6 +268,8 @@ static enum perr rbreader_setup(struct target *t, const struct reader_opts *opts
 	rr->store_buf = xmalloc(STORAGE_MAX * 24);
 	rr->ec_ent = xmalloc(STORAGE_MAX * 24);
 	rr->ec_ent0 = xmalloc(STORAGE_MAX * 24);
+	rr->pm_ent = xmalloc(STORAGE_MAX * 24);
+	rr->pm_ent0 = xmalloc(STORAGE_MAX * 24);
 	rr->waiters = xcalloc(THREAD_MAX, sizeof(*rr->waiters));
 	if (opts->reuse && !opts->locals) {
 		rr->kept_cap = 64;
@@ -350,6 +352,8 @@ void rbreader_free(struct rbreader *rr)
 	free(rr->store_buf);
 	free(rr->ec_ent);
 	free(rr->ec_ent0);
+	free(rr->pm_ent);
+	free(rr->pm_ent0);
 	rbr_tagsets_clear(rr);
 	if (rr->flocals)
 		rblocals_release(&rr->locals);
@@ -818,6 +822,7 @@ static int kept_tags(struct rbreader *rr, const struct rbthread *t)
 	rr->ec_storage = 0;
 	rr->ec_val_ok = 0;
 	rr->ec_val_torn = 0;
+	rr->pm_ok = rr->pm_torn = 0;	/* the process-wide set of the sample's start */
 	rr->ec_store = NULL;
 	if (!rr->tag_sets || L->ec.local_storage + 8 > L->ec.size)
 		return 0;

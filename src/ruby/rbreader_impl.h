@@ -214,6 +214,15 @@ struct rbreader {
 	int ec_val_torn;		/* they changed while the frames were read */
 	unsigned char ec_hdr[STORE_HDR], ec_hdr0[STORE_HDR];
 	unsigned char *ec_ent, *ec_ent0;	/* STORAGE_MAX entries, after and before */
+	/*
+	 * The main thread's table (the process-wide set) read with another
+	 * thread's frames the same way: its values in pm_val when pm_ok, or
+	 * pm_torn when they changed meanwhile (rbr_frames_guessed())
+	 */
+	unsigned char pm_hdr[STORE_HDR], pm_hdr0[STORE_HDR];
+	unsigned char *pm_ent, *pm_ent0;
+	uint64_t pm_val[TAG_VARS];
+	int pm_ok, pm_torn;
 	uint64_t tag_key[TAG_VARS];	/* keys of the four variables, 0: not seen */
 	uint64_t tag_sets;		/* the registry Array, 0: not found */
 	uint64_t tag_gens;		/* its ids Array; 0: ids mean the same for good */

@@ -258,16 +258,36 @@ void rbr_tags_begin(struct rbreader *rr, uint64_t main_thread)
 	rr->tag_process = fixnum(rr, val[TAG_PROCESS]);
 }
 
+/*
+ * The process-wide set as of the frames just walked: from the main
+ * thread's table read with them (the main thread's own, or beside another
+ * thread's), else as of the sample's start (a stack reused, whose frames
+ * held from before it until after its tags were read).
+ */
+static int64_t process_set(struct rbreader *rr)
+{
+	if (rr->ec_val_ok && rr->ec_storage && rr->ec_storage == rr->main_store.tbl)
+		return fixnum(rr, rr->ec_val[TAG_PROCESS]);
+	if (rr->pm_ok)
+		return fixnum(rr, rr->pm_val[TAG_PROCESS]);
+	return rr->tag_process;
+}
+
 /* The tags of the thread whose EC was just walked. */
 const char *rbr_tags_of(struct rbreader *rr)
 {
 	uint64_t val[TAG_VARS];
-	int64_t id;
+	int64_t id, process;
 	struct rbmerged *m;
 	const char *a, *b;
 
+	if (rr->tag_sets && rr->pm_torn) {
+		rr->stats.tags_dropped++;	/* changed while the frames were read */
+		return tags_unknown;
+	}
+	process = process_set(rr);
 	if (!rr->tag_sets || !rr->ec_storage)
-		return tagset_known(rr, rr->tag_process);
+		return tagset_known(rr, process);
 	if (rr->ec_val_torn) {
 		rr->stats.tags_dropped++;	/* changed while its frames were read */
 		return tags_unknown;
@@ -287,15 +307,15 @@ const char *rbr_tags_of(struct rbreader *rr)
 	}
 	id = fixnum(rr, val[TAG_THREAD]);
 	a = tagset_known(rr, id);
-	b = tagset_known(rr, rr->tag_process);
+	b = tagset_known(rr, process);
 	if (a == tags_unknown || b == tags_unknown || !a || !b)
 		return a == tags_unknown || b == tags_unknown ? tags_unknown : a ? a : b;
-	m = &rr->merged[(uint64_t)(id * 31 + rr->tag_process) & (ARRAY_SIZE(rr->merged) - 1)];
-	if (m->tags && m->thread == id && m->process == rr->tag_process)
+	m = &rr->merged[(uint64_t)(id * 31 + process) & (ARRAY_SIZE(rr->merged) - 1)];
+	if (m->tags && m->thread == id && m->process == process)
 		return m->tags;
 	free(m->tags);
 	m->thread = id;
-	m->process = rr->tag_process;
+	m->process = process;
 	m->tags = tags_merge(a, b);
 	return m->tags;
 }

@@ -69,11 +69,11 @@ int rbr_frames_guessed(struct rbreader *rr, struct ecguess *g, unsigned char *hd
 			  struct frames *fr)
 {
 	const struct rubyvm_layout *L = rr->L;
-	struct procmem_iov iov[9];
+	struct procmem_iov iov[13];
 	unsigned char again[256];
 	uint64_t end, lo, hi, cfp0, off, env_lo, env_hi;
-	size_t done, len, niov, hlen, elen, b;
-	int tags;
+	size_t done, len, niov, hlen, elen, plen, b;
+	int tags, ptags;
 
 	cfp0 = g->cfp > g->vm_stack + GUESS_FRAMES * L->cfp.size ?
 		       g->cfp - GUESS_FRAMES * L->cfp.size : g->vm_stack;
@@ -91,10 +91,23 @@ int rbr_frames_guessed(struct rbreader *rr, struct ecguess *g, unsigned char *hd
 	tags = rr->tag_sets && g->store.n;
 	hlen = rbr_storage_hdr_len(rr);
 	elen = (size_t)(g->store.n * rbr_storage_esize(rr));
-	b = tags ? 2 : 0;
+	/*
+	 * And so the process-wide set, in the main thread's table, for any
+	 * other thread: read once at the sample's start, it was paired with
+	 * frames read later, after the program had set another (7 to 12
+	 * stacks a run under load: tests/targets/proctags.rb).
+	 */
+	ptags = rr->tag_sets && rr->main_store.tbl && rr->main_store.n &&
+		rr->main_store.n <= STORAGE_MAX && g->store.tbl != rr->main_store.tbl;
+	plen = ptags ? (size_t)(rr->main_store.n * rbr_storage_esize(rr)) : 0;
+	b = 0;
 	if (tags) {
-		iov[0] = (struct procmem_iov){ g->store.tbl, rr->ec_hdr0, hlen };
-		iov[1] = (struct procmem_iov){ g->store.at, rr->ec_ent0, elen };
+		iov[b++] = (struct procmem_iov){ g->store.tbl, rr->ec_hdr0, hlen };
+		iov[b++] = (struct procmem_iov){ g->store.at, rr->ec_ent0, elen };
+	}
+	if (ptags) {
+		iov[b++] = (struct procmem_iov){ rr->main_store.tbl, rr->pm_hdr0, hlen };
+		iov[b++] = (struct procmem_iov){ rr->main_store.at, rr->pm_ent0, plen };
 	}
 	iov[b + 0] = (struct procmem_iov){ g->ec, hdr, L->ec.size };
 	iov[b + 1] = (struct procmem_iov){ cfp0, rr->cfps, len };
@@ -107,6 +120,10 @@ int rbr_frames_guessed(struct rbreader *rr, struct ecguess *g, unsigned char *hd
 		iov[niov++] = (struct procmem_iov){ g->store.tbl, rr->ec_hdr, hlen };
 		iov[niov++] = (struct procmem_iov){ g->store.at, rr->ec_ent, elen };
 	}
+	if (ptags) {
+		iov[niov++] = (struct procmem_iov){ rr->main_store.tbl, rr->pm_hdr, hlen };
+		iov[niov++] = (struct procmem_iov){ rr->main_store.at, rr->pm_ent, plen };
+	}
 	procmem_readv(&rr->t->mem, iov, niov, &done);
 	/*
 	 * Nothing of an earlier try: its tags are of another moment.  Kept
@@ -116,6 +133,15 @@ int rbr_frames_guessed(struct rbreader *rr, struct ecguess *g, unsigned char *hd
 	 */
 	rr->ec_val_ok = 0;
 	rr->ec_val_torn = 0;
+	rr->pm_ok = rr->pm_torn = 0;
+	if (ptags) {
+		/* not read whole, changed meanwhile, or moved: not known for these frames */
+		rr->pm_torn = done != niov || memcmp(rr->pm_hdr0, rr->pm_hdr, hlen) ||
+			      memcmp(rr->pm_ent0, rr->pm_ent, plen) ||
+			      rbr_storage_check(rr, &rr->main_store, rr->pm_hdr, rr->pm_ent,
+						rr->pm_val);
+		rr->pm_ok = !rr->pm_torn;
+	}
 	if (tags && done == niov && get_u64(hdr, L->ec.local_storage) == g->store.tbl) {
 		if (memcmp(rr->ec_hdr0, rr->ec_hdr, hlen) || memcmp(rr->ec_ent0, rr->ec_ent, elen))
 			rr->ec_val_torn = 1;
@@ -208,6 +234,7 @@ static enum perr load_frames(struct rbreader *rr, uint64_t ec, struct frames *fr
 	rr->ec_storage = 0;
 	rr->ec_val_ok = 0;
 	rr->ec_val_torn = 0;
+	rr->pm_ok = rr->pm_torn = 0;
 	rr->ec_store = NULL;
 	if (g->ec != ec)
 		g->store.tbl = g->store.n = 0;
