@@ -37,6 +37,8 @@ const struct ingest_format_ops *ingest_format_of(const struct ingest_opts *o)
 {
 	if (o->protocol == INGEST_PROTOCOL_PUSH)
 		return &ingest_push;
+	if (o->protocol == INGEST_PROTOCOL_OTLP)
+		return &ingest_otlp;
 	return (size_t)o->format < ARRAY_SIZE(formats) ? formats[o->format] : &ingest_folded;
 }
 
@@ -413,6 +415,9 @@ int ingest_check(const struct ingest_opts *o, char *err, size_t errlen)
 	if (o->protocol == INGEST_PROTOCOL_PUSH && o->format != INGEST_FORMAT_FOLDED)
 		return fail(err, errlen, "--ingest-format is for --protocol ingest: the push API "
 			    "takes pprof only");
+	if (o->protocol == INGEST_PROTOCOL_OTLP && o->format != INGEST_FORMAT_FOLDED)
+		return fail(err, errlen, "--ingest-format is for --protocol ingest: OTLP has its "
+			    "own format");
 	if (o->flush_timeout < 0 || o->timeout < 0 || o->retry_min < 0 || o->retry_max < 0)
 		return fail(err, errlen, "negative timeout");
 	return 0;

@@ -21,6 +21,7 @@
  *   folded, trie   /ingest?name=app.cpu{tags}   one request per group
  *   pprof          /ingest?name=app             one per window, tags as labels
  *   push           /push.v1.PusherService/Push  one per window, a series per group
+ *   otlp           /v1development/profiles      one per window, a sample per stack
  *
  * Adding a format is adding one encoder file and a line in ingest.c.
  */
@@ -54,7 +55,8 @@ struct ingest_format_ops {
 				      size_t ng, time_t from, time_t until, struct ingest_req **tail);
 };
 
-extern const struct ingest_format_ops ingest_folded, ingest_trie, ingest_pprof, ingest_push;
+extern const struct ingest_format_ops ingest_folded, ingest_trie, ingest_pprof, ingest_push,
+	ingest_otlp;
 
 
 #define INGEST_MARK_TRUNCATED "[truncated]"
