@@ -49,6 +49,7 @@ struct otlp_sample {
 	unsigned long value;
 	char attrs[2048];
 	char span[17], trace[33];	/* "" without a link */
+	long tid;			/* its thread.id attribute, 0 without */
 };
 
 struct otlp_log {
@@ -103,6 +104,8 @@ static void read_rx(const char *path, struct otlp_log *l)
 		p = strstr(line, "\"attrs\": {");
 		cr_assert_not_null(p, "%s", line);
 		snprintf(s->attrs, sizeof(s->attrs), "%.*s", (int)strcspn(p + 9, "}") + 1, p + 9);
+		p = strstr(s->attrs, "\"thread.id\": ");
+		s->tid = p ? strtol(p + 13, NULL, 10) : 0;
 		if (!strstr(line, "\"link\": null")) {
 			cr_assert_eq(json_str(line, "\"span_id\": \"", s->span, sizeof(s->span)), 0,
 				     "%s", line);
@@ -180,9 +183,10 @@ static int unit_of(const char *stack, char *out, size_t cap)
  * trace_id, as the app printed them), never another's, span_name stays an
  * attribute and span_id is no attribute any more (but where the trace id
  * is 0, span.rb's remote parent: no link then, span_id an attribute),
- * samples of idle() have
- * no link (1 % at a span's edge may miss it or keep it, as tests/span-check
- * allows), and the functions come with their files and lines.
+ * samples of idle() have no link (1 % at a span's edge may miss it or
+ * keep it, as tests/span-check allows), every sample has its thread.id
+ * (unit_0_* one, unit_1_* another), and the functions come with their
+ * files and lines.
  */
 static void tags_span(const struct interp *in)
 {
@@ -195,6 +199,7 @@ static void tags_span(const struct interp *in)
 	size_t nroots = 0;
 	unsigned long good = 0, missing = 0, wrong = 0, idle = 0, idle_linked = 0, lines = 0;
 	unsigned long zero_trace = 0;
+	long tids[2] = { 0, 0 };
 	int n = 14, st, fd;
 	char *out, *err, *save = NULL;
 	struct otlp_log l;
@@ -254,6 +259,7 @@ static void tags_span(const struct interp *in)
 
 		cr_assert(strstr(s->attrs, "\"env\": \"ci\""), "sample without env=ci: %s %s",
 			  s->stack, s->attrs);
+		cr_assert_gt(s->tid, 0, "sample without thread.id: %s %s", s->stack, s->attrs);
 		if (strstr(s->stack, want))
 			lines += s->value;
 		if (unit_of(s->stack, unit, sizeof(unit))) {
@@ -264,6 +270,11 @@ static void tags_span(const struct interp *in)
 			}
 			continue;
 		}
+		/* unit_T_I runs on worker thread T: one thread.id each, not the other's */
+		if (!tids[unit[5] == '1'])
+			tids[unit[5] == '1'] = s->tid;
+		cr_assert_eq(s->tid, tids[unit[5] == '1'], "%s on threads %ld and %ld", unit,
+			     s->tid, tids[unit[5] == '1']);
 		for (size_t k = 0; k < nroots; k++) {
 			char attr[64];
 
@@ -309,6 +320,7 @@ static void tags_span(const struct interp *in)
 	cr_assert_leq((missing + idle_linked) * 100, good > 100 ? good : 100,
 		      "%lu at a span's edge without its link or with it after", missing + idle_linked);
 	cr_assert_gt(idle, 0, "no sample of idle");
+	cr_assert_neq(tids[0], tids[1], "both workers' units on thread %ld", tids[0]);
 	cr_assert_geq(lines, 10, "%lu samples at %s", lines, want);
 
 	free(l.s);

@@ -48,7 +48,9 @@
  * (string values), except span_id and trace_id: when both are there and
  * well-formed (16 and 32 hex digits, not all zero) they make the sample's
  * Link instead; a span_id without a valid trace_id stays an attribute, as
- * OTLP has no link without a trace.  Threads are merged, as for push.
+ * OTLP has no link without a trace.  The thread is two more attributes,
+ * thread.id (an int) and thread.name (when it has one), as OpenTelemetry's
+ * semantic conventions name them: tags of those keys are left out.
  *
  * Bounds: as for pprof chunks, a request holds at most INGEST_MAX_STACKS
  * samples and is closed once its dictionary and samples pass
@@ -68,7 +70,9 @@ struct otlp_req {
 	struct profile locs;	/* locations: frames (name, file, line) */
 	uint32_t *loc_fn;	/* per location: its function's index */
 	size_t aloc;
-	struct profile attrs;	/* attributes: frames (key, value, 0) */
+	struct profile attrs;	/* attributes: frames (key, value, 0), of kind
+				 * PROFILE_CODE for a string value, PROFILE_MARK
+				 * for an int (its decimal text) */
 	struct profile links;	/* links: frames (trace hex, span hex, 0) */
 	struct profile stk;	/* stacks: a trie of location ids */
 	uint32_t *stack_of;	/* per node of stk: its stack's index, 0 none */
@@ -188,10 +192,45 @@ static int unhex(const char *hex, unsigned char *out, size_t n)
 
 /* A group's attributes and link in the request's tables. */
 struct sample_ctx {
-	uint32_t attr[INGEST_MAX_TAGS];
+	uint32_t attr[INGEST_MAX_TAGS + 2];
 	size_t nattr;
 	uint32_t link;
 };
+
+static uint32_t attribute(struct otlp_req *q, enum profile_kind kind, const char *key,
+			  const char *value)
+{
+	uint32_t n = q->attrs.nframe, id = profile_frame(&q->attrs, kind, key, value, 0) + 1;
+
+	if (id > n)
+		q->raw += 2 * (strlen(key) + strlen(value)) + 16;
+	return id;
+}
+
+#define THREAD_ID	"thread.id"
+#define THREAD_NAME	"thread.name"
+
+/*
+ * The thread of a thread frame ("[pid N: ]thread (TID)[ [interpreter
+ * I]][: NAME]", profile.c) as attributes appended to c.
+ */
+static void thread_attrs(struct otlp_req *q, const char *s, struct sample_ctx *c)
+{
+	char tid[16];
+	int pid, t, n = 0, m = 0;
+
+	if (!strncmp(s, "pid ", 4) && (sscanf(s, "pid %d: %n", &pid, &n) != 1 || !n))
+		return;
+	if (sscanf(s + n, "thread (%d)%n", &t, &m) != 1 || t <= 0 || !m)
+		return;
+	s += n + m;
+	if (!strncmp(s, " [interpreter ", 14) && strchr(s, ']'))
+		s = strchr(s, ']') + 1;
+	snprintf(tid, sizeof(tid), "%d", t);
+	c->attr[c->nattr++] = attribute(q, PROFILE_MARK, THREAD_ID, tid);
+	if (!strncmp(s, ": ", 2) && s[2])
+		c->attr[c->nattr++] = attribute(q, PROFILE_CODE, THREAD_NAME, s + 2);
+}
 
 static void group_ctx(struct otlp_req *q, const struct ingest_group *g, struct sample_ctx *c)
 {
@@ -215,16 +254,14 @@ static void group_ctx(struct otlp_req *q, const struct ingest_group *g, struct s
 			q->raw += 32;
 	}
 	c->nattr = 0;
-	for (size_t i = 0; i < g->ntags && c->nattr < ARRAY_SIZE(c->attr); i++) {
+	for (size_t i = 0; i < g->ntags && c->nattr < INGEST_MAX_TAGS; i++) {
 		const struct ingest_tag *t = &g->tags[i];
-		uint32_t n = q->attrs.nframe;
 
 		if (linked && (!strcmp(t->key, SPAN_ID) || !strcmp(t->key, TRACE_ID)))
 			continue;
-		c->attr[c->nattr] = profile_frame(&q->attrs, PROFILE_CODE, t->key, t->value, 0) + 1;
-		if (c->attr[c->nattr] > n)
-			q->raw += 2 * (strlen(t->key) + strlen(t->value)) + 16;
-		c->nattr++;
+		if (!strcmp(t->key, THREAD_ID) || !strcmp(t->key, THREAD_NAME))
+			continue;
+		c->attr[c->nattr++] = attribute(q, PROFILE_CODE, t->key, t->value);
 	}
 }
 
@@ -388,7 +425,10 @@ static void dictionary(struct otlp_req *q, struct pb *b)
 		m = pb_open(b, 6);
 		pb_int(b, 1, str_index(q, profile_str(&q->attrs, f->name)));
 		l = pb_open(b, 2);
-		pb_str(b, 1, profile_str(&q->attrs, f->file));
+		if (f->kind == PROFILE_MARK)
+			pb_int(b, 3, strtoll(profile_str(&q->attrs, f->file), NULL, 10));
+		else
+			pb_str(b, 1, profile_str(&q->attrs, f->file));
 		pb_close(b, l);
 		pb_close(b, m);
 	}
@@ -472,7 +512,8 @@ static int add_stack(void *arg, const struct profile *p, const uint32_t *frames,
 {
 	struct otlp_enc *e = arg;
 	struct otlp_req *q = &e->q;
-	uint32_t st;
+	struct sample_ctx c;
+	uint32_t st, n = 0;
 
 	if (q->nsamples >= INGEST_MAX_STACKS || q->raw >= INGEST_MAX_BODY)
 		flush(e);
@@ -480,10 +521,16 @@ static int add_stack(void *arg, const struct profile *p, const uint32_t *frames,
 		group_ctx(q, e->g, &e->ctx);
 		e->ctx_valid = 1;
 	}
-	for (uint32_t i = 0; i < depth && i < INGEST_MAX_DEPTH; i++)
-		e->locs[i] = location(q, p, &p->frame[frames[i]]);
-	st = stack(q, e->locs, depth < INGEST_MAX_DEPTH ? depth : INGEST_MAX_DEPTH);
-	sample(q, &e->ctx, st, count);
+	c = e->ctx;
+	if (depth && p->frame[frames[0]].kind == PROFILE_THREAD) {
+		thread_attrs(q, profile_str(p, p->frame[frames[0]].name), &c);
+		frames++;
+		depth--;
+	}
+	for (; n < depth && n < INGEST_MAX_DEPTH; n++)
+		e->locs[n] = location(q, p, &p->frame[frames[n]]);
+	st = stack(q, e->locs, n);
+	sample(q, &c, st, count);
 	return 0;
 }
 
@@ -523,6 +570,7 @@ const struct ingest_format_ops ingest_otlp = {
 	.name = "otlp",
 	.path = "v1development/profiles",
 	.headers = otlp_headers,
+	.threads = 1,
 	.not_found = "the server has no OpenTelemetry profiles endpoint (/v1development/profiles): "
 		     "an OpenTelemetry Collector with the feature gate service.profilesSupport, "
 		     "or Grafana Pyroscope 2.0 or later, takes them; else use --protocol push or "
