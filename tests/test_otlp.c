@@ -413,3 +413,71 @@ Test(otlp, server_errors, .timeout = 60)
 	unlink(r.host_log);
 	unlink(file);
 }
+
+/* a copy of the host's Python under a name that would drive a terminal, and its name cleaned */
+#define EVIL_EXE "\x1b[2J\x1b]2;PWN\x07\xc2\x9b\xe2\x80\xae\x9b-py"
+#define EVIL_EXE_CLEAN "?[2J?]2;PWN???\?-py"
+/* tests/targets/hostile_names.py's EVIL, cleaned (tests/test_hostile_names.c) */
+#define EVIL_CLEAN "?[2J?]2;PWN??31m?evil?x?"
+#define CAFE "caf\xc3\xa9_\xe6\x97\xa5\xe6\x9c\xac"
+
+/*
+ * A target of nobody's that names its function, its file and itself to
+ * drive a terminal, run from nobody's copy of Python whose file name does
+ * too: every request passes the receiver (no string of it with a control
+ * or bidi character, nor invalid UTF-8), process.executable.name is the
+ * name cleaned, the function and file come cleaned with their line, and
+ * café_日本 whole.
+ */
+Test(otlp, hostile_names, .timeout = 60)
+{
+	static const struct interp nobody = { NULL, "setpriv", TARGET_PYTHON, 3, 11 };
+	char dir[] = "/tmp/pyrospy-otlp-exe-XXXXXX", exe[128], cmd[512], ready[64], pidbuf[32];
+	char url[64], want[256];
+	const char *targs[] = { "--reuid=nobody", "--regid=nogroup", "--clear-groups",
+				"--pdeathsig=SIGKILL", exe, test_target_path("hostile_names.py"),
+				NULL };
+	const char *args[] = { "record", "--pid", pidbuf, "-d", "2", "--server", url,
+			       "--app-name", "hostile", "--protocol", "otlp", NULL };
+	struct otlp_log l;
+	unsigned long func = 0, cafe = 0;
+	char *out, *err;
+	struct rx r;
+	pid_t pid;
+	int st;
+
+	cr_assert_eq(geteuid(), 0, "run as root: the target runs as nobody");
+	cr_assert_not_null(mkdtemp(dir));
+	snprintf(exe, sizeof(exe), "%s/%s", dir, EVIL_EXE);
+	snprintf(cmd, sizeof(cmd), "chown nobody:nogroup %s && setpriv --reuid=nobody "
+		 "--regid=nogroup --clear-groups cp /usr/bin/python3.11 '%s'", dir, exe);
+	free(test_run(cmd, &st));
+	cr_assert_eq(st, 0, "%s", cmd);
+	rx_start(&r, "");
+	snprintf(url, sizeof(url), "http://127.0.0.1:%s", r.port);
+	pid = test_start(&nobody, targs, ready, sizeof(ready));
+	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)pid);
+	st = test_pyrospy(args, &out, &err);
+	test_stop(pid);
+	test_stop(r.pid);
+	cr_assert_eq(st, 0, "exit %d: %s", st, err);
+	read_rx(r.host_log, &l);
+	cr_assert(strstr(l.first_request, "\"process.executable.name\": \"" EVIL_EXE_CLEAN "\""),
+		  "%s", l.first_request);
+	snprintf(want, sizeof(want), EVIL_CLEAN "func (" EVIL_CLEAN "file.py:2)");
+	for (size_t i = 0; i < l.n; i++) {
+		if (strstr(l.s[i].stack, want))
+			func += l.s[i].value;
+		if (strstr(l.s[i].stack, CAFE " ("))
+			cafe += l.s[i].value;
+	}
+	cr_log_info("%zu samples, %lu in %s, %lu in " CAFE, l.n, func, want, cafe);
+	cr_assert_gt(func, 0, "no %s", want);
+	cr_assert_geq(cafe, func);
+	free(l.s);
+	free(out);
+	free(err);
+	unlink(r.host_log);
+	unlink(exe);
+	rmdir(dir);
+}
