@@ -126,13 +126,16 @@ static uint32_t location(struct otlp_req *q, const struct profile *p,
 	uint32_t n = q->locs.nframe, id = profile_frame(&q->locs, f->kind, name, file, f->line);
 
 	if (id == n) {
-		uint32_t fn = profile_frame(&q->fns, PROFILE_CODE, name, file, 0);
+		uint32_t nfn = q->fns.nframe, fn = profile_frame(&q->fns, PROFILE_CODE, name, file, 0);
 
 		if (q->aloc <= id)
 			q->loc_fn = xreallocarray(q->loc_fn, q->aloc = 2 * id + 16,
 						  sizeof(*q->loc_fn));
 		q->loc_fn[id] = fn + 1;
-		q->raw += 2 * (strlen(name) + strlen(file)) + 32;
+		/* its entry; a new function's, and its strings (at most: they may be shared) */
+		q->raw += 10;
+		if (fn == nfn)
+			q->raw += strlen(name) + strlen(file) + 12;
 	}
 	return id + 1;
 }
@@ -157,7 +160,7 @@ static uint32_t stack(struct otlp_req *q, const uint32_t *locs, uint32_t n)
 						      sizeof(*q->stack_leaf));
 		q->stack_of[node] = ++q->nstack;
 		q->stack_leaf[q->nstack] = node;
-		q->raw += 5 * (size_t)n + 8;
+		q->raw += 3 * (size_t)n + 4;
 	}
 	return q->stack_of[node];
 }
@@ -203,7 +206,7 @@ static uint32_t attribute(struct otlp_req *q, enum profile_kind kind, const char
 	uint32_t n = q->attrs.nframe, id = profile_frame(&q->attrs, kind, key, value, 0) + 1;
 
 	if (id > n)
-		q->raw += 2 * (strlen(key) + strlen(value)) + 16;
+		q->raw += strlen(key) + strlen(value) + 16;
 	return id;
 }
 
@@ -284,7 +287,7 @@ static void sample(struct otlp_req *q, const struct sample_ctx *c, uint32_t st, 
 	pb_close(b, m);
 	q->nsamples++;
 	q->count += count;
-	q->raw += 16 + 2 * c->nattr;
+	q->raw += 10 + 3 * c->nattr;
 }
 
 static void append(struct pb *b, const struct pb *src)
