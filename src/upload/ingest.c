@@ -24,7 +24,7 @@
  * What every wire format shares: the name grammar and the tags, the
  * checks of the options, and the split of a window into one group per
  * tag set that the encoders (ingest_folded.c, ingest_pprof.c,
- * ingest_push.c) turn into requests.
+ * ingest_push.c, ingest_otlp.c) turn into requests.
  */
 
 static const struct ingest_format_ops *const formats[] = {

@@ -8,9 +8,9 @@
 
 /*
  * What the uploader (ingest.c, ingest_upload.c) and the wire formats
- * (ingest_folded.c, ingest_pprof.c, ingest_push.c) share: the options of
- * an upload and the servers' limits, a request, a growing buffer, and the
- * bits of text every format writes the same way.
+ * (ingest_folded.c, ingest_pprof.c, ingest_push.c, ingest_otlp.c) share:
+ * the options of an upload and the servers' limits, a request, a growing
+ * buffer, and the bits of text every format writes the same way.
  */
 
 /* The server's limits we stay under (per request). */
