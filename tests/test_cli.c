@@ -46,6 +46,8 @@ Test(cli, bad_options_exit_2)
 		{ { "record", "--pid", "1", "--ingest-format", "json", NULL } },
 		{ { "record", "--pid", "1", "--server", "http://h:1", "--app-name", "a", "--protocol",
 		    "push", "--ingest-format", "trie", NULL } },
+		{ { "record", "--pid", "1", "--server", "http://h:1", "--app-name", "a", "--protocol",
+		    "otlp", "--ingest-format", "pprof", NULL } },
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {

@@ -318,7 +318,7 @@ Test(completion, commands_and_values, .timeout = 60)
 	same_words("bash, --ingest-format", &got, &want);
 	words_free(&want);
 	words_free(&got);
-	/* "unknown protocol 'bogus': want ingest or push" */
+	/* "unknown protocol 'bogus': want ingest, push or otlp" */
 	values_of(badprotocol, &want);
 	bash_offers(bash, "record --protocol \"\"", &got);
 	same_words("bash, --protocol", &got, &want);

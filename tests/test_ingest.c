@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "helpers.h"
 #include "upload/ingest.h"
@@ -545,6 +546,83 @@ Test(ingest, split_bytes)
 		total += q->samples;
 	}
 	cr_assert_eq(total, 3000);
+	ingest_req_free(r);
+	profile_release(&p);
+}
+
+/* Bytes of r's body gunzipped (--protocol otlp); 0 if it is no whole gzip member. */
+static size_t gunzipped(const struct ingest_req *r)
+{
+	static unsigned char buf[1 << 16];
+	z_stream z = { 0 };
+	size_t n = 0;
+	int rc;
+
+	cr_assert_eq(inflateInit2(&z, 16 + MAX_WBITS), Z_OK);
+	z.next_in = (unsigned char *)r->body;
+	z.avail_in = (uInt)r->len;
+	do {
+		z.next_out = buf;
+		z.avail_out = sizeof(buf);
+		rc = inflate(&z, Z_NO_FLUSH);
+		n += sizeof(buf) - z.avail_out;
+	} while (rc == Z_OK);
+	inflateEnd(&z);
+	return rc == Z_STREAM_END && !z.avail_in ? n : 0;
+}
+
+/*
+ * --protocol otlp keeps the bounds of pprof chunks: at most
+ * INGEST_MAX_STACKS samples a request, and a request closed once past
+ * INGEST_MAX_BODY: 1000-frame stacks of 400-byte names (each name new, 400
+ * KB a stack) go 3 to a request, under INGEST_MAX_PROFILE gunzipped;
+ * nothing is lost.
+ */
+Test(ingest, otlp_split)
+{
+	struct ingest_opts o = opts();
+	struct ingest_req *r, *q;
+	struct profile p;
+	static char stack[1100 * 1000];
+	uint64_t total = 0;
+	size_t len = 0;
+
+	o.protocol = INGEST_PROTOCOL_OTLP;
+	profile_init(&p);
+	for (int i = 0; i < 16001; i++) {
+		snprintf(stack, sizeof(stack), "main;f%05d", i);
+		add(&p, "", "thread (7)", stack, 1);
+	}
+	r = ingest_encode(&o, &p, 1700000000, 1700000010);
+	cr_log_info("16001 stacks: %u requests, the first %zu bytes gunzipped", count_reqs(r),
+		    gunzipped(r));
+	cr_assert_eq(count_reqs(r), 2);
+	cr_assert_eq(r->stacks, 16000);
+	cr_assert_eq(r->next->stacks, 1);
+	cr_assert_eq(r->samples + r->next->samples, 16001);
+	ingest_req_free(r);
+	profile_release(&p);
+
+	profile_init(&p);
+	for (int i = 0; i < 8; i++) {
+		len = 0;
+		for (int f = 0; f < 1000; f++)
+			len += (size_t)snprintf(stack + len, sizeof(stack) - len, "%s%04d%04d%0392d",
+						f ? ";" : "", i, f, 0);
+		add(&p, "", "thread (7)", stack, 3);
+	}
+	r = ingest_encode(&o, &p, 1700000000, 1700000010);
+	cr_log_info("8 stacks of 1000 new 400-byte frames: %u requests", count_reqs(r));
+	cr_assert_eq(count_reqs(r), 3);
+	for (q = r; q; q = q->next) {
+		size_t raw = gunzipped(q);
+
+		cr_log_info("%u samples, %zu bytes gunzipped", q->stacks, raw);
+		cr_assert_gt(raw, 0, "not gzip");
+		cr_assert_leq(raw, INGEST_MAX_PROFILE, "%zu bytes", raw);
+		total += q->samples;
+	}
+	cr_assert_eq(total, 24);
 	ingest_req_free(r);
 	profile_release(&p);
 }

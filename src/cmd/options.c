@@ -174,8 +174,9 @@ static const char usage_options[] =
 	"      --server URL       the server's base URL, e.g. http://pyroscope:4040\n"
 	"      --app-name NAME    the application's name (NAME.cpu on the server; no\n"
 	"                         default: --server needs it)\n"
-	"      --protocol P       ingest (default: POST /ingest, any Pyroscope) or push\n"
-	"                         (Grafana Pyroscope's push API, gzipped pprof)\n"
+	"      --protocol P       ingest (default: POST /ingest, any Pyroscope), push\n"
+	"                         (Grafana Pyroscope's push API, gzipped pprof) or\n"
+	"                         otlp (OpenTelemetry profiles, /v1development/profiles)\n"
 	"      --ingest-format F  folded (default), trie (smaller uploads) or pprof\n"
 	"      --auth-token TOKEN bearer token (default: $PYROSPY_AUTH_TOKEN); shown\n"
 	"                         by ps: rather the variable or --auth-token-file\n"
@@ -823,10 +824,12 @@ int cli_parse_opts(struct cli_opts *o, int argc, char **argv)
 				o->up.protocol = INGEST_PROTOCOL_INGEST;
 			else if (!strcmp(optarg, "push"))
 				o->up.protocol = INGEST_PROTOCOL_PUSH;
+			else if (!strcmp(optarg, "otlp"))
+				o->up.protocol = INGEST_PROTOCOL_OTLP;
 			else
 				return cli_usage_error(
-						o->cmd, "unknown protocol '%s': want ingest or push",
-						optarg);
+						o->cmd, "unknown protocol '%s': want ingest, push or "
+						"otlp", optarg);
 			break;
 		case 'q':
 			o->quiet = 1;
@@ -973,7 +976,7 @@ int cli_completion(int argc, char **argv)
 			co->words = "folded trie pprof";
 		} else if (lo->val == OPT_PROTOCOL) {
 			co->arg = COMPLETION_WORDS;
-			co->words = "ingest push";
+			co->words = "ingest push otlp";
 		} else if (lo->val == OPT_FLAME_DIRECTION) {
 			co->arg = COMPLETION_WORDS;
 			co->words = "down up";

@@ -368,6 +368,9 @@ int cli_profile_target(struct cli_opts *o, struct cli_outputs *out, struct targe
 		/* the OpenTelemetry names: sys.implementation.name, RUBY_ENGINE */
 		o->up.runtime_name = !t ? NULL : t->lang == TARGET_RUBY ? "ruby" : "cpython";
 		o->up.runtime_version = t ? t->version : NULL;
+		/* otlp's process.pid and process.executable.name */
+		o->up.pid = pid;
+		o->up.exe_name = t ? t->exe_path : NULL;
 		o->up.log = stderr;
 		rec.in = ingest_start(&o->up);
 		if (!rec.in) {

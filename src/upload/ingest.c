@@ -24,7 +24,7 @@
  * What every wire format shares: the name grammar and the tags, the
  * checks of the options, and the split of a window into one group per
  * tag set that the encoders (ingest_folded.c, ingest_pprof.c,
- * ingest_push.c) turn into requests.
+ * ingest_push.c, ingest_otlp.c) turn into requests.
  */
 
 static const struct ingest_format_ops *const formats[] = {
@@ -37,6 +37,8 @@ const struct ingest_format_ops *ingest_format_of(const struct ingest_opts *o)
 {
 	if (o->protocol == INGEST_PROTOCOL_PUSH)
 		return &ingest_push;
+	if (o->protocol == INGEST_PROTOCOL_OTLP)
+		return &ingest_otlp;
 	return (size_t)o->format < ARRAY_SIZE(formats) ? formats[o->format] : &ingest_folded;
 }
 
@@ -413,6 +415,9 @@ int ingest_check(const struct ingest_opts *o, char *err, size_t errlen)
 	if (o->protocol == INGEST_PROTOCOL_PUSH && o->format != INGEST_FORMAT_FOLDED)
 		return fail(err, errlen, "--ingest-format is for --protocol ingest: the push API "
 			    "takes pprof only");
+	if (o->protocol == INGEST_PROTOCOL_OTLP && o->format != INGEST_FORMAT_FOLDED)
+		return fail(err, errlen, "--ingest-format is for --protocol ingest: OTLP has its "
+			    "own format");
 	if (o->flush_timeout < 0 || o->timeout < 0 || o->retry_min < 0 || o->retry_max < 0)
 		return fail(err, errlen, "negative timeout");
 	return 0;
@@ -472,6 +477,7 @@ struct frame_copy {
 struct grouper {
 	const struct ingest_opts *o;
 	int text;
+	int threads;		/* keep each stack's thread frame first */
 	struct frame_copy *fc;	/* per frame of the window, made when first needed */
 	uint32_t *group_of;	/* per frame of the window: group + 1 */
 	uint32_t none;		/* group + 1 of stacks with no tag set */
@@ -556,11 +562,11 @@ static uint32_t text_path(struct grouper *e, struct ingest_group *g, const struc
 	return n - start;
 }
 
-/* Frames as sampled, names cut, at most INGEST_MAX_DEPTH of them. */
+/* Frames as sampled, names cut, at most INGEST_MAX_DEPTH of them, from e->ids[k]. */
 static uint32_t frame_path(struct grouper *e, struct ingest_group *g, const struct profile *p,
-			   uint32_t n)
+			   uint32_t n, uint32_t k)
 {
-	uint32_t k = 0, start = 0;
+	uint32_t start = 0;
 
 	if (!n)
 		e->ids[k++] = profile_frame(&g->prof, PROFILE_MARK, "[unknown]", "", 0);
@@ -585,7 +591,7 @@ static int group_stack(void *arg, const struct profile *p, const uint32_t *frame
 		       uint64_t count)
 {
 	struct grouper *e = arg;
-	uint32_t i = 0, n = 0;
+	uint32_t i = 0, n = 0, thread = UINT32_MAX, k = 0;
 	struct ingest_group *g;
 
 	if (depth && p->frame[frames[0]].kind == PROFILE_TAGS) {
@@ -598,11 +604,21 @@ static int group_stack(void *arg, const struct profile *p, const uint32_t *frame
 			e->none = group_of(e, NULL) + 1;
 		g = &e->g[e->none - 1];
 	}
-	for (; i < depth; i++)
+	for (; i < depth; i++) {
+		if (p->frame[frames[i]].kind == PROFILE_THREAD && e->threads && !e->text)
+			thread = profile_thread_last(p, frames[i]);
 		if (p->frame[frames[i]].kind != PROFILE_TAGS &&
 		    p->frame[frames[i]].kind != PROFILE_THREAD)
 			e->src[n++] = frames[i];
-	n = e->text ? text_path(e, g, p, n) : frame_path(e, g, p, n);
+	}
+	if (thread != UINT32_MAX) {
+		struct frame_copy *c = &e->fc[thread];
+
+		if (!c->name)
+			c->name = frame_string(profile_str(p, p->frame[thread].name));
+		e->ids[k++] = profile_frame(&g->prof, PROFILE_THREAD, c->name, "", 0);
+	}
+	n = e->text ? text_path(e, g, p, n) : frame_path(e, g, p, n, k);
 	profile_add_path(&g->prof, e->ids, n, count);
 	return 0;
 }
@@ -611,7 +627,7 @@ struct ingest_req *ingest_encode(const struct ingest_opts *o, const struct profi
 				 time_t from, time_t until)
 {
 	const struct ingest_format_ops *ops = ingest_format_of(o);
-	struct grouper e = { .o = o, .text = ops->text };
+	struct grouper e = { .o = o, .text = ops->text, .threads = ops->threads };
 	struct ingest_req *list = NULL;
 
 	if (!window->total)

@@ -15,7 +15,8 @@ struct profile;
  * Streaming profiles to a Pyroscope server, over its /ingest API (the
  * one both the current Grafana server and the last pyroscope-io server
  * speak) or Grafana Pyroscope's push API (see
- * /work/shared/research/pyroscope-ingest.md for both wire protocols).
+ * /work/shared/research/pyroscope-ingest.md for both wire protocols), or
+ * as OpenTelemetry profiles (OTLP/HTTP, ingest_otlp.c).
  *
  * The sampler hands over one finished window at a time; ingest_window()
  * turns it into request bodies at once and queues them in a bounded

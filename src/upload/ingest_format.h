@@ -21,6 +21,7 @@
  *   folded, trie   /ingest?name=app.cpu{tags}   one request per group
  *   pprof          /ingest?name=app             one per window, tags as labels
  *   push           /push.v1.PusherService/Push  one per window, a series per group
+ *   otlp           /v1development/profiles      one per window, a sample per stack
  *
  * Adding a format is adding one encoder file and a line in ingest.c.
  */
@@ -39,6 +40,9 @@ struct ingest_group {
 	 * no file, no line) and a stack fits INGEST_MAX_LINE; for the others
 	 * frames are as sampled, names cut to INGEST_MAX_FRAME bytes.  Both
 	 * keep INGEST_MAX_DEPTH frames at most, a "[truncated]" mark first.
+	 * With ops->threads (not text), each stack has its thread's frame
+	 * (PROFILE_THREAD: the name the thread had last, sanitized) before
+	 * them, when the window had one.
 	 */
 	struct profile prof;
 };
@@ -48,13 +52,15 @@ struct ingest_format_ops {
 	const char *path;		/* appended to the server's URL */
 	const char *const *headers;	/* "K: V" the body needs, NULL-terminated */
 	int text;			/* groups of text frames */
+	int threads;			/* stacks keep their thread frame first (see below) */
 	const char *not_found;		/* the hint when the server has no such path (404) */
 	/* Requests for the groups of one window, appended at tail; returns the new tail. */
 	struct ingest_req **(*encode)(const struct ingest_opts *o, const struct ingest_group *g,
 				      size_t ng, time_t from, time_t until, struct ingest_req **tail);
 };
 
-extern const struct ingest_format_ops ingest_folded, ingest_trie, ingest_pprof, ingest_push;
+extern const struct ingest_format_ops ingest_folded, ingest_trie, ingest_pprof, ingest_push,
+	ingest_otlp;
 
 
 #define INGEST_MARK_TRUNCATED "[truncated]"

@@ -642,6 +642,7 @@ static void ingest_free(struct ingest *in)
 	free((char *)in->o.spy_name);
 	free((char *)in->o.runtime_name);
 	free((char *)in->o.runtime_version);
+	free((char *)in->o.exe_name);
 	strv_free(in->tags);
 	strv_free(in->secrets);
 	free(in->url);
@@ -682,6 +683,8 @@ struct ingest *ingest_start(const struct ingest_opts *o)
 	in->o.format = o->format;
 	in->o.runtime_name = o->runtime_name ? xstrdup(o->runtime_name) : NULL;
 	in->o.runtime_version = o->runtime_version ? xstrdup(o->runtime_version) : NULL;
+	in->o.pid = o->pid;
+	in->o.exe_name = o->exe_name ? xstrdup(o->exe_name) : NULL;
 	in->ops = ingest_format_of(o);
 	in->o.rate = o->rate;
 	in->o.app_name = xstrdup(o->app_name);

@@ -8,9 +8,9 @@
 
 /*
  * What the uploader (ingest.c, ingest_upload.c) and the wire formats
- * (ingest_folded.c, ingest_pprof.c, ingest_push.c) share: the options of
- * an upload and the servers' limits, a request, a growing buffer, and the
- * bits of text every format writes the same way.
+ * (ingest_folded.c, ingest_pprof.c, ingest_push.c, ingest_otlp.c) share:
+ * the options of an upload and the servers' limits, a request, a growing
+ * buffer, and the bits of text every format writes the same way.
  */
 
 /* The server's limits we stay under (per request). */
@@ -33,6 +33,7 @@
 enum ingest_protocol {
 	INGEST_PROTOCOL_INGEST,	/* POST /ingest: both servers */
 	INGEST_PROTOCOL_PUSH,	/* POST /push.v1.PusherService/Push: Grafana Pyroscope */
+	INGEST_PROTOCOL_OTLP,	/* POST /v1development/profiles: OpenTelemetry profiles */
 };
 
 /* The body of an /ingest request (--ingest-format). */
@@ -58,6 +59,8 @@ struct ingest_opts {
 	enum ingest_format format;	/* with INGEST_PROTOCOL_INGEST */
 	const char *runtime_name;	/* "cpython", "ruby": a push label; NULL: none */
 	const char *runtime_version;	/* "3.11.2" */
+	long pid;		/* the target's (otlp: process.pid); 0: none */
+	const char *exe_name;	/* otlp: process.executable.name, raw; NULL: none */
 	unsigned int rate;	/* the real sampling rate, Hz (sampleRate) */
 	size_t spool_bytes;	/* bound of the spool; 0: INGEST_SPOOL_DEFAULT */
 	double flush_timeout;	/* seconds ingest_stop() may take; 0: 5 */

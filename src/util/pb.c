@@ -59,6 +59,16 @@ void pb_int(struct pb *b, uint32_t field, int64_t v)
 	pb_varint(b, (uint64_t)v);
 }
 
+void pb_fixed64(struct pb *b, uint32_t field, uint64_t v)
+{
+	if (!v)
+		return;
+	pb_key(b, field, PB_I64);
+	pb_reserve(b, 8);
+	for (int i = 0; i < 8; i++)
+		b->buf[b->len++] = (unsigned char)(v >> (8 * i));
+}
+
 void pb_bytes(struct pb *b, uint32_t field, const void *data, size_t len)
 {
 	pb_key(b, field, PB_LEN);

@@ -13,6 +13,7 @@
  */
 enum pb_wire {
 	PB_VARINT = 0,
+	PB_I64 = 1,
 	PB_LEN = 2,
 };
 
@@ -30,6 +31,9 @@ void pb_key(struct pb *b, uint32_t field, enum pb_wire wire);
 
 /* An int64 or uint64 field, left out when 0 (negatives take ten bytes). */
 void pb_int(struct pb *b, uint32_t field, int64_t v);
+
+/* A fixed64 field (OpenTelemetry's timestamps), left out when 0. */
+void pb_fixed64(struct pb *b, uint32_t field, uint64_t v);
 
 /* A bytes or string field (written even when empty). */
 void pb_bytes(struct pb *b, uint32_t field, const void *data, size_t len);
