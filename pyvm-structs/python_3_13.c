@@ -90,6 +90,16 @@ const struct pyvm_layout pyvm_python_3_13 = {
 		.ceval_gil = 16,
 		.modules = 7656,
 		.gc_collecting = 7600,
+		.func_version = 17000,
+		/* scripts/pyvm-offsets' trailing comment against Debian's 3.13 headers, and 194968 from pyenv's 3.13.0 (the same offset) */
+		.func_version_sizes = { 194976, 194968 },
+		/*
+		 * offsetof() and sizeof() against the free-threaded build's
+		 * own tree (scripts/build-python-ft, Debian's 3.13 source)
+		 * with Py_BUILD_CORE, as for _co_firsttraceable (pyvm.c)
+		 */
+		.func_version_ft = 20092,
+		.func_version_ft_size = 215616,
 	},
 	.gil = {
 		.locked = 16,

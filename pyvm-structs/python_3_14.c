@@ -66,6 +66,9 @@ const struct pyvm_layout pyvm_python_3_14 = {
 		.ceval_gil = 16,
 		.modules = 7688,
 		.gc_collecting = 7600,
+		.func_version = 14256,
+		/* scripts/pyvm-offsets' trailing comment against Debian's 3.14 headers */
+		.func_version_sizes = { 225864, 0 },
 	},
 	.gil = {
 		.locked = 16,

@@ -63,6 +63,9 @@ const struct pyvm_layout pyvm_python_3_15 = {
 		.ceval_gil = 16,
 		.modules = 7592,
 		.gc_collecting = 7512,
+		.func_version = 14264,
+		/* scripts/pyvm-offsets' trailing comment against Debian's 3.15 headers */
+		.func_version_sizes = { 226240, 0 },
 	},
 	.gil = {
 		.locked = 16,

@@ -348,6 +348,10 @@ static void extras(void)
 #if MINOR >= 12
 	printf(" *   interp._gil                          %zu\n",
 	       offsetof(PyInterpreterState, _gil));
+	printf(" *   interp.func_state.next_version       %zu\n",
+	       offsetof(PyInterpreterState, func_state.next_version));
+	printf(" *   code.co_version                      %zu\n",
+	       offsetof(PyCodeObject, co_version));
 #endif
 #if MINOR <= 10
 	printf(" *   frame.f_lineno                       %zu\n", offsetof(PyFrameObject, f_lineno));

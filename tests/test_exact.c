@@ -930,3 +930,70 @@ ParameterizedTest(size_t *i, exact, copied_interpreter_python, .timeout = 60)
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", top);
 	cr_expect_eq(system(cmd), 0);
 }
+
+/*
+ * 3.11-3.13's check that a stack is whole (issue 38): at 50 frames at
+ * most 15 ranges of the target's memory a sample, the stack still right.
+ * A sample was 15.3 (3.11), 16.4 (3.12), 17.3 (3.13) and 15.3 (3.13t)
+ * ranges: the frames read again in ranges cut at 4 KiB, and each code
+ * object with its name, two ranges each, every sample.  Now the frames
+ * are one range, and a code object is not read again while the
+ * interpreter's code counter says none was made since it was.
+ * exact/recycled_code_python holds the other side: a new code object in
+ * a freed one's place is still found.
+ */
+static const struct interp *ranges_interp(size_t i)
+{
+	static const struct interp *list[4];
+
+	list[0] = &test_pythons[1];	/* the host's 3.11 */
+	list[1] = &pyenv_3_12;
+	list[2] = &test_pythons[2];	/* trixie's 3.13 */
+	list[3] = &test_pythons_ft[0];
+	return list[i];
+}
+
+ParameterizedTestParameters(exact, ranges_deep_python)
+{
+	return cr_make_param_array(size_t, (void *)test_indexes(4), 4);
+}
+
+ParameterizedTest(size_t *i, exact, ranges_deep_python, .timeout = 60)
+{
+	const struct interp *in = ranges_interp(*i);
+	const char *sargs[] = { test_target_for(in, "deep50.py"), NULL };
+	const char *opt[] = { "-r", "200", "-d", "3", NULL };
+	char ready[64], *f, *err, *save, *line, want[256];
+	unsigned long stacks, dropped;
+	unsigned int n = 0;
+	static const int minor[] = { 11, 12, 13, 13 };
+	pid_t pid;
+	int st;
+
+	cr_assert_eq(in->minor, minor[*i]);
+	pid = test_start(in, sargs, ready, sizeof(ready));
+	st = record_pid(pid, opt, &f, &err);
+	test_stop(pid);
+	cr_assert_eq(st, 0, "%s: exit %d: %s", in->bin, st, err);
+	/* the innermost rec on its call of spin, the others on their call of rec */
+	snprintf(want, sizeof(want), ";rec (%s:15);rec (%s:14);spin (", sargs[0], sargs[0]);
+	for (line = strtok_r(f, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		const char *p = line;
+		int recs = 0;
+
+		while ((p = strstr(p, ";rec (")))
+			recs++, p++;
+		cr_assert_eq(recs, 48, "%s: %d rec frames: %.300s", in->bin, recs, line);
+		cr_assert_not_null(strstr(line, want), "%s: %.3000s", in->bin, line);
+		n++;
+	}
+	stacks_dropped(err, &stacks, &dropped);
+	cr_log_info("%s: %.1f ranges a sample, %lu stacks, %lu dropped", in->bin,
+		    ranges_per_sample(err), stacks, dropped);
+	cr_assert_gt(n, 0, "%s: %s", in->bin, err);
+	cr_assert_gt(stacks, 300, "%s: %s", in->bin, err);
+	cr_assert(ranges_per_sample(err) > 0 && ranges_per_sample(err) <= 15, "%s: %s", in->bin,
+		  err);
+	free(f);
+	free(err);
+}

@@ -218,6 +218,7 @@ static enum perr pyreader_setup(struct target *t, const struct reader_opts *opts
 	if (!base)
 		return PERR_UNSUPPORTED;
 	pr = xcalloc(1, sizeof(*pr));
+	pr->codever_gen = 1;	/* a code object's ver_gen 0: never proven */
 	pr->t = t;
 	pr->opts = *opts;
 	pr->lay = *base;
@@ -234,6 +235,14 @@ static enum perr pyreader_setup(struct target *t, const struct reader_opts *opts
 	}
 	if (target_symbol(t, "PyCode_Type", &pr->code_type, &tls))
 		pr->code_type = 0;
+	/*
+	 * 3.12's code counter is a global of its own (pyvm.h, func_version;
+	 * 3.13+ keep it in the interpreter's state), a local symbol: only
+	 * in a build that keeps its symbol table (pyenv's, not Debian's)
+	 */
+	if (pr->lay.minor == 12 && !pr->lay.free_threaded &&
+	    (target_symbol(t, "_Py_next_func_version", &pr->codever_sym, &tls) || tls))
+		pr->codever_sym = 0;
 	if (target_symbol(t, "PyUnicode_Type", &pr->unicode_type, &tls))
 		pr->unicode_type = 0;
 	if (target_symbol(t, "PyBytes_Type", &pr->bytes_type, &tls))
@@ -762,6 +771,18 @@ enum perr pyreader_sample(struct pyreader *pr, reader_cb cb, void *arg)
 		if ((next || ninterp) && L->interp.id != PYVM_NONE &&
 		    (err = rd_u64(pr, interp + L->interp.id, &pi.interp_id)))
 			return perr_is_fatal(err) ? err : PERR_OK;
+		/*
+		 * The code counter proves a cached code object unchanged for
+		 * one interpreter only (pyr_verify()): with another, what was
+		 * proven by it is forgotten.
+		 */
+		if (!ninterp && !next && (L->interp.func_version || pr->codever_sym)) {
+			pr->codever_at = L->interp.func_version ? interp + L->interp.func_version :
+								  pr->codever_sym;
+		} else {
+			pr->codever_at = 0;
+			pr->codever_gen++;
+		}
 		if (L->interp.ceval_gil != PYVM_NONE)
 			rd(pr, interp + L->interp.ceval_gil, gilp, sizeof(gilp));
 		pi.holder = gil_holder(pr, gilp);

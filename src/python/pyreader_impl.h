@@ -96,6 +96,13 @@ struct pycode {
 	uint8_t *ops;		/* 3.11-3.13: each code unit's opcode byte as first read
 				   (pyr_caller_calls()); NULL: none kept */
 	uint64_t print[4];	/* what it was made from: see pyr_code_print() */
+	/*
+	 * 3.13+: the interpreter's code counter (pyvm.h, func_version) read
+	 * before it was last found as print and nameobj say, in the
+	 * generation codever_gen of pyreader; see pyr_verify()
+	 */
+	uint32_t ver;
+	uint64_t ver_gen;
 	unsigned char nameobj[NAMEOBJ];	/* its name's str object, as it was */
 	size_t namelen;			/* how much of it: never past its end */
 	/* the last two lines looked up: where a frame is, it usually stays */
@@ -113,6 +120,8 @@ struct pyvisit {
 	int hidden;		/* incomplete (pyr_frame_incomplete()): walked, not shown */
 	int entered;		/* 3.11+: run from C (an entry frame, or is_entry on 3.11):
 				   its caller may be at any instruction */
+	int proven;		/* pyr_verify(): its code object not read again, the
+				   code counter unchanged since it was (3.13+) */
 };
 
 /*
@@ -179,6 +188,15 @@ struct pyreader {
 	size_t cache_bytes;	/* what the cached entries hold: see CODE_CACHE_BYTES */
 	/* <= 3.10: offset of the kernel tid in glibc's struct pthread */
 	int64_t pthread_tid_off;
+	/*
+	 * 3.13+, one interpreter: where its code counter is (0: not used),
+	 * its value at the last pyr_verify() and the generation of the
+	 * code objects' ver (bumped when another interpreter is seen)
+	 */
+	uint64_t codever_at;
+	uint64_t codever_sym;		/* 3.12: the counter's own address, 0: not found */
+	uint32_t codever_last;
+	uint64_t codever_gen;
 	/* the kernel name of thread comm_tid, from its state's read (thread_state()) */
 	pid_t comm_tid;
 	char comm[TASKSTAT_COMM_MAX];

@@ -120,6 +120,19 @@ int pyvm_from_debug(struct pyvm_layout *out, const struct pyvm_layout *base,
 	take(&im, &out->interp.id, dl->interp_size, dl->interp_id, 8);
 	take(&im, &out->interp.ceval_gil, dl->interp_size, dl->interp_ceval_gil, 8);
 	take(&im, &out->interp.modules, dl->interp_size, dl->interp_modules, 8);
+	if (!im.bad) {
+		/* the counter's place is known for the sizes it was found in only */
+		uint64_t isize = img_u64(&im, dl->interp_size);
+
+		if (ft)
+			out->interp.func_version = isize && isize == base->interp.func_version_ft_size ?
+							   base->interp.func_version_ft : 0;
+		else if (!isize || (isize != base->interp.func_version_sizes[0] &&
+				    isize != base->interp.func_version_sizes[1]))
+			out->interp.func_version = 0;
+		if ((uint64_t)out->interp.func_version + 4 > isize)
+			out->interp.func_version = 0;
+	}
 	if (dl->interp_gc != PYVM_NONE) {
 		/* gc.collecting, inside the gc state embedded in the interpreter's */
 		uint32_t gc = 0, in_gc = 0;

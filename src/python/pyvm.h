@@ -83,6 +83,16 @@ struct pyvm_layout {
 		uint32_t ceval_gil;		/* 3.12+: pointer to struct _gil_runtime_state */
 		uint32_t modules;		/* sys.modules dict */
 		uint32_t gc_collecting;		/* gc.collecting, an int (3.9+) */
+		/*
+		 * 3.13+: func_state.next_version, the uint32 every new code
+		 * object takes its co_version from and counts on (0: once
+		 * exhausted); 0 here: not known.  Only for an interpreter
+		 * state of one of the sizes it was found in (the debug
+		 * offsets give the size; the counter's place they do not).
+		 */
+		uint32_t func_version;
+		uint32_t func_version_sizes[2];
+		uint32_t func_version_ft, func_version_ft_size;	/* the same, free-threaded */
 	} interp;
 	struct {
 		uint32_t locked;		/* offsets inside struct _gil_runtime_state */

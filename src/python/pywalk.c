@@ -90,7 +90,7 @@ static void visit_add(struct pyreader *pr, uint64_t addr, const unsigned char *f
 						    (L->shim_owner != PYVM_NONE &&
 						     fr[L->frame.owner] >= L->shim_owner) ||
 						    (L->frame.is_entry != PYVM_NONE &&
-						     fr[L->frame.is_entry]) };
+						     fr[L->frame.is_entry]), 0 };
 }
 
 /*
@@ -231,12 +231,50 @@ static size_t snap_iov(struct pyreader *pr, struct procmem_iov *iov)
 	return 2;
 }
 
+/* The two ranges of visit i's code object and its name, into iov. */
+static size_t code_iov(struct pyreader *pr, size_t i, struct procmem_iov *iov)
+{
+	const struct pycode *c = pr->visit[i].c;
+
+	iov[0] = (struct procmem_iov){ c->addr, pr->cbuf + i * pr->lay.code.size, pr->lay.code.size };
+	iov[1] = (struct procmem_iov){ c->print[1], pr->nbuf + i * NAMEOBJ, c->namelen };
+	return 2;
+}
+
+/*
+ * The code objects pyr_verify() took as proven, when the counter had
+ * moved after all: read now, after it, and compared as the others.
+ */
+static enum perr code_again(struct pyreader *pr)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < pr->nvisit; i++)
+		if (pr->visit[i].proven) {
+			n += code_iov(pr, i, pr->viov + n);
+			pr->visit[i].proven = 0;
+		}
+	return procmem_readv(&pr->t->mem, pr->viov, n, NULL);
+}
+
+/* Has the walk a code object to check (any but the anchor's live one)? */
+static int any_code(const struct pyreader *pr, size_t live)
+{
+	for (size_t i = 0; i < pr->nvisit; i++)
+		if (pr->visit[i].c && i != live)
+			return 1;
+	return 0;
+}
+
 enum perr pyr_verify(struct pyreader *pr, size_t flen, uint64_t tstate, uint64_t top_at)
 {
 	const struct pyvm_layout *L = &pr->lay;
 	uint64_t now_top = 0, top = pr->nvisit ? pr->visit[0].addr : 0;
 	size_t n = 0, cap = pr->visit_cap ? pr->visit_cap : 1, clen = L->code.size, used = 0, live;
 	int ranges = L->frames != PYVM_FRAMEOBJ && (L->minor >= 14 || L->call_ops);
+	int cv = pr->codever_at && L->frames != PYVM_FRAMEOBJ;
+	uint32_t cv_now = 0;
+	size_t nproven = 0;
 	uint64_t span = L->call_ops ? VERIFY_SPAN_CALLS : VERIFY_SPAN;
 	enum perr err;
 
@@ -245,7 +283,7 @@ enum perr pyr_verify(struct pyreader *pr, size_t flen, uint64_t tstate, uint64_t
 		pr->voff = xreallocarray(pr->voff, cap, sizeof(*pr->voff));
 		pr->cbuf = xreallocarray(pr->cbuf, cap, clen);
 		pr->nbuf = xreallocarray(pr->nbuf, cap, NAMEOBJ);
-		pr->viov = xreallocarray(pr->viov, 3 * cap + 4, sizeof(*pr->viov));
+		pr->viov = xreallocarray(pr->viov, 3 * cap + 5, sizeof(*pr->viov));
 		pr->vcap = cap;
 	}
 	/*
@@ -311,14 +349,32 @@ enum perr pyr_verify(struct pyreader *pr, size_t flen, uint64_t tstate, uint64_t
 			n += snap_iov(pr, pr->viov + n);
 		i = j;
 	}
+	/*
+	 * 3.13+, one interpreter: the code counter, then each code object
+	 * not read since it last changed.  Every new code object takes the
+	 * counter's value and counts on (init_code(), Objects/codeobject.c):
+	 * a cached one found as it was after the counter read c, with the
+	 * counter still c after the frames were read again here, is still
+	 * that object (another one in its place would have been made in
+	 * between), and a live frame names it.  Those are not read again;
+	 * when the counter moved, they are, after it (code_again()).
+	 */
+	cv = cv && any_code(pr, live);
+	if (cv)
+		pr->viov[n++] = (struct procmem_iov){ pr->codever_at, &cv_now, sizeof(cv_now) };
 	/* each code object once in a row: a recursion repeats it */
 	for (size_t i = 0; i < pr->nvisit; i++) {
-		const struct pyvisit *v = &pr->visit[i];
+		struct pyvisit *v = &pr->visit[i];
 
+		v->proven = 0;
 		if (v->c && i != live && (!i || pr->visit[i - 1].c != v->c)) {
-			pr->viov[n++] = (struct procmem_iov){ v->c->addr, pr->cbuf + i * clen, clen };
-			pr->viov[n++] = (struct procmem_iov){ v->c->print[1], pr->nbuf + i * NAMEOBJ,
-							      v->c->namelen };
+			if (cv && pr->codever_last && v->c->ver_gen == pr->codever_gen &&
+			    v->c->ver == pr->codever_last) {
+				v->proven = 1;
+				nproven++;
+				continue;
+			}
+			n += code_iov(pr, i, pr->viov + n);
 		}
 	}
 	if (pr->anchor_check == 2)
@@ -327,6 +383,13 @@ enum perr pyr_verify(struct pyreader *pr, size_t flen, uint64_t tstate, uint64_t
 	if (n && (err = procmem_readv(&pr->t->mem, pr->viov, n, NULL))) {
 		pr->snap_ok = 0;
 		return perr_is_fatal(err) ? err : PERR_CORRUPT;
+	}
+	if (cv) {
+		int moved = cv_now != pr->codever_last;
+
+		pr->codever_last = cv_now;
+		if (moved && nproven && (err = code_again(pr)))
+			return perr_is_fatal(err) ? err : PERR_CORRUPT;
 	}
 	/* the anchor as when the pyr_walk began: no frame below it has changed since */
 	if ((pr->anchor_check == 1 &&
@@ -346,7 +409,7 @@ enum perr pyr_verify(struct pyreader *pr, size_t flen, uint64_t tstate, uint64_t
 			pr->stats.bad_frames++;
 			return PERR_CORRUPT;	/* a caller not at a call: torn */
 		}
-		if (!v->c || k == live || (k && pr->visit[k - 1].c == v->c))
+		if (!v->c || k == live || (k && pr->visit[k - 1].c == v->c) || v->proven)
 			continue;
 		pyr_code_print(L, pr->cbuf + k * clen, print);
 		if (memcmp(print, v->c->print, sizeof(print)) ||
@@ -363,6 +426,15 @@ enum perr pyr_verify(struct pyreader *pr, size_t flen, uint64_t tstate, uint64_t
 	}
 	if (top_at && now_top < top && top - now_top < CHUNK_MAX)
 		return PERR_CORRUPT;
+	/* read or proven after the counter read cv_now (0: it counts no more) */
+	for (size_t k = 0; cv && k < pr->nvisit; k++) {
+		struct pyvisit *v = &pr->visit[k];
+
+		if (v->c && k != live && (!k || pr->visit[k - 1].c != v->c)) {
+			v->c->ver = cv_now;
+			v->c->ver_gen = cv_now ? pr->codever_gen : 0;
+		}
+	}
 	return PERR_OK;
 }
 
