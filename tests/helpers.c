@@ -671,6 +671,37 @@ char *test_dom(const char *svg)
 	return dom;
 }
 
+unsigned long test_folded_file_total(const char *file)
+{
+	FILE *f = fopen(file, "r");
+	char line[16384];
+	unsigned long total = 0;
+
+	cr_assert_not_null(f, "no %s", file);
+	while (fgets(line, sizeof(line), f)) {
+		char *sp = strrchr(line, ' ');
+
+		if (sp)
+			total += strtoul(sp + 1, NULL, 10);
+	}
+	fclose(f);
+	return total;
+}
+
+int test_interp_argv(const struct interp *in, const char *script, const char **args, int n)
+{
+	static char root[1024];
+
+	if (in->root) {
+		snprintf(root, sizeof(root), "%s/%s", test_chroots(), in->root);
+		args[n++] = "chroot";
+		args[n++] = root;
+	}
+	args[n++] = in->bin;
+	args[n++] = script;
+	return n;
+}
+
 unsigned long test_folded_count2(const char *folded, const char *a, const char *b)
 {
 	unsigned long total = 0;

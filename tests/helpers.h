@@ -136,6 +136,16 @@ double test_dropped_share(const char *err);
 /* Sum of the counts of folded lines holding both a and b (b may be NULL). */
 unsigned long test_folded_count2(const char *folded, const char *a, const char *b);
 
+/* Sum of the counts of the folded file's lines. */
+unsigned long test_folded_file_total(const char *file);
+
+/*
+ * Append to args (n used) the command that runs script with in: its
+ * chroot first when it has one (its path in a buffer of this function's,
+ * good until the next call).  Returns the new n.
+ */
+int test_interp_argv(const struct interp *in, const char *script, const char **args, int n);
+
 /*
  * Start tests/receiver.py (the Pyroscope server side) logging accepted
  * requests to log, with extra ("--fail-first" ...) 30 if not NULL; port

@@ -118,23 +118,6 @@ static void read_rx(const char *path, struct otlp_log *l)
 	fclose(f);
 }
 
-static unsigned long folded_total(const char *file)
-{
-	FILE *f = fopen(file, "r");
-	char line[16384];
-	unsigned long total = 0;
-
-	cr_assert_not_null(f, "no %s", file);
-	while (fgets(line, sizeof(line), f)) {
-		char *sp = strrchr(line, ' ');
-
-		if (sp)
-			total += strtoul(sp + 1, NULL, 10);
-	}
-	fclose(f);
-	return total;
-}
-
 /* The 1-based number of the first line of file that starts with prefix (after blanks). */
 static int line_of(const char *file, const char *prefix)
 {
@@ -191,7 +174,7 @@ static int unit_of(const char *stack, char *out, size_t cap)
 static void tags_span(const struct interp *in)
 {
 	const char *name = in->lang == TARGET_RUBY ? "span.rb" : "span.py";
-	char file[64], url[64], root[1024], want[512], exe[64];
+	char file[64], url[64], want[512], exe[64];
 	const char *args[40] = { "exec", "-f", "folded", "-o", file, "--server", url,
 				 "--protocol", "otlp", "--app-name", "span", "--tag", "env=ci",
 				 "--" };
@@ -213,13 +196,7 @@ static void tags_span(const struct interp *in)
 	cr_assert((fd = mkstemp(file)) >= 0);
 	close(fd);
 	test_use_helpers(in);
-	if (in->root) {
-		snprintf(root, sizeof(root), "%s/%s", test_chroots(), in->root);
-		args[n++] = "chroot";
-		args[n++] = root;
-	}
-	args[n++] = in->bin;
-	args[n++] = script;
+	n = test_interp_argv(in, script, args, n);
 	args[n] = NULL;
 	st = test_pyrospy(args, &out, &err);
 	test_stop(r.pid);
@@ -240,8 +217,8 @@ static void tags_span(const struct interp *in)
 	read_rx(r.host_log, &l);
 	cr_log_info("%s: %d requests, %zu samples, %lu counts", in->bin, l.requests, l.n, l.total);
 	cr_assert_geq(l.requests, 1);
-	cr_assert_eq(l.total, folded_total(file), "%s: the receiver got %lu, pyrospy took %lu",
-		     in->bin, l.total, folded_total(file));
+	cr_assert_eq(l.total, test_folded_file_total(file), "%s: the receiver got %lu, pyrospy took %lu",
+		     in->bin, l.total, test_folded_file_total(file));
 	/* the resource: the process */
 	cr_assert(strstr(l.first_request, "\"service.name\": \"span\""), "%s", l.first_request);
 	cr_assert(strstr(l.first_request, "\"process.pid\": "), "%s", l.first_request);
@@ -395,8 +372,8 @@ Test(otlp, server_errors, .timeout = 60)
 	read_rx(r.host_log, &l);
 	cr_assert_geq(l.requests, 1);
 	cr_assert_gt(l.total, 50, "%lu samples", l.total);
-	cr_assert_eq(l.total, folded_total(file), "the receiver got %lu, pyrospy took %lu",
-		     l.total, folded_total(file));
+	cr_assert_eq(l.total, test_folded_file_total(file), "the receiver got %lu, pyrospy took %lu",
+		     l.total, test_folded_file_total(file));
 	free(l.s);
 	free(err);
 	unlink(r.host_log);

@@ -27,7 +27,7 @@
 static void traced_app(const struct interp *in, const char *protocol, int sdk)
 {
 	const char *script = test_target_for(in, in->lang == TARGET_RUBY ? "span.rb" : "span.py");
-	char log[64], appout[64], file[64], port[32], url[64], root[1024], cmd[512];
+	char log[64], appout[64], file[64], port[32], url[64], cmd[512];
 	const char *args[32] = { "exec", "-f", "folded", "-o", file, "--server", url,
 				 "--protocol", protocol, "--app-name", "span", "--" };
 	int n = 12, st, fd;
@@ -46,13 +46,7 @@ static void traced_app(const struct interp *in, const char *protocol, int sdk)
 	rx = test_receiver(log, NULL, port, sizeof(port));
 	snprintf(url, sizeof(url), "http://127.0.0.1:%s", port);
 	test_use_helpers(in);
-	if (in->root) {
-		snprintf(root, sizeof(root), "%s/%s", test_chroots(), in->root);
-		args[n++] = "chroot";
-		args[n++] = root;
-	}
-	args[n++] = in->bin;
-	args[n++] = script;
+	n = test_interp_argv(in, script, args, n);
 	if (sdk) {
 		args[n++] = "0.5";
 		args[n++] = "sdk";
@@ -153,7 +147,7 @@ static void churn_at(const struct interp *in, const char *mode, const char *nspa
 		     const char *rate, int max_missing, int min_samples, int stopgo)
 {
 	const char *name = in->lang == TARGET_RUBY ? "spanchurn.rb" : "spanchurn.py";
-	char appout[64], file[64], root[1024], cmd[3072], script[1024];
+	char appout[64], file[64], cmd[3072], script[1024];
 	/*
 	 * --tag with the program's own keys: a sample whose tags changed as
 	 * they were read must go without any, not with these (spanchurn-check)
@@ -183,13 +177,7 @@ static void churn_at(const struct interp *in, const char *mode, const char *nspa
 	close(fd);
 	cr_assert((fd = mkstemp(file)) >= 0);
 	close(fd);
-	if (in->root) {
-		snprintf(root, sizeof(root), "%s/%s", test_chroots(), in->root);
-		args[n++] = "chroot";
-		args[n++] = root;
-	}
-	args[n++] = in->bin;
-	args[n++] = script;
+	n = test_interp_argv(in, script, args, n);
 	args[n++] = nspans;
 	args[n++] = mode;
 	args[n] = NULL;

@@ -444,20 +444,13 @@ Test(tags, exec_and_pyroscope_code, .timeout = 60)
 static void exec_slow_import(const struct interp *in, const char *script, const char *func)
 {
 	const char *path = test_target_for(in, script);
-	char root[1024];
 	const char *args[16] = { "exec", "-d", "3", "-f", "folded", "-o", "-", "--" };
 	int n = 8;
 	char *out, *err;
 	unsigned long all, tagged = 0;
 
 	test_use_helpers(in);
-	if (in->root) {
-		snprintf(root, sizeof(root), "%s/%s", test_chroots(), in->root);
-		args[n++] = "chroot";
-		args[n++] = root;
-	}
-	args[n++] = in->bin;
-	args[n++] = path;
+	n = test_interp_argv(in, path, args, n);
 	args[n] = NULL;
 	cr_assert_eq(test_pyrospy(args, &out, &err), 0, "%s: %s", in->bin, err);
 	all = count(out, NULL, func);

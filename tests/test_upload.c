@@ -140,23 +140,6 @@ static int record(const char *port, const char *secs, const char *file, const ch
 	return record_with(NULL, port, secs, file, wrap, protocol, err);
 }
 
-static unsigned long folded_total(const char *file)
-{
-	FILE *f = fopen(file, "r");
-	char line[8192];
-	unsigned long total = 0;
-
-	cr_assert_not_null(f, "no %s", file);
-	while (fgets(line, sizeof(line), f)) {
-		char *sp = strrchr(line, ' ');
-
-		if (sp)
-			total += strtoul(sp + 1, NULL, 10);
-	}
-	fclose(f);
-	return total;
-}
-
 static void paths(char *log, char *file, size_t cap)
 {
 	snprintf(log, cap, "/tmp/pyrospy-upload-%d.log", (int)getpid());
@@ -185,8 +168,8 @@ static void sixty_seconds(const char *rx_opt, const char *protocol)
 	read_log(log, &up);
 	cr_assert(up.n >= 6 && up.n <= 7, "%d windows: %s", up.n, err);
 	check_windows(&up);
-	cr_assert_eq(up.total, folded_total(file), "uploaded %lu samples, took %lu", up.total,
-		     folded_total(file));
+	cr_assert_eq(up.total, test_folded_file_total(file), "uploaded %lu samples, took %lu", up.total,
+		     test_folded_file_total(file));
 	cr_assert_gt(up.total, 5400, "%lu samples in 60 s", up.total);
 	cr_assert(up.foo * 100 >= (up.foo + up.bar) * 71 && up.foo * 100 <= (up.foo + up.bar) * 79,
 		  "foo %lu bar %lu", up.foo, up.bar);
@@ -239,8 +222,8 @@ static void partial_window(const char *const *wrap, const char *secs, unsigned l
 	read_log(log, &up);
 	cr_assert(up.n >= 1 && up.n <= 2, "%d windows: %s", up.n, err);
 	check_windows(&up);
-	cr_assert_eq(up.total, folded_total(file), "uploaded %lu samples, took %lu", up.total,
-		     folded_total(file));
+	cr_assert_eq(up.total, test_folded_file_total(file), "uploaded %lu samples, took %lu", up.total,
+		     test_folded_file_total(file));
 	cr_assert_gt(up.total, least);
 	free(err);
 	unlink(log);
@@ -319,8 +302,8 @@ ParameterizedTest(size_t *i, upload, push_runtimes, .timeout = 60)
 	read_log(log, &up);
 	cr_assert(up.n >= 1 && up.n <= 2, "%s: %d windows: %s", in->bin, up.n, err);
 	check_windows(&up);
-	cr_assert_eq(up.total, folded_total(file), "%s: uploaded %lu samples, took %lu", in->bin,
-		     up.total, folded_total(file));
+	cr_assert_eq(up.total, test_folded_file_total(file), "%s: uploaded %lu samples, took %lu", in->bin,
+		     up.total, test_folded_file_total(file));
 	cr_assert_gt(up.total, 300, "%s: %lu samples", in->bin, up.total);
 	cr_assert(up.foo * 100 >= (up.foo + up.bar) * 65 && up.foo * 100 <= (up.foo + up.bar) * 85,
 		  "%s: foo %lu bar %lu", in->bin, up.foo, up.bar);
