@@ -426,3 +426,78 @@ Test(agent, hostile_environ, .timeout = 60)
 	unlink(log);
 	unlink(errpath);
 }
+
+/*
+ * --protocol otlp, to the strict receiver built on the official proto
+ * (tests/otlp-receiver, in sid): each process is a request of its own,
+ * whose one resource carries its service.name and process.pid.
+ */
+Test(agent, otlp_one_resource_per_process, .timeout = 60)
+{
+	static const struct interp rx_python = { "sid", "/usr/bin/python3", TARGET_PYTHON, 3, 0 };
+	const char *rx_args[] = { "/tmp/otlp-receiver", "--log", NULL, NULL };
+	char log[128], host_log[1280], dst[1280], port[32], url[64], want[2][96];
+	char errpath[] = "/tmp/pyrospy-agent-err-XXXXXX";
+	pid_t rx, alpha, beta, agent;
+	struct rusage ru;
+	char *s, *line, *save = NULL;
+	int fd, seen[2] = { 0, 0 }, requests = 0;
+
+	fd = mkstemp(errpath);
+	close(fd);
+	snprintf(dst, sizeof(dst), "%s/sid/tmp/otlp-receiver", test_chroots());
+	cr_assert_eq(test_copy_into(SRCDIR "/tests/otlp-receiver", dst), 0, "cannot copy %s", dst);
+	snprintf(log, sizeof(log), "/tmp/pyrospy-agent-otlp-%d.jsonl", (int)getpid());
+	snprintf(host_log, sizeof(host_log), "%s/sid%s", test_chroots(), log);
+	unlink(host_log);
+	rx_args[2] = log;
+	rx = test_start(&rx_python, rx_args, port, sizeof(port));
+	alpha = on_host("a", "OTEL_SERVICE_NAME", "alpha");
+	beta = on_host("b", "PYROSCOPE_APPLICATION_NAME", "beta");
+	snprintf(url, sizeof(url), "http://127.0.0.1:%s", port);
+	{
+		char match[64];
+		const char *args[] = { "--server", url, "--protocol", "otlp", "-v", "--match", match,
+				       NULL };
+
+		/* these two only: the machine's other interpreters are not this test's */
+		snprintf(match, sizeof(match), "agentapp\\.py (a|b)$");
+		agent = agent_start(args, errpath);
+	}
+	for (double t = now_s(); (!said(errpath, "found", alpha) || !said(errpath, "found", beta)) &&
+				 now_s() < t + 5;)
+		usleep(20000);
+	sleep(2);
+	cr_assert_eq(agent_stop(agent, &ru), 0, "the agent failed:\n%s", test_slurp(errpath));
+	test_stop(alpha);
+	test_stop(beta);
+	test_stop(rx);
+	snprintf(want[0], sizeof(want[0]), "\"service.name\": \"alpha\", \"process.pid\": %d",
+		 (int)alpha);
+	snprintf(want[1], sizeof(want[1]), "\"service.name\": \"beta\", \"process.pid\": %d",
+		 (int)beta);
+	s = test_slurp(host_log);
+	cr_assert_not_null(s, "the receiver logged nothing");
+	for (line = strtok_r(s, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		const char *r = strstr(line, "\"resources\": [");
+
+		if (!strstr(line, "\"kind\": \"request\""))
+			continue;
+		requests++;
+		cr_expect_not_null(r, "a request without resources: %s", line);
+		/* one resource a request: one '{' in the list before its ']' */
+		if (r) {
+			const char *end = strchr(r, ']'), *second = strchr(strchr(r, '{') + 1, '{');
+
+			cr_expect(!second || second > end, "a request of several resources: %s", line);
+		}
+		for (int i = 0; i < 2; i++)
+			seen[i] += strstr(line, want[i]) != NULL;
+	}
+	cr_expect_geq(requests, 2, "%d requests", requests);
+	cr_expect_geq(seen[0], 1, "no request of alpha's with its pid");
+	cr_expect_geq(seen[1], 1, "no request of beta's with its pid");
+	free(s);
+	unlink(host_log);
+	unlink(errpath);
+}
