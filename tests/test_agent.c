@@ -415,8 +415,14 @@ Test(agent, hostile_environ, .timeout = 60)
 	cr_expect_null(strstr(rxlog, "SECRET_"), "a variable's name reached the server");
 	cr_expect_null(strstr(out, "SECRET_"), "a variable's name was said");
 	cr_expect_null(strchr(out, '\x1b'), "an escape reached the terminal");
-	/* a 256 KiB buffer: whatever the sanitizers add, far under this */
-	cr_expect_lt(ru.ru_maxrss, 200 * 1024, "the agent grew to %ld KiB", ru.ru_maxrss);
+	/*
+	 * One 256 KiB buffer, whatever the environment's size: 13 MiB in
+	 * all in a plain build, 25 MiB with the sanitizers.  (The kernel caps
+	 * an environment at a quarter of the stack limit, 6 MiB at most: no
+	 * environment can make this fail on its own; what it holds is that
+	 * one process found costs the agent no more than this.)
+	 */
+	cr_expect_lt(ru.ru_maxrss, 64 * 1024, "the agent grew to %ld KiB", ru.ru_maxrss);
 	cr_log_info("agent: %ld KiB max RSS", ru.ru_maxrss);
 	free(out);
 	free(rxlog);
