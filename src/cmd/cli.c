@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cmd/agent.h"
 #include "cmd/cli.h"
 #include "cmd/common.h"
 #include "cmd/diff.h"
@@ -20,7 +21,7 @@
 #include "util/xalloc.h"
 
 static const char *const commands[] = {
-	"record", "exec", "dump", "top", "serve", "report", "diff", "completion", "help",
+	"record", "exec", "dump", "top", "serve", "agent", "report", "diff", "completion", "help",
 };
 
 /*
@@ -65,15 +66,15 @@ static int unknown_command(const char *word)
 	if (s)
 		cli_hint("did you mean 'pyrospy %s'? see 'pyrospy help %s'", s, s);
 	else
-		cli_hint("commands are record, exec, dump, top, serve, report, diff and completion; "
-			 "see 'pyrospy --help'");
+		cli_hint("commands are record, exec, dump, top, serve, agent, report, diff and "
+			 "completion; see 'pyrospy --help'");
 	return EXIT_USAGE;
 }
 
 /*
  * The first word picks what runs: help, --version and completion here,
  * every other command in a file of its own (record.c, exec.c, dump.c,
- * top.c, serve_cmd.c, report.c, diff.c) after options.c parsed its options.
+ * top.c, serve_cmd.c, agent.c, report.c, diff.c) after options.c parsed its options.
  */
 int cli_main(int argc, char **argv)
 {
@@ -119,7 +120,7 @@ int cli_main(int argc, char **argv)
 		}
 		if (!strcmp(argv[2], "record") || !strcmp(argv[2], "exec") ||
 		    !strcmp(argv[2], "dump") || !strcmp(argv[2], "top") || !strcmp(argv[2], "serve") ||
-		    !strcmp(argv[2], "completion")) {
+		    !strcmp(argv[2], "agent") || !strcmp(argv[2], "completion")) {
 			cli_print_usage(argv[2]);
 			return EXIT_OK;
 		}
@@ -133,7 +134,7 @@ int cli_main(int argc, char **argv)
 	if (!strcmp(o.cmd, "diff"))
 		return diff_main(argc - 1, argv + 1);
 	if (strcmp(o.cmd, "record") && strcmp(o.cmd, "exec") && strcmp(o.cmd, "dump") &&
-	    strcmp(o.cmd, "top") && strcmp(o.cmd, "serve")) {
+	    strcmp(o.cmd, "top") && strcmp(o.cmd, "serve") && strcmp(o.cmd, "agent")) {
 		return unknown_command(o.cmd);
 	}
 	ret = cli_parse_opts(&o, argc - 1, argv + 1);
@@ -146,6 +147,8 @@ int cli_main(int argc, char **argv)
 			ret = cli_top(&o);
 		else if (!strcmp(o.cmd, "serve"))
 			ret = cli_serve(&o);
+		else if (!strcmp(o.cmd, "agent"))
+			ret = cli_agent(&o);
 		else
 			ret = !strcmp(o.cmd, "exec") ? cli_exec(&o) : cli_record(&o);
 	}

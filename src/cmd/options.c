@@ -108,6 +108,15 @@ static const struct cmd_help cmd_helps[] = {
 	  "on stderr.\n",
 	  "  pyrospy serve --pid 1234 --listen 127.0.0.1:6060\n"
 	  "  go tool pprof http://127.0.0.1:6060/debug/pprof/profile?seconds=10\n" },
+	{ "agent",
+	  "usage: pyrospy agent --server URL [options]\n"
+	  "\n"
+	  "Profile every Ruby and Python process of the host, those in containers\n"
+	  "too, as they come and go, and stream each to the server every 10 s as\n"
+	  "series of its own, labelled service_name, pid and container_id.  Runs\n"
+	  "until SIGINT or SIGTERM; -v says each process found, skipped and forgotten.\n",
+	  "  pyrospy agent --server http://pyroscope:4040\n"
+	  "  pyrospy agent --server http://otel:4318 --protocol otlp --exclude '^/usr/bin/'\n" },
 };
 
 static const char usage_options[] =
@@ -154,6 +163,10 @@ static const char usage_options[] =
 	"                         64G (default: 256M); past it, new stacks are counted\n"
 	"                         in [other] frames\n"
 	"      --subprocesses     also profile the Ruby and Python processes it starts\n"
+	"      --match RE         agent: only the processes whose executable, command\n"
+	"                         line or cgroup the extended regular expression RE\n"
+	"                         matches (default: every one)\n"
+	"      --exclude RE       agent: not those RE matches so (default: none)\n"
 	"      --user NAME        as root: run the command as user NAME\n"
 	"                         (by default: the user who ran sudo, else root)\n"
 	"      --as-root          as root: run the command as root, under sudo too\n"
@@ -203,11 +216,12 @@ static const struct completion_cmd commands[] = {
 	{ "dump", "print every thread's stack once: pyrospy dump --pid PID", NULL },
 	{ "top", "a live table of the hottest functions: pyrospy top --pid PID", NULL },
 	{ "serve", "a pprof endpoint to scrape: pyrospy serve --pid PID", NULL },
+	{ "agent", "every Ruby and Python process, streamed: pyrospy agent --server URL", NULL },
 	{ "report", "a raw recording in any format, filtered: pyrospy report rec.raw", NULL },
 	{ "diff", "two profiles compared: pyrospy diff old.raw new.raw",
 	  NULL },
 	{ "help", "show help for a command: pyrospy help record",
-	  "record exec dump top serve report diff completion" },
+	  "record exec dump top serve agent report diff completion" },
 	{ "completion", "a shell's completion script: pyrospy completion bash (or zsh)",
 	  "bash zsh" },
 };
@@ -278,7 +292,7 @@ enum {
 	OPT_TASKS, OPT_LISTEN, OPT_NO_GC, OPT_GVL_WAIT, OPT_ASYNC, OPT_READ_ONLY, OPT_MAX_MEMORY,
 	OPT_ALLOW_HOST,
 	OPT_USER, OPT_AS_ROOT, OPT_AUTH_TOKEN_FILE, OPT_BASIC_AUTH_FILE, OPT_JSON, OPT_FULL_PATHS,
-	OPT_FLAME_DIRECTION,
+	OPT_FLAME_DIRECTION, OPT_MATCH, OPT_EXCLUDE,
 };
 
 static const struct option long_opts[] = {
@@ -299,6 +313,8 @@ static const struct option long_opts[] = {
 	{ "full-paths", no_argument, NULL, OPT_FULL_PATHS },
 	{ "flame-direction", required_argument, NULL, OPT_FLAME_DIRECTION },
 	{ "subprocesses", no_argument, NULL, OPT_SUBPROCESSES },
+	{ "match", required_argument, NULL, OPT_MATCH },
+	{ "exclude", required_argument, NULL, OPT_EXCLUDE },
 	{ "locals", no_argument, NULL, OPT_LOCALS },
 	{ "tasks", no_argument, NULL, OPT_TASKS },
 	{ "json", no_argument, NULL, OPT_JSON },
@@ -339,12 +355,15 @@ static const struct option long_opts[] = {
 #define CMD_DUMP	4u
 #define CMD_TOP		8u
 #define CMD_SERVE	16u
-#define CMD_ALL		(CMD_RECORD | CMD_EXEC | CMD_DUMP | CMD_TOP | CMD_SERVE)
+#define CMD_AGENT	32u
+#define CMD_ALL		(CMD_RECORD | CMD_EXEC | CMD_DUMP | CMD_TOP | CMD_SERVE | CMD_AGENT)
+#define CMD_UPLOAD	(CMD_RECORD | CMD_EXEC | CMD_AGENT)
 
 static unsigned int cmd_bit(const char *cmd)
 {
 	return !strcmp(cmd, "exec") ? CMD_EXEC : !strcmp(cmd, "dump") ? CMD_DUMP :
-	       !strcmp(cmd, "top") ? CMD_TOP : !strcmp(cmd, "serve") ? CMD_SERVE : CMD_RECORD;
+	       !strcmp(cmd, "top") ? CMD_TOP : !strcmp(cmd, "serve") ? CMD_SERVE :
+	       !strcmp(cmd, "agent") ? CMD_AGENT : CMD_RECORD;
 }
 
 static unsigned int opt_cmds(int c)
@@ -352,9 +371,17 @@ static unsigned int opt_cmds(int c)
 	switch (c) {
 	case 'p': case OPT_PID_OF:
 		return CMD_RECORD | CMD_DUMP | CMD_TOP | CMD_SERVE;	/* exec says why not itself */
-	case 'd': case 'r': case OPT_IDLE: case OPT_GIL: case OPT_GVL_WAIT: case OPT_ASYNC:
-	case OPT_READ_ONLY:
+	case 'd': case OPT_GIL: case OPT_GVL_WAIT: case OPT_ASYNC: case OPT_READ_ONLY:
 		return CMD_RECORD | CMD_EXEC | CMD_TOP | CMD_SERVE;
+	case 'r': case OPT_IDLE:
+		return CMD_RECORD | CMD_EXEC | CMD_TOP | CMD_SERVE | CMD_AGENT;
+	case OPT_MATCH: case OPT_EXCLUDE:
+		return CMD_AGENT;
+	/* streaming: the agent's way out */
+	case OPT_SERVER: case OPT_TAG: case OPT_AUTH_TOKEN: case OPT_BASIC_AUTH:
+	case OPT_AUTH_TOKEN_FILE: case OPT_BASIC_AUTH_FILE: case OPT_TENANT_ID: case OPT_HEADER:
+	case OPT_INSECURE: case OPT_CACERT: case OPT_INGEST_FORMAT: case OPT_PROTOCOL:
+		return CMD_UPLOAD;
 	case OPT_SUBPROCESSES:
 		return CMD_RECORD | CMD_EXEC | CMD_DUMP | CMD_SERVE;
 	case OPT_LOCALS: case OPT_TASKS: case OPT_JSON:
@@ -364,7 +391,7 @@ static unsigned int opt_cmds(int c)
 	case OPT_USER: case OPT_AS_ROOT:
 		return CMD_EXEC;
 	case OPT_MAX_MEMORY:
-		return CMD_RECORD | CMD_EXEC | CMD_TOP | CMD_SERVE;
+		return CMD_RECORD | CMD_EXEC | CMD_TOP | CMD_SERVE | CMD_AGENT;
 	case OPT_FULL_PATHS:
 		return CMD_RECORD | CMD_EXEC | CMD_DUMP | CMD_TOP;
 	case 'q': case 'v': case 'h': case 'V': case OPT_NO_GC:
@@ -566,8 +593,11 @@ static int check_upload(struct cli_opts *o)
 					o->cmd, "--app-name and the auth options need --server URL");
 		return -1;
 	}
-	if (strcmp(o->cmd, "record") && strcmp(o->cmd, "exec"))
-		return cli_usage_error(o->cmd, "--server works with record and exec");
+	if (strcmp(o->cmd, "record") && strcmp(o->cmd, "exec") && strcmp(o->cmd, "agent"))
+		return cli_usage_error(o->cmd, "--server works with record, exec and agent");
+	/* the agent's series are named after each process (FLEET): this name is unused */
+	if (!strcmp(o->cmd, "agent"))
+		o->up.app_name = "pyrospy";
 	if (!o->up.app_name)
 		return cli_usage_error(o->cmd, "--server needs --app-name NAME");
 	ingest_env(&o->up);
@@ -730,6 +760,12 @@ int cli_parse_opts(struct cli_opts *o, int argc, char **argv)
 		case OPT_PID_OF:
 			o->pid_of = optarg;
 			break;
+		case OPT_MATCH:
+			o->match = optarg;
+			break;
+		case OPT_EXCLUDE:
+			o->exclude = optarg;
+			break;
 		case OPT_SERVER:
 			o->up.server = optarg;
 			break;
@@ -884,6 +920,13 @@ int cli_parse_opts(struct cli_opts *o, int argc, char **argv)
 		o->argv = argv + optind;
 		if (o->user && o->as_root)
 			return cli_usage_error(o->cmd, "give --user or --as-root, not both");
+	} else if (!strcmp(o->cmd, "agent")) {
+		if (optind < argc)
+			return cli_usage_error(o->cmd, "unexpected argument '%s'", argv[optind]);
+		if (o->pid)
+			return cli_usage_error(o->cmd, "the agent profiles every process: no pid");
+		if (!o->up.server)
+			return cli_usage_error(o->cmd, "agent needs --server URL");
 	} else {
 		if (optind < argc)
 			return cli_usage_error(o->cmd, "unexpected argument '%s'", argv[optind]);

@@ -19,6 +19,7 @@ struct cli_opts {
 	const char *cmd;	/* subcommand */
 	pid_t pid;
 	const char *pid_of;	/* --pid-of PATTERN */
+	const char *match, *exclude;	/* agent --match RE, --exclude RE */
 	double duration;
 	unsigned int rate;
 	const char *format;

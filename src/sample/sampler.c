@@ -117,6 +117,7 @@ struct slot {
 	int64_t failing;	/* when making a reader first failed, 0: it has not */
 	int done;
 	enum perr end;		/* why it is done */
+	int told;		/* opts->event() was told it is forgotten */
 	unsigned int execs;	/* exec()s seen */
 	struct reader_stats before;	/* of the readers of earlier images */
 	uint64_t reads_before, ranges_before;
@@ -213,12 +214,17 @@ static void progress(struct run *run)
  */
 static void retire(struct run *run)
 {
-	size_t k = 1;
+	size_t first = run->opts->fleet ? 0 : 1, k = first;
 
-	for (size_t i = 1; i < run->nslot; i++) {
+	for (size_t i = first; i < run->nslot; i++) {
 		struct slot *sl = run->slot[i];
 		struct reader_stats *b = &run->gone.before;
 
+		if (sl->done && !sl->told && run->opts->event) {
+			sl->told = 1;
+			run->opts->event(run->opts->arg, SAMPLER_FORGOTTEN, sl->t->pid, sl->t,
+					 perr_str(sl->end));
+		}
 		if (!sl->done || sl->t != &sl->own || procmem_alive(&sl->own.mem)) {
 			run->slot[k++] = sl;
 			continue;
@@ -245,7 +251,7 @@ static void retire(struct run *run)
 		target_close(&sl->own);
 		free(sl);
 	}
-	if (run->nslot > 1)
+	if (run->nslot > first)
 		run->nslot = k;
 	/* and the pids looked at that are free again (signal 0 sends nothing) */
 	k = 0;
@@ -284,16 +290,21 @@ static int known(struct run *run, pid_t pid)
 	return 0;
 }
 
-/* until: 0, or when a process just born stops being looked at again */
-static void forget_tried(struct run *run, pid_t pid, const char *exe, int64_t until)
+/*
+ * until: 0, or when a process just born stops being looked at again.
+ * Returns 1 when pid is new to the list or runs another image, else 0.
+ */
+static int forget_tried(struct run *run, pid_t pid, const char *exe, int64_t until)
 {
 	for (size_t i = 0; i < run->ntried; i++) {
 		if (run->tried[i].pid == pid) {
+			int other = strcmp(run->tried[i].exe, exe) != 0;
+
 			/* another image: a window of its own */
-			if (strcmp(run->tried[i].exe, exe))
+			if (other)
 				run->tried[i].until = until;
 			snprintf(run->tried[i].exe, sizeof(run->tried[i].exe), "%s", exe);
-			return;
+			return other;
 		}
 	}
 	if (run->ntried == run->atried) {
@@ -304,6 +315,14 @@ static void forget_tried(struct run *run, pid_t pid, const char *exe, int64_t un
 	run->tried[run->ntried].until = until;
 	snprintf(run->tried[run->ntried].exe, sizeof(run->tried[0].exe), "%s", exe);
 	run->ntried++;
+	return 1;
+}
+
+static void event(struct run *run, enum sampler_event ev, pid_t pid, const struct target *t,
+		  const char *why)
+{
+	if (run->opts->event)
+		run->opts->event(run->opts->arg, ev, pid, t, why);
 }
 
 /*
@@ -337,7 +356,16 @@ static void consider(struct run *run, pid_t pid, const pid_t *pids, int n,
 {
 	struct slot *sl;
 	enum perr err;
+	const char *why = NULL;
 
+	if (run->opts->want && !run->opts->want(run->opts->arg, pid, &why)) {
+		char exe[256];
+
+		exe_of(pid, exe, sizeof(exe));
+		if (forget_tried(run, pid, exe, 0))
+			event(run, SAMPLER_SKIPPED, pid, NULL, why);
+		return;
+	}
 	/* opened in place: the target points into itself */
 	sl = slot_add(run, NULL);
 	err = target_open(&sl->own, pid);
@@ -364,6 +392,7 @@ static void consider(struct run *run, pid_t pid, const pid_t *pids, int n,
 			fprintf(stderr, "pyrospy: profiling subprocess %d (%s %s, %s)\n",
 				(int)sl->own.pid, target_lang_name(sl->own.lang),
 				sl->own.version, sl->own.comm);
+		event(run, SAMPLER_FOUND, pid, &sl->own, NULL);
 		return;
 	}
 	/* maps past their bounds (procmaps.h): said once, not read every tick */
@@ -374,11 +403,15 @@ static void consider(struct run *run, pid_t pid, const pid_t *pids, int n,
 			fprintf(stderr, "pyrospy: not profiling subprocess %d ('%s'): its "
 				"memory maps are past pyrospy's bounds\n", (int)pid, sl->own.comm);
 		exe_of(pid, exe, sizeof(exe));
-		forget_tried(run, pid, exe, 0);
+		if (forget_tried(run, pid, exe, 0))
+			event(run, SAMPLER_SKIPPED, pid, NULL, "its memory maps are past pyrospy's bounds");
 	}
-	if (err == PERR_NOTINTERP || err == PERR_UNSUPPORTED || err == PERR_PERM ||
-	    err == PERR_REFUSED)
-		forget_tried(run, pid, sl->own.exe_path ? sl->own.exe_path : "", until);
+	if ((err == PERR_NOTINTERP || err == PERR_UNSUPPORTED || err == PERR_PERM ||
+	     err == PERR_REFUSED) &&
+	    forget_tried(run, pid, sl->own.exe_path ? sl->own.exe_path : "", until))
+		event(run, SAMPLER_SKIPPED, pid, NULL, perr_str(err));
+	else if (err == PERR_EXITED || err == PERR_NOPROC)
+		event(run, SAMPLER_SKIPPED, pid, NULL, "gone");
 	target_close(&sl->own);
 	free(sl);
 	run->nslot--;
@@ -407,7 +440,8 @@ static void discover(struct run *run)
 	}
 	for (int i = 0; i < n; i++)
 		if (!known(run, pids[i]))
-			consider(run, pids[i], pids, n, NULL, 0);
+			consider(run, pids[i], pids, n, NULL,
+				 run->opts->fleet ? now_ns() + CHILDREN_YOUNG_NS : 0);
 	if (n > 0)
 		free(pids);
 }
@@ -502,6 +536,8 @@ static void reopen(struct run *run, struct slot *sl)
 			fprintf(stderr, "pyrospy: process %d exec()'d %s %s (%s): sampling on\n",
 				(int)pid, target_lang_name(sl->t->lang), sl->t->version,
 				sl->t->comm);
+		/* a new image: new environment, new labels */
+		event(run, SAMPLER_FOUND, pid, sl->t, NULL);
 		return;
 	}
 	sl->done = 1;

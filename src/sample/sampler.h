@@ -13,6 +13,13 @@ struct profile;
 struct stack;
 struct sampler_result;
 
+/* What opts->event() is told of a process (the agent's -v and labels). */
+enum sampler_event {
+	SAMPLER_FOUND,		/* an interpreter, sampled from now on (t held, alive) */
+	SAMPLER_SKIPPED,	/* looked at and left alone, once per image: why says why */
+	SAMPLER_FORGOTTEN,	/* sampled no more (ended, or exec()'d away): why */
+};
+
 struct sampler_opts {
 	unsigned int rate;	/* Hz */
 	double duration;	/* seconds, 0 = until stopped */
@@ -39,6 +46,26 @@ struct sampler_opts {
 	 */
 	int (*tick)(void *arg, const struct profile *p, const struct sampler_result *res);
 	void *arg;
+	/*
+	 * The agent: root is the host's init (1) and every process under it
+	 * is looked at, the first slot as any other (let go when it ends),
+	 * and one that is no interpreter at its first look is looked at
+	 * again for half a second (a loader may not have mapped libruby yet).
+	 */
+	int fleet;
+	/*
+	 * optional, with root: whether pid, found, is to be opened at all
+	 * (0: skipped, *why said, and not asked again until it exec()s).
+	 */
+	int (*want)(void *arg, pid_t pid, const char **why);
+	/*
+	 * optional, with root: a process found, skipped or forgotten (see
+	 * enum sampler_event), with arg.  t is the process held (FOUND) or
+	 * NULL; a FORGOTTEN t is the same pointer as its FOUND's, no longer
+	 * to be read.  why is a static string, or NULL for FOUND.
+	 */
+	void (*event)(void *arg, enum sampler_event ev, pid_t pid, const struct target *t,
+		      const char *why);
 };
 
 struct sampler_result {

@@ -58,7 +58,29 @@ static int is_app_char(int c)
 struct tags {
 	struct ingest_tag t[INGEST_MAX_TAGS];
 	size_t n;
+	char *service;		/* o->per_process: the set's service_name, cleaned; NULL: none */
 };
+
+/*
+ * o->per_process: a tag set's service_name (the agent's label; a program's
+ * own key of that name was cleaned to tag_service_name before it reached
+ * the profile) made an app name: [A-Za-z0-9_.-], at most 128 bytes.
+ */
+#define SERVICE_MAX 128
+static char *service_clean(const char *v, size_t n)
+{
+	char *s = xmalloc(SERVICE_MAX + 1);
+	size_t k = 0;
+
+	for (size_t i = 0; i < n && k < SERVICE_MAX; i++)
+		s[k++] = is_app_char((unsigned char)v[i]) ? v[i] : '_';
+	s[k] = '\0';
+	if (!k) {
+		free(s);
+		return NULL;
+	}
+	return s;
+}
 
 static void tags_put(struct tags *ts, const char *k, size_t kn, const char *v, size_t vn)
 {
@@ -95,12 +117,23 @@ static void tags_put_untrusted(struct tags *ts, const char *k, size_t kn, const 
 	tags_put(ts, key, tags_key_clean(k, kn, key), v, vn);
 }
 
+static void tags_put_one(struct tags *ts, const char *k, size_t kn, const char *v, size_t vn,
+			 int per_process)
+{
+	if (per_process && kn == 12 && !memcmp(k, "service_name", 12)) {
+		free(ts->service);
+		ts->service = service_clean(v, vn);
+		return;
+	}
+	tags_put_untrusted(ts, k, kn, v, vn);
+}
+
 /*
  * Split the profile's "k=v,k=v" into tags.  A value may itself hold ',':
  * a piece without '=' continues the value before it.  Past a few pieces
  * (hostile input) the last value takes the rest.
  */
-static void tags_parse(struct tags *ts, const char *s)
+static void tags_parse(struct tags *ts, const char *s, int per_process)
 {
 	const char *key = NULL, *eq = NULL, *p = s;
 	unsigned int pieces = 0;
@@ -111,15 +144,15 @@ static void tags_parse(struct tags *ts, const char *s)
 		if (e) {
 			/* the value before ends at the ',' before this piece */
 			if (key)
-				tags_put_untrusted(ts, key, (size_t)(eq - key), eq + 1,
-						   (size_t)(p - 1 - (eq + 1)));
+				tags_put_one(ts, key, (size_t)(eq - key), eq + 1,
+					     (size_t)(p - 1 - (eq + 1)), per_process);
 			key = p;
 			eq = e;
 		}
 		p = *end ? end + 1 : end;
 	}
 	if (key)
-		tags_put_untrusted(ts, key, (size_t)(eq - key), eq + 1, strlen(eq + 1));
+		tags_put_one(ts, key, (size_t)(eq - key), eq + 1, strlen(eq + 1), per_process);
 }
 
 static int tag_cmp(const void *a, const void *b)
@@ -138,6 +171,7 @@ static int ends_with(const char *s, const char *suffix)
 static void tags_collect(const struct ingest_opts *o, const char *tags, struct tags *ts)
 {
 	ts->n = 0;
+	ts->service = NULL;
 	for (const char *const *t = o->tags; t && *t; t++) {
 		const char *eq = strchr(*t, '=');
 
@@ -145,7 +179,7 @@ static void tags_collect(const struct ingest_opts *o, const char *tags, struct t
 			tags_put(ts, *t, (size_t)(eq - *t), eq + 1, strlen(eq + 1));
 	}
 	if (tags)
-		tags_parse(ts, tags);
+		tags_parse(ts, tags, o->per_process);
 	if (ts->n > 1)
 		qsort(ts->t, ts->n, sizeof(ts->t[0]), tag_cmp);
 }
@@ -157,15 +191,18 @@ static void tags_release(struct tags *ts)
 		free(ts->t[i].value);
 	}
 	ts->n = 0;
+	FREE_AND_NULL(ts->service);
 }
 
 static char *tags_name(const struct ingest_opts *o, const struct tags *ts)
 {
 	struct ingest_buf b = { 0 };
 
+	const char *app = ts->service ? ts->service : o->app_name;
+
 	/* Grafana takes the profile type from the last dotted part */
-	ingest_buf_str(&b, o->app_name);
-	if (!ends_with(o->app_name, ".cpu"))
+	ingest_buf_str(&b, app);
+	if (!ends_with(app, ".cpu"))
 		ingest_buf_str(&b, ".cpu");
 	for (size_t i = 0; i < ts->n; i++) {
 		ingest_buf_str(&b, i ? "," : "{");
@@ -506,6 +543,8 @@ static uint32_t group_of(struct grouper *e, const char *tags)
 	e->g = xreallocarray(e->g, e->ng + 1, sizeof(*e->g));
 	g = &e->g[e->ng];
 	g->name = name;
+	g->service = ts.service;	/* moves */
+	ts.service = NULL;
 	g->ntags = ts.n;
 	g->tags = xcalloc(ts.n ? ts.n : 1, sizeof(*g->tags));
 	memcpy(g->tags, ts.t, ts.n * sizeof(*g->tags));	/* the strings move */
@@ -623,6 +662,61 @@ static int group_stack(void *arg, const struct profile *p, const uint32_t *frame
 	return 0;
 }
 
+static const char *group_tag(const struct ingest_group *g, const char *key)
+{
+	for (size_t i = 0; i < g->ntags; i++)
+		if (!strcmp(g->tags[i].key, key))
+			return g->tags[i].value;
+	return "";
+}
+
+static int same_process(const struct ingest_group *a, const struct ingest_group *b)
+{
+	return !strcmp(a->service ? a->service : "", b->service ? b->service : "") &&
+	       !strcmp(group_tag(a, "pid"), group_tag(b, "pid"));
+}
+
+/*
+ * o->per_process (the agent): the groups of each process (its service
+ * name and pid) encoded apart, as if its own pyrospy had sent them: the
+ * service is the app name of its requests (the name of /ingest, push's
+ * service_name, otlp's service.name) and the pid otlp's process.pid.
+ */
+static void encode_per_process(const struct ingest_opts *o, const struct ingest_format_ops *ops,
+			       struct ingest_group *g, size_t ng, time_t from, time_t until,
+			       struct ingest_req **list)
+{
+	struct ingest_group *one = xcalloc(ng ? ng : 1, sizeof(*one));
+	char *done = xcalloc(ng ? ng : 1, 1);
+	struct ingest_req **tail = list;
+
+	while (*tail)
+		tail = &(*tail)->next;
+	for (size_t i = 0; i < ng; i++) {
+		struct ingest_opts c = *o;
+		size_t m = 0;
+		char *end;
+		long pid;
+
+		if (done[i])
+			continue;
+		for (size_t j = i; j < ng; j++) {
+			if (!done[j] && same_process(&g[i], &g[j])) {
+				one[m++] = g[j];
+				done[j] = 1;
+			}
+		}
+		if (g[i].service)
+			c.app_name = g[i].service;
+		pid = strtol(group_tag(&g[i], "pid"), &end, 10);
+		c.pid = *end || pid <= 0 ? 0 : pid;
+		c.exe_name = NULL;
+		tail = ops->encode(&c, one, m, from, until, tail);
+	}
+	free(one);
+	free(done);
+}
+
 struct ingest_req *ingest_encode(const struct ingest_opts *o, const struct profile *window,
 				 time_t from, time_t until)
 {
@@ -638,9 +732,13 @@ struct ingest_req *ingest_encode(const struct ingest_opts *o, const struct profi
 	e.src = xmalloc((STACK_MAX_DEPTH + 16) * sizeof(*e.src));
 	e.ids = xmalloc((STACK_MAX_DEPTH + 16) * sizeof(*e.ids));
 	profile_stacks(window, group_stack, &e);
-	ops->encode(o, e.g, e.ng, from, until, &list);
+	if (o->per_process)
+		encode_per_process(o, ops, e.g, e.ng, from, until, &list);
+	else
+		ops->encode(o, e.g, e.ng, from, until, &list);
 	for (size_t i = 0; i < e.ng; i++) {
 		free(e.g[i].name);
+		free(e.g[i].service);
 		for (size_t t = 0; t < e.g[i].ntags; t++) {
 			free(e.g[i].tags[t].key);
 			free(e.g[i].tags[t].value);

@@ -32,6 +32,7 @@ struct ingest_tag {
 
 struct ingest_group {
 	char *name;			/* "app.cpu{k=v,...}": what tells groups apart */
+	char *service;			/* o->per_process: its app name; NULL: o's */
 	struct ingest_tag *tags;	/* its tags (--tag and the program's), by key */
 	size_t ntags;
 	/*

@@ -684,6 +684,7 @@ struct ingest *ingest_start(const struct ingest_opts *o)
 	in->o.runtime_name = o->runtime_name ? xstrdup(o->runtime_name) : NULL;
 	in->o.runtime_version = o->runtime_version ? xstrdup(o->runtime_version) : NULL;
 	in->o.pid = o->pid;
+	in->o.per_process = o->per_process;
 	in->o.exe_name = o->exe_name ? xstrdup(o->exe_name) : NULL;
 	in->ops = ingest_format_of(o);
 	in->o.rate = o->rate;

@@ -62,6 +62,13 @@ struct ingest_opts {
 	long pid;		/* the target's (otlp: process.pid); 0: none */
 	const char *exe_name;	/* otlp: process.executable.name, raw; NULL: none */
 	unsigned int rate;	/* the real sampling rate, Hz (sampleRate) */
+	/*
+	 * The agent: a tag set's service_name (the agent's label, never a
+	 * program's: theirs are cleaned to tag_service_name) is its series'
+	 * app name, and each process's series (service_name and pid) go in
+	 * requests of their own, otlp's process.pid that pid.
+	 */
+	int per_process;
 	size_t spool_bytes;	/* bound of the spool; 0: INGEST_SPOOL_DEFAULT */
 	double flush_timeout;	/* seconds ingest_stop() may take; 0: 5 */
 	double timeout;		/* seconds per HTTP request; 0: 10 */

@@ -1,0 +1,483 @@
+/* SPDX-License-Identifier: MIT */
+#include "config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <regex.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cmd/agent.h"
+#include "cmd/common.h"
+#include "cmd/options.h"
+#include "cmd/session.h"
+#include "profile/profile.h"
+#include "proc/procmem.h"
+#include "proc/ptree.h"
+#include "proc/target.h"
+#include "sample/sampler.h"
+#include "stack/stack.h"
+#include "stack/tags.h"
+#include "upload/ingest.h"
+#include "util/utf8.h"
+#include "util/xalloc.h"
+
+#define CGROUP_MAX	4096	/* bytes of /proc/PID/cgroup read */
+#define CMDLINE_RAW	4096	/* bytes of /proc/PID/cmdline read for a script's name */
+
+/*
+ * One process sampled, and its labels: a clean tag set
+ * "container_id=...,pid=N,service_name=S", put under the program's own
+ * tags (the labels win) on each of its samples.
+ */
+struct agent_proc {
+	pid_t pid;
+	const struct target *t;	/* the sampler's, to tell a pid's processes apart */
+	char *labels;
+	char *last, *merged;	/* the program's last tag set, and it under the labels */
+};
+
+struct agent {
+	struct cli_opts *o;
+	regex_t match, exclude;
+	int has_match, has_exclude;
+	pid_t self;
+	struct agent_proc *p;
+	size_t np, ap;
+	char *environ;		/* AGENT_ENVIRON_MAX bytes, reused, wiped after each read */
+	struct ingest *in;
+	struct profile window;
+	time_t from;
+	uint64_t unlabelled;	/* samples of a process not (or no longer) known */
+};
+
+/* At most cap - 1 bytes of path into buf; the bytes read, or -1. */
+static ssize_t read_file(const char *path, char *buf, size_t cap)
+{
+	size_t n = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+
+	if (fd < 0)
+		return -1;
+	while (n < cap - 1) {
+		ssize_t r = read(fd, buf + n, cap - 1 - n);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		n += (size_t)r;
+	}
+	close(fd);
+	buf[n] = '\0';
+	return (ssize_t)n;
+}
+
+/* A hostile name (n bytes) as a service name: [A-Za-z0-9_.-], cut, into out. */
+static void service_clean(const char *s, size_t n, char out[AGENT_SERVICE_MAX + 1])
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < n && k < AGENT_SERVICE_MAX; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		out[k++] = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+			   (c >= '0' && c <= '9') || c == '_' || c == '.' || c == '-' ? (char)c : '_';
+	}
+	out[k] = '\0';
+}
+
+/*
+ * The service name from the environment: OTEL_SERVICE_NAME, else
+ * PYROSCOPE_APPLICATION_NAME, from the first AGENT_ENVIRON_MAX bytes of
+ * /proc/PID/environ.  Nothing else of it is kept, and the buffer is wiped.
+ * 1 if found.
+ */
+static int service_from_environ(struct agent *ag, pid_t pid, char out[AGENT_SERVICE_MAX + 1])
+{
+	static const char otel[] = "OTEL_SERVICE_NAME=", pyro[] = "PYROSCOPE_APPLICATION_NAME=";
+	char path[64];
+	ssize_t n;
+	int found = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/environ", (int)pid);
+	n = read_file(path, ag->environ, AGENT_ENVIRON_MAX);
+	for (ssize_t i = 0; i < n; i += (ssize_t)strlen(ag->environ + i) + 1) {
+		const char *e = ag->environ + i;
+
+		if (!strncmp(e, otel, sizeof(otel) - 1) && e[sizeof(otel) - 1]) {
+			service_clean(e + sizeof(otel) - 1, strlen(e + sizeof(otel) - 1), out);
+			found = 2;	/* OTEL_SERVICE_NAME wins */
+		} else if (found < 2 && !strncmp(e, pyro, sizeof(pyro) - 1) && e[sizeof(pyro) - 1]) {
+			service_clean(e + sizeof(pyro) - 1, strlen(e + sizeof(pyro) - 1), out);
+			found = 1;
+		}
+	}
+	if (n > 0)
+		explicit_bzero(ag->environ, (size_t)n);
+	return found > 0;
+}
+
+/* The last path component of s (n bytes), without a .py or .rb ending. */
+static void base_name(const char *s, size_t n, char out[AGENT_SERVICE_MAX + 1])
+{
+	const char *slash = memrchr(s, '/', n);
+
+	if (slash) {
+		n -= (size_t)(slash + 1 - s);
+		s = slash + 1;
+	}
+	if (n > 3 && (!memcmp(s + n - 3, ".py", 3) || !memcmp(s + n - 3, ".rb", 3)))
+		n -= 3;
+	service_clean(s, n, out);
+}
+
+/*
+ * Without the variables: the script the interpreter runs (its first
+ * argument that is no option; -m's module), else the executable's name.
+ */
+static void service_from_cmdline(pid_t pid, const struct target *t,
+				 char out[AGENT_SERVICE_MAX + 1])
+{
+	char path[64], buf[CMDLINE_RAW];
+	ssize_t n;
+
+	*out = '\0';
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
+	n = read_file(path, buf, sizeof(buf));
+	if (n > 0) {
+		size_t i = strlen(buf) + 1;	/* past argv[0] */
+
+		while ((ssize_t)i < n) {
+			const char *a = buf + i;
+
+			if (!strcmp(a, "-m") && (ssize_t)(i + 3) <= n) {
+				a += 3;
+				base_name(a, strlen(a), out);
+				break;
+			}
+			if (!strcmp(a, "-c") || !strcmp(a, "-e") || !*a)
+				break;
+			if (*a != '-') {
+				base_name(a, strlen(a), out);
+				break;
+			}
+			i += strlen(a) + 1;
+		}
+	}
+	if (!*out && t->exe_path)
+		base_name(t->exe_path, strlen(t->exe_path), out);
+	if (!*out)
+		service_clean(t->comm, strlen(t->comm), out);
+	if (!*out)
+		snprintf(out, AGENT_SERVICE_MAX + 1, "unknown");
+}
+
+static int is_hex(int c)
+{
+	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+}
+
+/*
+ * A container's id from /proc/PID/cgroup: the last run of exactly 64
+ * lowercase hex digits, as docker (/docker/ID, docker-ID.scope),
+ * containerd (cri-containerd-ID.scope) and cri-o (crio-ID.scope) name
+ * their cgroups.  1 if found.
+ */
+static int container_id(pid_t pid, char out[65])
+{
+	char path[64], buf[CGROUP_MAX];
+	ssize_t n;
+	int found = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
+	n = read_file(path, buf, sizeof(buf));
+	for (ssize_t i = 0; i < n;) {
+		ssize_t j = i;
+
+		while (j < n && is_hex((unsigned char)buf[j]))
+			j++;
+		if (j - i == 64 && (!i || !isalnum((unsigned char)buf[i - 1])) &&
+		    (j == n || !isalnum((unsigned char)buf[j]))) {
+			memcpy(out, buf + i, 64);
+			out[64] = '\0';
+			found = 1;
+		}
+		i = j > i ? j : j + 1;
+	}
+	return found;
+}
+
+static struct agent_proc *proc_find(struct agent *ag, pid_t pid)
+{
+	for (size_t i = 0; i < ag->np; i++)
+		if (ag->p[i].pid == pid)
+			return &ag->p[i];
+	return NULL;
+}
+
+static void proc_release(struct agent_proc *p)
+{
+	free(p->labels);
+	free(p->last);
+	free(p->merged);
+}
+
+/* The process's comm, sanitized, for -v; "" when gone. */
+static void comm_of(pid_t pid, char *out, size_t cap)
+{
+	char path[64], raw[64];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+	n = read_file(path, raw, sizeof(raw));
+	if (n > 0 && raw[n - 1] == '\n')
+		n--;
+	utf8_sanitize(out, cap, raw, n > 0 ? (size_t)n : 0);
+}
+
+static void found(struct agent *ag, pid_t pid, const struct target *t)
+{
+	char service[AGENT_SERVICE_MAX + 1], cid[65];
+	int from_env = service_from_environ(ag, pid, service);
+	int has_cid = container_id(pid, cid);
+	struct agent_proc *p = proc_find(ag, pid);
+
+	if (!from_env)
+		service_from_cmdline(pid, t, service);
+	if (p) {
+		proc_release(p);
+	} else {
+		if (ag->np == ag->ap) {
+			ag->ap = ag->ap ? ag->ap * 2 : 16;
+			ag->p = xreallocarray(ag->p, ag->ap, sizeof(*ag->p));
+		}
+		p = &ag->p[ag->np++];
+	}
+	memset(p, 0, sizeof(*p));
+	p->pid = pid;
+	p->t = t;
+	p->labels = has_cid ? xstrfmt("container_id=%s,pid=%d,service_name=%s", cid, (int)pid,
+				      service)
+			    : xstrfmt("pid=%d,service_name=%s", (int)pid, service);
+	if (ag->o->verbose)
+		fprintf(stderr, "pyrospy: found process %d (%s %s, %s): service_name=%s%s%s\n",
+			(int)pid, target_lang_name(t->lang), t->version, t->comm, service,
+			has_cid ? " container_id=" : "", has_cid ? cid : "");
+}
+
+static void event(void *arg, enum sampler_event ev, pid_t pid, const struct target *t,
+		  const char *why)
+{
+	struct agent *ag = arg;
+	struct agent_proc *p;
+	char comm[64];
+
+	switch (ev) {
+	case SAMPLER_FOUND:
+		found(ag, pid, t);
+		break;
+	case SAMPLER_SKIPPED:
+		if (ag->o->verbose) {
+			comm_of(pid, comm, sizeof(comm));
+			fprintf(stderr, "pyrospy: skipped process %d (%s): %s\n", (int)pid, comm, why);
+		}
+		break;
+	case SAMPLER_FORGOTTEN:
+		p = proc_find(ag, pid);
+		/* a new process on its pid may have been found already */
+		if (p && p->t == t) {
+			proc_release(p);
+			*p = ag->p[--ag->np];
+		}
+		if (ag->o->verbose)
+			fprintf(stderr, "pyrospy: forgot process %d: %s\n", (int)pid, why);
+		break;
+	}
+}
+
+/* Does re match pid's executable, command line or cgroup? */
+static int matches(const regex_t *re, const char *exe, const char *cmdline, const char *cgroup)
+{
+	return !regexec(re, exe, 0, NULL, 0) || !regexec(re, cmdline, 0, NULL, 0) ||
+	       !regexec(re, cgroup, 0, NULL, 0);
+}
+
+static int want(void *arg, pid_t pid, const char **why)
+{
+	struct agent *ag = arg;
+	char path[64], raw[CGROUP_MAX], exe[PTREE_CMDLINE], cmdline[PTREE_CMDLINE],
+	     cgroup[CGROUP_MAX];
+	ssize_t n;
+	int m;
+
+	if (pid == ag->self) {
+		*why = "pyrospy itself";
+		return 0;
+	}
+	if (ptree_parent(pid) == ag->self) {
+		*why = "a child of pyrospy's";
+		return 0;
+	}
+	if (!ag->has_match && !ag->has_exclude)
+		return 1;
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
+	n = readlink(path, raw, sizeof(raw) - 1);
+	utf8_sanitize(exe, sizeof(exe), raw, n > 0 ? (size_t)n : 0);
+	if (ptree_cmdline(pid, cmdline, sizeof(cmdline)) < 0)
+		*cmdline = '\0';
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
+	n = read_file(path, raw, sizeof(raw));
+	utf8_sanitize(cgroup, sizeof(cgroup), raw, n > 0 ? (size_t)n : 0);
+	m = !ag->has_match || matches(&ag->match, exe, cmdline, cgroup);
+	if (!m) {
+		*why = "not matched by --match";
+		return 0;
+	}
+	if (ag->has_exclude && matches(&ag->exclude, exe, cmdline, cgroup)) {
+		*why = "excluded by --exclude";
+		return 0;
+	}
+	return 1;
+}
+
+static void window_reset(struct agent *ag)
+{
+	profile_release(&ag->window);
+	profile_init(&ag->window);
+	ag->window.max_bytes = ag->o->max_memory;
+}
+
+static void window_rotate(struct agent *ag, time_t now)
+{
+	time_t at = ingest_align(now);
+
+	if (at == ag->from)
+		return;
+	ingest_window(ag->in, &ag->window, ag->from, ag->from + INGEST_WINDOW);
+	window_reset(ag);
+	ag->from = at;
+}
+
+/* A sample: under its process's labels, into the window. */
+static void add(void *arg, const char *tags, const struct stack *st)
+{
+	struct agent *ag = arg;
+	struct agent_proc *p = proc_find(ag, st->pid);
+
+	window_rotate(ag, time(NULL));
+	if (!p) {
+		ag->unlabelled++;
+		return;
+	}
+	if (!tags || !*tags) {
+		profile_add(&ag->window, p->labels, st, 1);
+		return;
+	}
+	if (!p->last || strcmp(p->last, tags)) {
+		free(p->last);
+		free(p->merged);
+		p->last = xstrdup(tags);
+		p->merged = tags_merge(p->labels, tags);
+	}
+	profile_add(&ag->window, p->merged, st, 1);
+}
+
+static int tick(void *arg, const struct profile *prof, const struct sampler_result *res)
+{
+	struct agent *ag = arg;
+
+	(void)prof;
+	(void)res;
+	window_rotate(ag, time(NULL));
+	return 0;
+}
+
+static int compile(struct cli_opts *o, regex_t *re, const char *pattern, const char *opt)
+{
+	if (!regcomp(re, pattern, REG_EXTENDED | REG_NOSUB))
+		return 0;
+	return cli_usage_error(o->cmd, "invalid pattern '%s' for %s", pattern, opt);
+}
+
+int cli_agent(struct cli_opts *o)
+{
+	struct agent ag = { .o = o, .self = getpid() };
+	struct sampler_opts so = {
+		.rate = o->rate,
+		.reader = { .idle = o->idle, .no_gc = o->no_gc, .anchor = 1, .reuse = 1 },
+		.root = 1,
+		.fleet = 1,
+		.verbose = o->verbose,
+		.tags = o->tagset,
+		.add = add,
+		.count_only = 1,
+		.tick = tick,
+		.arg = &ag,
+		.want = want,
+		.event = event,
+	};
+	struct sampler_result res;
+	struct profile p;
+	enum perr err;
+	int ret = EXIT_OK;
+
+	if (o->match && (ret = compile(o, &ag.match, o->match, "--match")))
+		return ret;
+	ag.has_match = o->match != NULL;
+	if (o->exclude && (ret = compile(o, &ag.exclude, o->exclude, "--exclude"))) {
+		if (ag.has_match)
+			regfree(&ag.match);
+		return ret;
+	}
+	ag.has_exclude = o->exclude != NULL;
+	cli_install_signals();
+	ag.environ = xmalloc(AGENT_ENVIRON_MAX);
+	o->up.spy_name = "pyrospy";
+	o->up.per_process = 1;
+	o->up.log = stderr;
+	ag.in = ingest_start(&o->up);
+	if (!ag.in) {
+		ret = EXIT_FAIL;	/* it said why */
+		goto out;
+	}
+	profile_init(&ag.window);
+	window_reset(&ag);
+	ag.from = ingest_align(time(NULL));
+	cli_note(o, "profiling every Ruby and Python process at %u Hz, streaming to %s; "
+		 "Ctrl-C to stop", o->rate, o->up.server);
+	profile_init(&p);
+	err = sampler_run(NULL, &p, &so, &res, &cli_stop_flag);
+	profile_release(&p);
+	/* the partial window too, then what is spooled, bounded in time */
+	ingest_window(ag.in, &ag.window, ag.from, ag.from + INGEST_WINDOW);
+	profile_release(&ag.window);
+	if (ingest_stop(ag.in))
+		ret = EXIT_FAIL;
+	else
+		cli_note(o, "uploaded every window to %s", o->up.server);
+	if (err) {
+		cli_error("sampling stopped: %s", perr_str(err));
+		ret = EXIT_FAIL;
+	}
+	if (o->verbose)
+		fprintf(stderr, "pyrospy: %llu ticks in %.1f s, %llu samples, %.0f us CPU per tick\n",
+			(unsigned long long)res.ticks, res.elapsed,
+			(unsigned long long)res.stacks,
+			res.ticks ? res.cpu * 1e6 / (double)res.ticks : 0.0);
+out:
+	for (size_t i = 0; i < ag.np; i++)
+		proc_release(&ag.p[i]);
+	free(ag.p);
+	free(ag.environ);
+	if (ag.has_match)
+		regfree(&ag.match);
+	if (ag.has_exclude)
+		regfree(&ag.exclude);
+	return ret;
+}

@@ -1,0 +1,510 @@
+/* SPDX-License-Identifier: MIT */
+#include "config.h"
+
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "helpers.h"
+
+extern char **environ;
+#include "proc/target.h"
+
+/*
+ * pyrospy agent, run as root on the host against what runs there: three
+ * "containers" (PID and mount namespaces over chroots of the matrix, as
+ * test_containers.c makes them), a process of the host, and one of
+ * nobody's with an environment built to attack; everything it streams
+ * goes to tests/receiver.py, which refuses what a server would not take.
+ */
+
+static const struct interp unshare = { NULL, "unshare", 0, 0, 0 };
+static const struct interp host_py = { NULL, "/usr/bin/python3.11", TARGET_PYTHON, 3, 11 };
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/*
+ * bin script tag in a container of chroot root (its pid 1), with name=value
+ * in its environment; returns unshare's pid, *app the application's host pid.
+ */
+static pid_t boxed(const struct interp *in, const char *script, const char *tag,
+		   const char *name, const char *value, pid_t *app)
+{
+	char root[1024], mount_proc[1100], path[96], ready[64];
+	const char *argv[] = { "--pid", "--fork", "--kill-child", "--mount", mount_proc, "chroot",
+			       root, in->bin, test_target_for(in, script), tag, NULL };
+	pid_t pid;
+	FILE *f;
+	int got;
+
+	snprintf(root, sizeof(root), "%s/%s", test_chroots(), in->root);
+	snprintf(mount_proc, sizeof(mount_proc), "--mount-proc=%s/proc", root);
+	test_use_helpers(in);
+	setenv(name, value, 1);
+	pid = test_start(&unshare, argv, ready, sizeof(ready));
+	unsetenv(name);
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)pid, (int)pid);
+	f = fopen(path, "r");
+	cr_assert_not_null(f, "cannot open %s", path);
+	got = fscanf(f, "%d", app);
+	fclose(f);
+	cr_assert_eq(got, 1, "unshare %d has no child", (int)pid);
+	return pid;
+}
+
+/* The host's python3.11 running agentapp.py tag, with name=value unless name is NULL. */
+static pid_t on_host(const char *tag, const char *name, const char *value)
+{
+	const char *args[] = { test_target_path("agentapp.py"), tag, NULL };
+	char ready[64];
+	pid_t pid;
+
+	test_use_helpers(&host_py);
+	if (name)
+		setenv(name, value, 1);
+	pid = test_start(&host_py, args, ready, sizeof(ready));
+	if (name)
+		unsetenv(name);
+	return pid;
+}
+
+/*
+ * Put pid in a cgroup named as docker names a container's
+ * (docker-<64 hex>.scope): under our own cgroup of the unified hierarchy,
+ * else in the named systemd hierarchy of a v1 host.  id gets the 64 hex
+ * digits; dir the cgroup's directory, to remove.
+ */
+static void docker_cgroup(pid_t pid, char id[65], char *dir, size_t cap)
+{
+	char line[512], procs[1200];
+	const char *base = NULL;
+	FILE *f;
+
+	snprintf(id, 65, "%016x%016x%016x%016x", (unsigned)getpid(), 0xdecafu, (unsigned)pid,
+		 0xc0ffeeu);
+	f = fopen("/proc/self/cgroup", "r");
+	cr_assert_not_null(f);
+	while (fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = '\0';
+		if (!strncmp(line, "0::", 3) && access("/sys/fs/cgroup/cgroup.controllers", F_OK) == 0)
+			snprintf(dir, cap, "/sys/fs/cgroup%s/docker-%s.scope",
+				 strcmp(line + 3, "/") ? line + 3 : "", id);
+		else if (!strncmp(strchr(line, ':') ? strchr(line, ':') : "", ":name=systemd:", 14))
+			base = "/sys/fs/cgroup/systemd";
+	}
+	fclose(f);
+	if (base)
+		snprintf(dir, cap, "%s/docker-%s.scope", base, id);
+	cr_assert(mkdir(dir, 0755) == 0 || errno == EEXIST, "cannot make cgroup %s: %s", dir,
+		  strerror(errno));
+	snprintf(procs, sizeof(procs), "%s/cgroup.procs", dir);
+	f = fopen(procs, "w");
+	cr_assert_not_null(f, "cannot open %s", procs);
+	fprintf(f, "%d\n", (int)pid);
+	cr_assert_eq(fclose(f), 0, "cannot move %d into %s", (int)pid, dir);
+}
+
+/* pyrospy agent with args (after "agent"), stderr to errpath; its pid. */
+static pid_t agent_start(const char *const *args, const char *errpath)
+{
+	const char *bin = getenv("PYROSPY");
+	const char *argv[32] = { bin ? bin : BUILDDIR "/pyrospy", "agent" };
+	int n = 2;
+	pid_t pid;
+
+	for (int i = 0; args[i] && n < 31; i++)
+		argv[n++] = args[i];
+	argv[n] = NULL;
+	pid = fork();
+	cr_assert(pid >= 0);
+	if (pid == 0) {
+		int fd = open(errpath, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		dup2(fd, 2);
+		dup2(fd, 1);
+		execv(argv[0], (char *const *)argv);
+		_exit(127);
+	}
+	return pid;
+}
+
+/* SIGTERM, then its status and resource use. */
+static int agent_stop(pid_t pid, struct rusage *ru)
+{
+	int status;
+
+	kill(pid, SIGTERM);
+	cr_assert_eq(wait4(pid, &status, 0, ru), pid);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/* Has the agent said "WHAT process PID" (found, forgot) in errpath? */
+static int said(const char *errpath, const char *what, pid_t pid)
+{
+	char needle[64];
+	char *s = test_slurp(errpath), *at = s;
+	size_t n;
+	int yes = 0;
+
+	n = (size_t)snprintf(needle, sizeof(needle), "%s process %d", what, (int)pid);
+	while (at && !yes && (at = strstr(at, needle))) {
+		yes = at[n] == ' ' || at[n] == ':';
+		at += n;
+	}
+	free(s);
+	return yes;
+}
+
+/* Wait (until a deadline) for the agent to say it found pid; the seconds since t0. */
+static double found_after(const char *errpath, pid_t pid, double t0, double deadline)
+{
+	while (!said(errpath, "found", pid) && now_s() < t0 + deadline)
+		usleep(20000);
+	return now_s() - t0;
+}
+
+/*
+ * The receiver's series lines (JSON, one per series) holding every one of
+ * the NULL-terminated needles; with from_min > 0, only those of windows
+ * from from_min on.
+ */
+static int series(const char *log, const char *const *needles, long from_min)
+{
+	char *s = test_slurp(log), *line, *save = NULL;
+	int n = 0;
+
+	for (line = s ? strtok_r(s, "\n", &save) : NULL; line; line = strtok_r(NULL, "\n", &save)) {
+		const char *f = strstr(line, "\"from\": ");
+		int all = 1;
+
+		for (int i = 0; needles[i] && all; i++)
+			all = strstr(line, needles[i]) != NULL;
+		if (all && (!from_min || (f && atol(f + 8) >= from_min)))
+			n++;
+	}
+	free(s);
+	return n;
+}
+
+/* "name=value", malloc'd */
+static char *env_var(const char *name, const char *value)
+{
+	size_t len = strlen(name) + strlen(value) + 2;
+	char *b = malloc(len);
+
+	cr_assert_not_null(b);
+	snprintf(b, len, "%s=%s", name, value);
+	return b;
+}
+
+static const char *pid_needle(pid_t pid)
+{
+	static char buf[8][48];
+	static int k;
+	char *b = buf[k++ % 8];
+
+	snprintf(b, 48, "\"pid\": \"%d\"", (int)pid);
+	return b;
+}
+
+Test(agent, finds_labels_streams, .timeout = 60)
+{
+	static const struct interp trixie = { "trixie", "python3.13", TARGET_PYTHON, 3, 13 };
+	static const struct interp sid = { "sid", "ruby3.4", TARGET_RUBY, 3, 4 };
+	static const struct interp bullseye = { "bullseye", "python3.9", TARGET_PYTHON, 3, 9 };
+	char log[] = "/tmp/pyrospy-agent-rx-XXXXXX", errpath[] = "/tmp/pyrospy-agent-err-XXXXXX";
+	char port[32], url[64], id[65], cg[1024], cid[96];
+	pid_t rx, c1, c2, c3, a1, a2, a3, host, late, agent;
+	struct rusage ru;
+	double t0, t, killed;
+	long after;
+	int fd, status;
+
+	fd = mkstemp(log);
+	close(fd);
+	fd = mkstemp(errpath);
+	close(fd);
+	rx = test_receiver(log, NULL, port, sizeof(port));
+	c1 = boxed(&trixie, "agentapp.py", "in-trixie", "OTEL_SERVICE_NAME", "svc-trixie", &a1);
+	c2 = boxed(&sid, "agentapp.rb", "in-sid", "PYROSCOPE_APPLICATION_NAME", "svc-sid", &a2);
+	c3 = boxed(&bullseye, "agentapp.py", "in-bullseye", "OTEL_SERVICE_NAME", "svc-bullseye",
+		   &a3);
+	host = on_host("on-host", NULL, NULL);
+	docker_cgroup(a1, id, cg, sizeof(cg));
+	snprintf(url, sizeof(url), "http://127.0.0.1:%s", port);
+	{
+		const char *args[] = { "--server", url, "-v", "-r", "50", NULL };
+
+		t0 = now_s();
+		agent = agent_start(args, errpath);
+	}
+	/* the four within 2 s of the agent's start */
+	cr_expect_leq(found_after(errpath, a1, t0, 5), 2.0, "trixie's python found late");
+	cr_expect_leq(found_after(errpath, a2, t0, 5), 2.0, "sid's ruby found late");
+	cr_expect_leq(found_after(errpath, a3, t0, 5), 2.0, "bullseye's python found late");
+	cr_expect_leq(found_after(errpath, host, t0, 5), 2.0, "the host's python found late");
+	/* a fifth, started while the agent runs */
+	t = now_s();
+	late = on_host("late", "PYROSCOPE_APPLICATION_NAME", "svc-late");
+	cr_expect_leq(found_after(errpath, late, t, 5), 2.0, "a process started later found late");
+	/* one killed: forgotten, and no series of it in the windows after its last */
+	usleep(500000);
+	killed = (double)time(NULL);
+	test_stop(c3);
+	for (t = now_s(); !said(errpath, "forgot", a3) && now_s() < t + 5;)
+		usleep(20000);
+	cr_expect(said(errpath, "forgot", a3), "bullseye's python not forgotten once killed");
+	/* into the window after the kill's, and 2 s of it (sent at SIGTERM) */
+	after = (long)killed - (long)killed % 10 + 10;
+	while ((double)time(NULL) < (double)after + 2)
+		usleep(100000);
+	status = agent_stop(agent, &ru);
+	test_stop(c1);
+	test_stop(c2);
+	test_stop(host);
+	test_stop(late);
+	test_stop(rx);
+	rmdir(cg);	/* empty now, whatever is asserted next */
+	cr_assert_eq(status, 0, "the agent failed:\n%s", test_slurp(errpath));
+
+	/* each process: its service name, its pid, the app's tag, and only trixie's a container_id */
+	snprintf(cid, sizeof(cid), "\"container_id\": \"%s\"", id);
+	{
+		const char *n1[] = { "\"app\": \"svc-trixie.cpu\"", pid_needle(a1),
+				     "\"app_tag\": \"in-trixie\"", cid, NULL };
+		const char *n2[] = { "\"app\": \"svc-sid.cpu\"", pid_needle(a2),
+				     "\"app_tag\": \"in-sid\"", NULL };
+		const char *n3[] = { "\"app\": \"svc-bullseye.cpu\"", pid_needle(a3),
+				     "\"app_tag\": \"in-bullseye\"", NULL };
+		const char *n4[] = { "\"app\": \"agentapp.cpu\"", pid_needle(host),
+				     "\"app_tag\": \"on-host\"", NULL };
+		const char *n5[] = { "\"app\": \"svc-late.cpu\"", pid_needle(late),
+				     "\"app_tag\": \"late\"", NULL };
+		const char *any_cid[] = { "container_id", NULL };
+		const char *killed_any[] = { pid_needle(a3), NULL };
+
+		cr_expect_geq(series(log, n1, 0), 1, "no series of trixie's python with its labels");
+		cr_expect_geq(series(log, n2, 0), 1, "no series of sid's ruby with its labels");
+		cr_expect_geq(series(log, n3, 0), 1, "no series of bullseye's python with its labels");
+		cr_expect_geq(series(log, n4, 0), 1, "no series of the host's python with its labels");
+		cr_expect_geq(series(log, n5, 0), 1, "no series of the late python with its labels");
+		cr_expect_eq(series(log, any_cid, 0), series(log, (const char *[]){ cid, NULL }, 0),
+			     "a container_id on a process in no such cgroup");
+		cr_expect_geq(series(log, killed_any, 0), 1, "the killed one was never streamed");
+		cr_expect_eq(series(log, killed_any, after), 0,
+			     "the killed one has series in windows after its last");
+	}
+	cr_log_info("agent: %ld KiB max RSS, %.2f s CPU", ru.ru_maxrss,
+		    (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
+		    (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6);
+	unlink(log);
+	unlink(errpath);
+}
+
+/*
+ * A process of nobody's with 2 MiB of environment: a service name built
+ * to break a series name (control characters, {}=, and 3000 bytes) in its
+ * first bytes, a thousand variables of secrets after it, and an
+ * OTEL_SERVICE_NAME past the agent's 256 KiB bound (which would win, were
+ * it read).  The label arrives cleaned and cut, nothing else of the
+ * environment anywhere, and the agent stays small.
+ */
+Test(agent, hostile_environ, .timeout = 60)
+{
+	static const struct interp setpriv = { NULL, "setpriv", 0, 0, 0 };
+	static const char marker[] = "agent-hostile-environ";
+	char code[256], port[32], url[64], ready[64], name[32], want[129], evil[4096];
+	char log[] = "/tmp/pyrospy-agent-rx-XXXXXX", errpath[] = "/tmp/pyrospy-agent-err-XXXXXX";
+	const char *args[] = { "--reuid=nobody", "--regid=nogroup", "--clear-groups",
+			       "/usr/bin/python3.11", "-c", code, NULL };
+	char **env = calloc(1030, sizeof(*env)), **saved = environ;
+	struct rlimit stack, big;
+	struct rusage ru;
+	pid_t rx, target, agent;
+	char *out, *rxlog;
+	size_t k = 0, n = 0;
+	int fd;
+
+	fd = mkstemp(log);
+	close(fd);
+	fd = mkstemp(errpath);
+	close(fd);
+	rx = test_receiver(log, NULL, port, sizeof(port));
+	snprintf(code, sizeof(code), "print('ready', flush=True)\n# %s\nwhile True: pass\n",
+		 marker);
+	/* \e[31m{evil}=,x\n then A... : what a series name must never carry */
+	snprintf(evil, sizeof(evil), "\x1b[31m{evil}=,x\n\t");
+	memset(evil + strlen(evil), 'A', 3000);
+	evil[3000 + 13] = '\0';
+	for (size_t i = 0; evil[i] && k < 128; i++) {
+		char c = evil[i];
+
+		want[k++] = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+			    c == '_' || c == '.' || c == '-' ? c : '_';
+	}
+	want[k] = '\0';
+	/* the environment, in this order: the name, the secrets, the name past the bound */
+	cr_assert_not_null(env);
+	env[n++] = env_var("PYROSCOPE_APPLICATION_NAME", evil);
+	for (int i = 0; i < 1024; i++) {
+		env[n] = malloc(2048);
+		cr_assert_not_null(env[n]);
+		snprintf(name, sizeof(name), "SECRET_%04d=s3cr3t-", i);
+		memset(env[n], 's', 2047);
+		memcpy(env[n], name, strlen(name));
+		env[n++][2047] = '\0';
+	}
+	env[n++] = env_var("OTEL_SERVICE_NAME", "past-the-bound");
+	env[n++] = env_var("PATH", getenv("PATH"));
+	env[n] = NULL;
+	/* 2 MiB of environment: past the default 8 MiB stack's quarter, not 32 MiB's */
+	getrlimit(RLIMIT_STACK, &stack);
+	big = stack;
+	big.rlim_cur = 32u << 20;
+	if (big.rlim_max != RLIM_INFINITY && big.rlim_max < big.rlim_cur)
+		big.rlim_cur = big.rlim_max;
+	setrlimit(RLIMIT_STACK, &big);
+	environ = env;
+	target = test_start(&setpriv, args, ready, sizeof(ready));
+	environ = saved;
+	setrlimit(RLIMIT_STACK, &stack);
+	snprintf(url, sizeof(url), "http://127.0.0.1:%s", port);
+	{
+		const char *aargs[] = { "--server", url, "-v", "--match", marker, NULL };
+
+		agent = agent_start(aargs, errpath);
+	}
+	for (double t = now_s(); !said(errpath, "found", target) && now_s() < t + 5;)
+		usleep(20000);
+	sleep(1);
+	cr_assert_eq(agent_stop(agent, &ru), 0, "the agent failed:\n%s", test_slurp(errpath));
+	test_stop(target);
+	test_stop(rx);
+	out = test_slurp(errpath);
+	rxlog = test_slurp(log);
+	cr_assert_not_null(out);
+	cr_assert_not_null(rxlog);
+	cr_expect(said(errpath, "found", target), "the agent did not find nobody's python:\n%s", out);
+	{
+		char app[200];
+
+		snprintf(app, sizeof(app), "\"app\": \"%s.cpu\"", want);
+		cr_expect(strstr(rxlog, app) != NULL, "no series named %s:\n%.2000s", app, rxlog);
+		cr_expect(strstr(out, want) != NULL, "-v did not say the cleaned name");
+	}
+	cr_expect_null(strstr(rxlog, "past-the-bound"), "a variable past 256 KiB was read");
+	cr_expect_null(strstr(out, "past-the-bound"), "a variable past 256 KiB was read");
+	cr_expect_null(strstr(rxlog, "s3cr3t"), "a secret of the environment reached the server");
+	cr_expect_null(strstr(out, "s3cr3t"), "a secret of the environment was said");
+	cr_expect_null(strstr(rxlog, "SECRET_"), "a variable's name reached the server");
+	cr_expect_null(strstr(out, "SECRET_"), "a variable's name was said");
+	cr_expect_null(strchr(out, '\x1b'), "an escape reached the terminal");
+	/*
+	 * One 256 KiB buffer, whatever the environment's size: 13 MiB in
+	 * all in a plain build, 25 MiB with the sanitizers.  (The kernel caps
+	 * an environment at a quarter of the stack limit, 6 MiB at most: no
+	 * environment can make this fail on its own; what it holds is that
+	 * one process found costs the agent no more than this.)
+	 */
+	cr_expect_lt(ru.ru_maxrss, 64 * 1024, "the agent grew to %ld KiB", ru.ru_maxrss);
+	cr_log_info("agent: %ld KiB max RSS", ru.ru_maxrss);
+	free(out);
+	free(rxlog);
+	for (size_t i = 0; i < n; i++)
+		free(env[i]);
+	free(env);
+	unlink(log);
+	unlink(errpath);
+}
+
+/*
+ * --protocol otlp, to the strict receiver built on the official proto
+ * (tests/otlp-receiver, in sid): each process is a request of its own,
+ * whose one resource carries its service.name and process.pid.
+ */
+Test(agent, otlp_one_resource_per_process, .timeout = 60)
+{
+	static const struct interp rx_python = { "sid", "/usr/bin/python3", TARGET_PYTHON, 3, 0 };
+	const char *rx_args[] = { "/tmp/otlp-receiver", "--log", NULL, NULL };
+	char log[128], host_log[1280], dst[1280], port[32], url[64], want[2][96];
+	char errpath[] = "/tmp/pyrospy-agent-err-XXXXXX";
+	pid_t rx, alpha, beta, agent;
+	struct rusage ru;
+	char *s, *line, *save = NULL;
+	int fd, seen[2] = { 0, 0 }, requests = 0;
+
+	fd = mkstemp(errpath);
+	close(fd);
+	snprintf(dst, sizeof(dst), "%s/sid/tmp/otlp-receiver", test_chroots());
+	cr_assert_eq(test_copy_into(SRCDIR "/tests/otlp-receiver", dst), 0, "cannot copy %s", dst);
+	snprintf(log, sizeof(log), "/tmp/pyrospy-agent-otlp-%d.jsonl", (int)getpid());
+	snprintf(host_log, sizeof(host_log), "%s/sid%s", test_chroots(), log);
+	unlink(host_log);
+	rx_args[2] = log;
+	rx = test_start(&rx_python, rx_args, port, sizeof(port));
+	alpha = on_host("a", "OTEL_SERVICE_NAME", "alpha");
+	beta = on_host("b", "PYROSCOPE_APPLICATION_NAME", "beta");
+	snprintf(url, sizeof(url), "http://127.0.0.1:%s", port);
+	{
+		char match[64];
+		const char *args[] = { "--server", url, "--protocol", "otlp", "-v", "--match", match,
+				       NULL };
+
+		/* these two only: the machine's other interpreters are not this test's */
+		snprintf(match, sizeof(match), "agentapp\\.py (a|b)$");
+		agent = agent_start(args, errpath);
+	}
+	for (double t = now_s(); (!said(errpath, "found", alpha) || !said(errpath, "found", beta)) &&
+				 now_s() < t + 5;)
+		usleep(20000);
+	sleep(2);
+	cr_assert_eq(agent_stop(agent, &ru), 0, "the agent failed:\n%s", test_slurp(errpath));
+	test_stop(alpha);
+	test_stop(beta);
+	test_stop(rx);
+	snprintf(want[0], sizeof(want[0]), "\"service.name\": \"alpha\", \"process.pid\": %d",
+		 (int)alpha);
+	snprintf(want[1], sizeof(want[1]), "\"service.name\": \"beta\", \"process.pid\": %d",
+		 (int)beta);
+	s = test_slurp(host_log);
+	cr_assert_not_null(s, "the receiver logged nothing");
+	for (line = strtok_r(s, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		const char *r = strstr(line, "\"resources\": [");
+
+		if (!strstr(line, "\"kind\": \"request\""))
+			continue;
+		requests++;
+		cr_expect_not_null(r, "a request without resources: %s", line);
+		/* one resource a request: one '{' in the list before its ']' */
+		if (r) {
+			const char *end = strchr(r, ']'), *second = strchr(strchr(r, '{') + 1, '{');
+
+			cr_expect(!second || second > end, "a request of several resources: %s", line);
+		}
+		for (int i = 0; i < 2; i++)
+			seen[i] += strstr(line, want[i]) != NULL;
+	}
+	cr_expect_geq(requests, 2, "%d requests", requests);
+	cr_expect_geq(seen[0], 1, "no request of alpha's with its pid");
+	cr_expect_geq(seen[1], 1, "no request of beta's with its pid");
+	free(s);
+	unlink(host_log);
+	unlink(errpath);
+}
