@@ -36,7 +36,8 @@ static unsigned char *image_for(unsigned int minor, const struct pyvm_debug_layo
 	memcpy(img, "xdebugpy", 8);
 	PUT(dl->runtime_size, 100000);
 	PUT(dl->runtime_interpreters_head, l->runtime.interpreters_head);
-	PUT(dl->interp_size, 100000);
+	/* an interpreter state of the size the code counter's place was found in */
+	PUT(dl->interp_size, l->interp.func_version_sizes[0] ? l->interp.func_version_sizes[0] : 100000);
 	PUT(dl->interp_next, l->interp.next);
 	PUT(dl->interp_threads_head, l->interp.threads_head);
 	PUT(dl->interp_id, l->interp.id);
@@ -114,6 +115,21 @@ Test(pyvm, debug_offsets_roundtrip_and_reject)
 			memcpy(img + dl->tstate_last_profiled_seq, &apart, 8);
 		}
 
+		/*
+		 * The code counter (pyvm.h, func_version) is known for the
+		 * interpreter sizes it was found in only: another build's
+		 * state may hold something else there.
+		 */
+		cr_assert_neq(out.interp.func_version, 0, "3.%u", m);
+		{
+			uint64_t other = 100000;
+
+			memcpy(img + dl->interp_size, &other, 8);
+			cr_assert_eq(pyvm_from_debug(&out, pyvm_find(m), dl, img, dl->size, NULL), 0);
+			cr_assert_eq(out.interp.func_version, 0, "3.%u", m);
+			cr_assert_eq(out.interp.threads_head, pyvm_find(m)->interp.threads_head);
+		}
+
 		/* an offset beyond its group's size is refused */
 		memcpy(img + dl->gc_collecting, &big, 8);
 		cr_assert_eq(pyvm_from_debug(&out, pyvm_find(m), dl, img, dl->size, NULL), -1);
@@ -164,6 +180,14 @@ Test(pyvm, debug_offsets_free_threaded)
 		cr_assert_eq(out.interp.ceval_gil, PYVM_NONE, "3.%u: a GIL to look at", m);
 		cr_assert_eq(out.unicode.compact_size, base->unicode.compact_size + 16);
 		cr_assert_eq(out.unicode.state_shift, m >= 14 ? 6u : 0u, "3.%u", m);
+		/* the GIL build's code counter is not the free-threaded one's */
+		cr_assert_eq(out.interp.func_version, 0, "3.%u", m);
+		if (base->interp.func_version_ft_size) {
+			v = base->interp.func_version_ft_size;
+			memcpy(img + dl->interp_size, &v, 8);
+			cr_assert_eq(pyvm_from_debug(&out, base, dl, img, dl->size, NULL), 0);
+			cr_assert_eq(out.interp.func_version, base->interp.func_version_ft, "3.%u", m);
+		}
 		if (m >= 14) {
 			cr_assert_eq(out.frame.tlbc_index, base->frame.localsplus - 8);
 			cr_assert_eq(out.code.tlbc, base->code.code - 8);
