@@ -671,6 +671,21 @@ char *test_dom(const char *svg)
 	return dom;
 }
 
+pid_t test_first_child(pid_t pid)
+{
+	char path[64];
+	FILE *f;
+	int got, child;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)pid, (int)pid);
+	f = fopen(path, "r");
+	cr_assert_not_null(f, "cannot open %s", path);
+	got = fscanf(f, "%d", &child);
+	fclose(f);
+	cr_assert_eq(got, 1, "%d has no child", (int)pid);
+	return (pid_t)child;
+}
+
 unsigned long test_folded_file_total(const char *file)
 {
 	FILE *f = fopen(file, "r");

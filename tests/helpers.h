@@ -136,6 +136,9 @@ double test_dropped_share(const char *err);
 /* Sum of the counts of folded lines holding both a and b (b may be NULL). */
 unsigned long test_folded_count2(const char *folded, const char *a, const char *b);
 
+/* The first child of pid (its main thread's children file); fails the test if none. */
+pid_t test_first_child(pid_t pid);
+
 /* Sum of the counts of the folded file's lines. */
 unsigned long test_folded_file_total(const char *file);
 

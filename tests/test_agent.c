@@ -46,12 +46,10 @@ static double now_s(void)
 static pid_t boxed(const struct interp *in, const char *script, const char *tag,
 		   const char *name, const char *value, pid_t *app)
 {
-	char root[1024], mount_proc[1100], path[96], ready[64];
+	char root[1024], mount_proc[1100], ready[64];
 	const char *argv[] = { "--pid", "--fork", "--kill-child", "--mount", mount_proc, "chroot",
 			       root, in->bin, test_target_for(in, script), tag, NULL };
 	pid_t pid;
-	FILE *f;
-	int got;
 
 	snprintf(root, sizeof(root), "%s/%s", test_chroots(), in->root);
 	snprintf(mount_proc, sizeof(mount_proc), "--mount-proc=%s/proc", root);
@@ -59,12 +57,7 @@ static pid_t boxed(const struct interp *in, const char *script, const char *tag,
 	setenv(name, value, 1);
 	pid = test_start(&unshare, argv, ready, sizeof(ready));
 	unsetenv(name);
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)pid, (int)pid);
-	f = fopen(path, "r");
-	cr_assert_not_null(f, "cannot open %s", path);
-	got = fscanf(f, "%d", app);
-	fclose(f);
-	cr_assert_eq(got, 1, "unshare %d has no child", (int)pid);
+	*app = test_first_child(pid);
 	return pid;
 }
 

@@ -53,13 +53,12 @@ static const struct interp unshare = { NULL, "unshare", 0, 0, 0 };
 static pid_t container_start_as(const struct interp *in, const char *user,
 				const char *const *args, pid_t *app)
 {
-	char root[1024], mount_proc[1100], userspec[64], path[96], ready[64];
+	char root[1024], mount_proc[1100], userspec[64], ready[64];
 	const char *argv[24] = { "--pid", "--fork", "--kill-child", "--mount", "--uts", "--ipc",
 				 mount_proc, "chroot" };
-	int n = 8, got;
+	int n = 8;
 	struct stat st;
 	pid_t pid;
-	FILE *f;
 
 	snprintf(root, sizeof(root), "%s/%s", test_chroots(), in->root);
 	cr_assert(stat(root, &st) == 0, "chroot %s missing: run scripts/provision-chroots", root);
@@ -74,12 +73,7 @@ static pid_t container_start_as(const struct interp *in, const char *user,
 		argv[n++] = args[i];
 	argv[n] = NULL;
 	pid = test_start(&unshare, argv, ready, sizeof(ready));
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)pid, (int)pid);
-	f = fopen(path, "r");
-	cr_assert_not_null(f, "cannot open %s", path);
-	got = fscanf(f, "%d", app);
-	fclose(f);
-	cr_assert_eq(got, 1, "unshare %d has no child", (int)pid);
+	*app = test_first_child(pid);
 	return pid;
 }
 
