@@ -97,7 +97,7 @@ struct pycode {
 				   (pyr_caller_calls()); NULL: none kept */
 	uint64_t print[4];	/* what it was made from: see pyr_code_print() */
 	/*
-	 * 3.13+: the interpreter's code counter (pyvm.h, func_version) read
+	 * 3.12+: the code counter (pyvm.h, func_version; 3.12's own symbol) read
 	 * before it was last found as print and nameobj say, in the
 	 * generation codever_gen of pyreader; see pyr_verify()
 	 */
@@ -189,7 +189,7 @@ struct pyreader {
 	/* <= 3.10: offset of the kernel tid in glibc's struct pthread */
 	int64_t pthread_tid_off;
 	/*
-	 * 3.13+, one interpreter: where its code counter is (0: not used),
+	 * 3.12+, one interpreter: where its code counter is (0: not used),
 	 * its value at the last pyr_verify() and the generation of the
 	 * code objects' ver (bumped when another interpreter is seen)
 	 */

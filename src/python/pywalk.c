@@ -350,7 +350,7 @@ enum perr pyr_verify(struct pyreader *pr, size_t flen, uint64_t tstate, uint64_t
 		i = j;
 	}
 	/*
-	 * 3.13+, one interpreter: the code counter, then each code object
+	 * 3.12+, one interpreter: the code counter, then each code object
 	 * not read since it last changed.  Every new code object takes the
 	 * counter's value and counts on (init_code(), Objects/codeobject.c):
 	 * a cached one found as it was after the counter read c, with the
