@@ -139,7 +139,8 @@ static void base_name(const char *s, size_t n, char out[AGENT_SERVICE_MAX + 1])
 
 /*
  * Without the variables: the script the interpreter runs (its first
- * argument that is no option; -m's module), else the executable's name.
+ * argument that is no option; -m's module), else the executable's name
+ * (pid 0: only that, nothing read by pid).
  */
 static void service_from_cmdline(pid_t pid, const struct target *t,
 				 char out[AGENT_SERVICE_MAX + 1])
@@ -149,7 +150,7 @@ static void service_from_cmdline(pid_t pid, const struct target *t,
 
 	*out = '\0';
 	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
-	n = read_file(path, buf, sizeof(buf));
+	n = pid > 0 ? read_file(path, buf, sizeof(buf)) : -1;
 	if (n > 0) {
 		size_t i = strlen(buf) + 1;	/* past argv[0] */
 
@@ -241,7 +242,7 @@ static void comm_of(pid_t pid, char *out, size_t cap)
 	utf8_sanitize(out, cap, raw, n > 0 ? (size_t)n : 0);
 }
 
-static void found(struct agent *ag, pid_t pid, const struct target *t)
+static void found(struct agent *ag, pid_t pid, struct target *t)
 {
 	char service[AGENT_SERVICE_MAX + 1], cid[65];
 	int from_env = service_from_environ(ag, pid, service);
@@ -250,6 +251,15 @@ static void found(struct agent *ag, pid_t pid, const struct target *t)
 
 	if (!from_env)
 		service_from_cmdline(pid, t, service);
+	/*
+	 * All of it was read by pid: were the process held gone by now, the
+	 * pid may be another's (another user's), and none of it is this one's.
+	 * Alive after the reads, it was alive through them: the pid was its.
+	 */
+	if (!procmem_alive(&t->mem)) {
+		from_env = has_cid = 0;
+		service_from_cmdline(0, t, service);
+	}
 	if (p) {
 		proc_release(p);
 	} else {
@@ -271,7 +281,7 @@ static void found(struct agent *ag, pid_t pid, const struct target *t)
 			has_cid ? " container_id=" : "", has_cid ? cid : "");
 }
 
-static void event(void *arg, enum sampler_event ev, pid_t pid, const struct target *t,
+static void event(void *arg, enum sampler_event ev, pid_t pid, struct target *t,
 		  const char *why)
 {
 	struct agent *ag = arg;

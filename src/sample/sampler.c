@@ -318,7 +318,7 @@ static int forget_tried(struct run *run, pid_t pid, const char *exe, int64_t unt
 	return 1;
 }
 
-static void event(struct run *run, enum sampler_event ev, pid_t pid, const struct target *t,
+static void event(struct run *run, enum sampler_event ev, pid_t pid, struct target *t,
 		  const char *why)
 {
 	if (run->opts->event)

@@ -64,7 +64,7 @@ struct sampler_opts {
 	 * NULL; a FORGOTTEN t is the same pointer as its FOUND's, no longer
 	 * to be read.  why is a static string, or NULL for FOUND.
 	 */
-	void (*event)(void *arg, enum sampler_event ev, pid_t pid, const struct target *t,
+	void (*event)(void *arg, enum sampler_event ev, pid_t pid, struct target *t,
 		      const char *why);
 };
 
