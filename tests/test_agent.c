@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "helpers.h"
+#include "otlp_log.h"
 
 extern char **environ;
 #include "proc/target.h"
@@ -428,9 +429,94 @@ Test(agent, hostile_environ, .timeout = 60)
 }
 
 /*
+ * span.rb (two threads of root spans around unit_T_I, made with the
+ * pyroscope/otel helper) by ruby3.4 in a container of sid, its service
+ * name svc-span-rb, its output (a line per span) into out in that root;
+ * unshare's pid, *app the app's.  It sleeps 2.5 s first, for the agent to
+ * find it, works about 2.5 s, prints and ends.
+ */
+static pid_t boxed_span(const char *out, pid_t *app)
+{
+	static const struct interp sid = { "sid", "ruby3.4", TARGET_RUBY, 3, 4 };
+	char root[1024], mount_proc[1100], cmd[1200], ready[64];
+	const char *argv[] = { "--pid", "--fork", "--kill-child", "--mount", mount_proc, "chroot",
+			       root, "/bin/sh", "-c", cmd, NULL };
+	pid_t pid;
+
+	snprintf(root, sizeof(root), "%s/sid", test_chroots());
+	snprintf(mount_proc, sizeof(mount_proc), "--mount-proc=%s/proc", root);
+	snprintf(cmd, sizeof(cmd), "echo ready; exec ruby3.4 %s 2.5 >%s",
+		 test_target_for(&sid, "span.rb"), out);
+	test_use_helpers(&sid);
+	setenv("OTEL_SERVICE_NAME", "svc-span-rb", 1);
+	pid = test_start(&unshare, argv, ready, sizeof(ready));
+	unsetenv("OTEL_SERVICE_NAME");
+	*app = test_first_child(pid);
+	return pid;
+}
+
+/*
+ * The span app's samples against what it printed: each in a unit_T_I links
+ * to that unit's root span (span and trace id as printed; no link where
+ * the trace id is 0, span.rb's remote parent, span_id an attribute then),
+ * and carries the span's span_name, a tag read from the app.
+ */
+static void span_links(const struct otlp_log *l, const char *printed)
+{
+	char *s = test_slurp(printed), *line, *save = NULL;
+	struct { char unit[32], span[17], trace[33]; unsigned long n; } roots[16];
+	size_t nroots = 0;
+	unsigned long good = 0, wrong = 0, named = 0, all = 0;
+
+	cr_assert_not_null(s, "the span app printed nothing (%s)", printed);
+	for (line = strtok_r(s, "\n", &save); line && nroots < 16; line = strtok_r(NULL, "\n", &save))
+		if (sscanf(line, "root %31s %16s %32s", roots[nroots].unit, roots[nroots].span,
+			   roots[nroots].trace) == 3)
+			roots[nroots++].n = 0;
+	free(s);
+	cr_assert_eq(nroots, 12, "the span app printed %zu root spans", nroots);
+	for (size_t i = 0; i < l->n; i++) {
+		const struct otlp_sample *p = &l->s[i];
+		char unit[32], attr[64];
+
+		if (strcmp(p->service, "svc-span-rb"))
+			continue;
+		all += p->value;
+		if (otlp_unit_of(p->stack, unit, sizeof(unit)))
+			continue;
+		for (size_t k = 0; k < nroots; k++) {
+			if (strcmp(roots[k].unit, unit))
+				continue;
+			snprintf(attr, sizeof(attr), "\"span_id\": \"%s\"", roots[k].span);
+			if (roots[k].trace[strspn(roots[k].trace, "0")] == '\0' ?
+				    !*p->span && strstr(p->attrs, attr) :
+				    !strcmp(p->span, roots[k].span) && !strcmp(p->trace, roots[k].trace)) {
+				good += p->value;
+				roots[k].n += p->value;
+			} else if (*p->span) {
+				wrong += p->value;
+				cr_log_info("%lu samples of %s linked to %s/%s, want %s/%s", p->value,
+					    unit, p->trace, p->span, roots[k].trace, roots[k].span);
+			}
+			named += strstr(p->attrs, "\"span_name\": \"unit-of-work\"") ? p->value : 0;
+		}
+	}
+	cr_log_info("agent, ruby3.4 span app: %lu samples, %lu in units linked right, %lu wrong, "
+		    "%lu with span_name", all, good, wrong, named);
+	cr_expect_eq(wrong, 0, "%lu samples linked to another span", wrong);
+	cr_expect_geq(good, 100, "only %lu samples linked to their span", good);
+	cr_expect_geq(named * 10, good * 9, "%lu of %lu samples in spans without span_name", good - named,
+		      good);
+	for (size_t k = 0; k < nroots; k++)
+		cr_expect_gt(roots[k].n, 0, "no sample of %s linked to span %s", roots[k].unit,
+			     roots[k].span);
+}
+
+/*
  * --protocol otlp, to the strict receiver built on the official proto
  * (tests/otlp-receiver, in sid): each process is a request of its own,
- * whose one resource carries its service.name and process.pid.
+ * whose one resource carries its service.name and process.pid; a Ruby app
+ * in a container, with spans, has its samples linked to them.
  */
 Test(agent, otlp_one_resource_per_process, .timeout = 60)
 {
@@ -438,8 +524,10 @@ Test(agent, otlp_one_resource_per_process, .timeout = 60)
 	const char *rx_args[] = { "/tmp/otlp-receiver", "--log", NULL, NULL };
 	char log[128], host_log[1280], dst[1280], port[32], url[64], want[2][96];
 	char errpath[] = "/tmp/pyrospy-agent-err-XXXXXX";
-	pid_t rx, alpha, beta, agent;
+	char span_out[64], span_host[1280];
+	pid_t rx, alpha, beta, agent, box, span_app;
 	struct rusage ru;
+	struct otlp_log l;
 	char *s, *line, *save = NULL;
 	int fd, seen[2] = { 0, 0 }, requests = 0;
 
@@ -454,24 +542,38 @@ Test(agent, otlp_one_resource_per_process, .timeout = 60)
 	rx = test_start(&rx_python, rx_args, port, sizeof(port));
 	alpha = on_host("a", "OTEL_SERVICE_NAME", "alpha");
 	beta = on_host("b", "PYROSCOPE_APPLICATION_NAME", "beta");
+	snprintf(span_out, sizeof(span_out), "/tmp/pyrospy-agent-span-%d.txt", (int)getpid());
+	snprintf(span_host, sizeof(span_host), "%s/sid%s", test_chroots(), span_out);
+	unlink(span_host);
+	box = boxed_span(span_out, &span_app);
 	snprintf(url, sizeof(url), "http://127.0.0.1:%s", port);
 	{
-		char match[64];
+		char match[96];
 		const char *args[] = { "--server", url, "--protocol", "otlp", "-v", "--match", match,
 				       NULL };
 
-		/* these two only: the machine's other interpreters are not this test's */
-		snprintf(match, sizeof(match), "agentapp\\.py (a|b)$");
+		/* these three only: the machine's other interpreters are not this test's */
+		snprintf(match, sizeof(match), "agentapp\\.py (a|b)$|span\\.rb 2\\.5$");
 		agent = agent_start(args, errpath);
 	}
-	for (double t = now_s(); (!said(errpath, "found", alpha) || !said(errpath, "found", beta)) &&
+	for (double t = now_s(); (!said(errpath, "found", alpha) || !said(errpath, "found", beta) ||
+				  !said(errpath, "found", span_app)) &&
 				 now_s() < t + 5;)
 		usleep(20000);
-	sleep(2);
+	cr_expect(said(errpath, "found", span_app), "the span app not found:\n%s",
+		  test_slurp(errpath));
+	/* until the span app has printed and ended, its last window sent at SIGTERM */
+	for (double t = now_s(); kill(span_app, 0) == 0 && now_s() < t + 15;)
+		usleep(50000);
 	cr_assert_eq(agent_stop(agent, &ru), 0, "the agent failed:\n%s", test_slurp(errpath));
+	test_stop(box);
 	test_stop(alpha);
 	test_stop(beta);
 	test_stop(rx);
+	otlp_log_read(host_log, &l);
+	span_links(&l, span_host);
+	free(l.s);
+	unlink(span_host);
 	snprintf(want[0], sizeof(want[0]), "\"service.name\": \"alpha\", \"process.pid\": %d",
 		 (int)alpha);
 	snprintf(want[1], sizeof(want[1]), "\"service.name\": \"beta\", \"process.pid\": %d",

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "helpers.h"
+#include "otlp_log.h"
 #include "proc/target.h"
 
 /*
@@ -44,80 +45,6 @@ static void rx_start(struct rx *r, const char *answers)
 	r->pid = test_start(&rx_python, args, r->port, sizeof(r->port));
 }
 
-struct otlp_sample {
-	char stack[8192];
-	unsigned long value;
-	char attrs[2048];
-	char span[17], trace[33];	/* "" without a link */
-	long tid;			/* its thread.id attribute, 0 without */
-};
-
-struct otlp_log {
-	struct otlp_sample *s;
-	size_t n;
-	int requests;
-	unsigned long total;
-	char first_request[4096];
-};
-
-/* The string value after key ("\"stack\": \"") up to its closing quote, into out. */
-static int json_str(const char *line, const char *key, char *out, size_t cap)
-{
-	const char *p = strstr(line, key), *e;
-
-	out[0] = '\0';
-	if (!p)
-		return -1;
-	p += strlen(key);
-	for (e = p; *e && *e != '"'; e++)
-		if (*e == '\\' && e[1])
-			e++;
-	snprintf(out, cap, "%.*s", (int)(e - p), p);
-	return 0;
-}
-
-static void read_rx(const char *path, struct otlp_log *l)
-{
-	FILE *f = fopen(path, "r");
-	char *line = NULL;
-	size_t cap = 0, a = 0;
-
-	memset(l, 0, sizeof(*l));
-	cr_assert_not_null(f, "the receiver accepted nothing (%s)", path);
-	while (getline(&line, &cap, f) > 0) {
-		struct otlp_sample *s;
-		const char *p;
-
-		if (strstr(line, "\"kind\": \"request\"")) {
-			if (!l->requests++)
-				snprintf(l->first_request, sizeof(l->first_request), "%s", line);
-			continue;
-		}
-		if (l->n == a)
-			l->s = realloc(l->s, (a = 2 * a + 64) * sizeof(*l->s));
-		s = &l->s[l->n++];
-		memset(s, 0, sizeof(*s));
-		cr_assert_eq(json_str(line, "\"stack\": \"", s->stack, sizeof(s->stack)), 0, "%s", line);
-		p = strstr(line, "\"value\": ");
-		cr_assert_not_null(p, "%s", line);
-		s->value = strtoul(p + 9, NULL, 10);
-		p = strstr(line, "\"attrs\": {");
-		cr_assert_not_null(p, "%s", line);
-		snprintf(s->attrs, sizeof(s->attrs), "%.*s", (int)strcspn(p + 9, "}") + 1, p + 9);
-		p = strstr(s->attrs, "\"thread.id\": ");
-		s->tid = p ? strtol(p + 13, NULL, 10) : 0;
-		if (!strstr(line, "\"link\": null")) {
-			cr_assert_eq(json_str(line, "\"span_id\": \"", s->span, sizeof(s->span)), 0,
-				     "%s", line);
-			cr_assert_eq(json_str(line, "\"trace_id\": \"", s->trace, sizeof(s->trace)), 0,
-				     "%s", line);
-		}
-		l->total += s->value;
-	}
-	free(line);
-	fclose(f);
-}
-
 /* The 1-based number of the first line of file that starts with prefix (after blanks). */
 static int line_of(const char *file, const char *prefix)
 {
@@ -142,20 +69,6 @@ struct root_span {
 	char unit[32], span[17], trace[33];
 	unsigned long samples;
 };
-
-/* "unit_T_I" of a stack (the frame named so), into out; 0 if it has one. */
-static int unit_of(const char *stack, char *out, size_t cap)
-{
-	for (const char *p = stack; (p = strstr(p, "unit_")); p++) {
-		size_t n = 5 + strspn(p + 5, "0123456789_");
-
-		if (n > 7 && (p == stack || p[-1] == ';' || p[-1] == '#') && p[n] == ' ') {
-			snprintf(out, cap, "%.*s", (int)n, p);
-			return 0;
-		}
-	}
-	return -1;
-}
 
 /*
  * The traced app (tests/targets/span.py, .rb: two threads, 12 root spans
@@ -214,7 +127,7 @@ static void tags_span(const struct interp *in)
 	}
 	cr_assert_eq(nroots, 12, "the app printed %zu root spans", nroots);
 
-	read_rx(r.host_log, &l);
+	otlp_log_read(r.host_log, &l);
 	cr_log_info("%s: %d requests, %zu samples, %lu counts", in->bin, l.requests, l.n, l.total);
 	cr_assert_geq(l.requests, 1);
 	cr_assert_eq(l.total, test_folded_file_total(file), "%s: the receiver got %lu, pyrospy took %lu",
@@ -239,7 +152,7 @@ static void tags_span(const struct interp *in)
 		cr_assert_gt(s->tid, 0, "sample without thread.id: %s %s", s->stack, s->attrs);
 		if (strstr(s->stack, want))
 			lines += s->value;
-		if (unit_of(s->stack, unit, sizeof(unit))) {
+		if (otlp_unit_of(s->stack, unit, sizeof(unit))) {
 			if (strstr(s->stack, in->lang == TARGET_RUBY ? "#idle (" : "idle (")) {
 				idle += s->value;
 				if (*s->span)
@@ -369,7 +282,7 @@ Test(otlp, server_errors, .timeout = 60)
 	for (const char *p = err; *p; p++)
 		cr_assert(*p == '\n' || ((unsigned char)*p >= 0x20 && (unsigned char)*p < 0x7f),
 			  "a byte 0x%02x of the server's garbage in: %s", (unsigned char)*p, err);
-	read_rx(r.host_log, &l);
+	otlp_log_read(r.host_log, &l);
 	cr_assert_geq(l.requests, 1);
 	cr_assert_gt(l.total, 50, "%lu samples", l.total);
 	cr_assert_eq(l.total, test_folded_file_total(file), "the receiver got %lu, pyrospy took %lu",
@@ -438,7 +351,7 @@ Test(otlp, hostile_names, .timeout = 60)
 	test_stop(pid);
 	test_stop(r.pid);
 	cr_assert_eq(st, 0, "exit %d: %s", st, err);
-	read_rx(r.host_log, &l);
+	otlp_log_read(r.host_log, &l);
 	cr_assert(strstr(l.first_request, "\"process.executable.name\": \"" EVIL_EXE_CLEAN "\""),
 		  "%s", l.first_request);
 	snprintf(want, sizeof(want), EVIL_CLEAN "func (" EVIL_CLEAN "file.py:2)");
