@@ -12,6 +12,7 @@
 #include "profile/rawread.h"
 #include "stack/stack.h"
 #include "util/path.h"
+#include "util/pb.h"
 #include "util/utf8.h"
 #include "util/xalloc.h"
 
@@ -51,9 +52,6 @@ struct rawread_priv {
 };
 
 /* A cursor over one block's records. */
-struct cur {
-	const unsigned char *p, *end;
-};
 
 static enum perr bad(struct rawread *r, enum perr err, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -67,34 +65,12 @@ static enum perr bad(struct rawread *r, enum perr err, const char *fmt, ...)
 	return err;
 }
 
-static int get_varint(struct cur *c, uint64_t *out)
-{
-	uint64_t v = 0;
-
-	for (unsigned int shift = 0; shift < 64; shift += 7) {
-		unsigned char b;
-
-		if (c->p >= c->end)
-			return -1;
-		b = *c->p++;
-		/* the tenth byte holds the top bit alone */
-		if (shift == 63 && b > 1)
-			return -1;
-		v |= (uint64_t)(b & 0x7f) << shift;
-		if (!(b & 0x80)) {
-			*out = v;
-			return 0;
-		}
-	}
-	return -1;
-}
-
 /* A varint that must be below limit. */
-static int get_below(struct cur *c, uint64_t limit, uint32_t *out)
+static int get_below(struct pb_cur *c, uint64_t limit, uint32_t *out)
 {
 	uint64_t v;
 
-	if (get_varint(c, &v) || v >= limit)
+	if (pb_get_varint(c, &v) || v >= limit)
 		return -1;
 	*out = (uint32_t)v;
 	return 0;
@@ -112,13 +88,13 @@ static uint32_t le32(const unsigned char *p)
 	}									\
 } while (0)
 
-static enum perr rec_string(struct rawread *r, struct cur *c)
+static enum perr rec_string(struct rawread *r, struct pb_cur *c)
 {
 	struct rawread_priv *q = r->priv;
 	uint64_t n;
 	char *s;
 
-	if (get_varint(c, &n) || n > (uint64_t)(c->end - c->p))
+	if (pb_get_varint(c, &n) || n > (uint64_t)(c->end - c->p))
 		return bad(r, PERR_CORRUPT, "string %u runs past its block", q->nstr);
 	if (n > RAW_MAX_STRING)
 		return bad(r, PERR_TOOBIG, "string %u is %llu bytes long (at most %u)", q->nstr,
@@ -138,14 +114,14 @@ static enum perr rec_string(struct rawread *r, struct cur *c)
 	return PERR_OK;
 }
 
-static enum perr rec_frame(struct rawread *r, struct cur *c)
+static enum perr rec_frame(struct rawread *r, struct pb_cur *c)
 {
 	struct rawread_priv *q = r->priv;
 	struct rr_frame f;
 	uint64_t z;
 	int64_t line;
 
-	if (get_below(c, q->nstr, &f.name) || get_below(c, q->nstr, &f.file) || get_varint(c, &z))
+	if (get_below(c, q->nstr, &f.name) || get_below(c, q->nstr, &f.file) || pb_get_varint(c, &z))
 		return bad(r, PERR_CORRUPT, "frame %u refers to an undefined string", q->nframe);
 	line = (int64_t)(z >> 1) ^ -(int64_t)(z & 1);
 	if (line < 0 || line > INT_MAX)
@@ -171,7 +147,7 @@ static enum perr rec_frame(struct rawread *r, struct cur *c)
 	return PERR_OK;
 }
 
-static enum perr rec_node(struct rawread *r, struct cur *c)
+static enum perr rec_node(struct rawread *r, struct pb_cur *c)
 {
 	struct rawread_priv *q = r->priv;
 	struct rr_node n;
@@ -190,14 +166,14 @@ static enum perr rec_node(struct rawread *r, struct cur *c)
 	return PERR_OK;
 }
 
-static enum perr rec_thread(struct rawread *r, struct cur *c)
+static enum perr rec_thread(struct rawread *r, struct pb_cur *c)
 {
 	struct rawread_priv *q = r->priv;
 	struct rr_thread t;
 	uint32_t pid, tid;
 
 	if (get_below(c, (uint64_t)INT32_MAX + 1, &pid) ||
-	    get_below(c, (uint64_t)INT32_MAX + 1, &tid) || get_varint(c, &t.thread_id) ||
+	    get_below(c, (uint64_t)INT32_MAX + 1, &tid) || pb_get_varint(c, &t.thread_id) ||
 	    get_below(c, (uint64_t)q->nstr + 1, &t.name))
 		return bad(r, PERR_CORRUPT, "thread %u is malformed", q->nthread);
 	t.pid = (int32_t)pid;
@@ -214,7 +190,7 @@ static int state_value(unsigned int bits)
 	return bits == 0 ? -1 : bits == 2;
 }
 
-static enum perr rec_sample(struct rawread *r, struct cur *c, rawread_fn fn, void *arg, int *stop)
+static enum perr rec_sample(struct rawread *r, struct pb_cur *c, rawread_fn fn, void *arg, int *stop)
 {
 	struct rawread_priv *q = r->priv;
 	struct stack *st = q->st;
@@ -223,7 +199,7 @@ static enum perr rec_sample(struct rawread *r, struct cur *c, rawread_fn fn, voi
 	uint64_t dt;
 	unsigned int state;
 
-	if (get_varint(c, &dt) || get_below(c, q->nthread, &thread) ||
+	if (pb_get_varint(c, &dt) || get_below(c, q->nthread, &thread) ||
 	    get_below(c, q->nnode, &node) || get_below(c, (uint64_t)q->nstr + 1, &tags) ||
 	    c->p >= c->end)
 		return bad(r, PERR_CORRUPT, "sample %llu refers to something undefined",
@@ -299,13 +275,13 @@ uint32_t rawread_node(const struct rawread *r, uint32_t node, struct stack_frame
 	return q->node[node].parent;
 }
 
-static enum perr rec_meta(struct rawread *r, struct cur *c)
+static enum perr rec_meta(struct rawread *r, struct pb_cur *c)
 {
 	struct rawread_priv *q = r->priv;
 	uint64_t start, rate, flags, n;
 
-	if (get_varint(c, &start) || get_varint(c, &rate) || get_varint(c, &flags) ||
-	    get_varint(c, &n) || n > (uint64_t)(c->end - c->p))
+	if (pb_get_varint(c, &start) || pb_get_varint(c, &rate) || pb_get_varint(c, &flags) ||
+	    pb_get_varint(c, &n) || n > (uint64_t)(c->end - c->p))
 		return bad(r, PERR_CORRUPT, "its header record is malformed");
 	if (start > INT64_MAX / 1000 || rate > 1000000 || flags > 7)
 		return bad(r, PERR_CORRUPT, "its header record has impossible values");
@@ -320,12 +296,12 @@ static enum perr rec_meta(struct rawread *r, struct cur *c)
 	return PERR_OK;
 }
 
-static enum perr rec_end(struct rawread *r, struct cur *c)
+static enum perr rec_end(struct rawread *r, struct pb_cur *c)
 {
 	struct rawread_priv *q = r->priv;
 	uint64_t samples, duration;
 
-	if (get_varint(c, &samples) || get_varint(c, &duration))
+	if (pb_get_varint(c, &samples) || pb_get_varint(c, &duration))
 		return bad(r, PERR_CORRUPT, "its end record is malformed");
 	if (samples != r->samples)
 		return bad(r, PERR_CORRUPT, "its end record counts %llu samples, the file holds %llu",
@@ -337,7 +313,7 @@ static enum perr rec_end(struct rawread *r, struct cur *c)
 	return PERR_OK;
 }
 
-static enum perr block_records(struct rawread *r, struct cur *c, rawread_fn fn, void *arg,
+static enum perr block_records(struct rawread *r, struct pb_cur *c, rawread_fn fn, void *arg,
 			       int *stop)
 {
 	struct rawread_priv *q = r->priv;
@@ -429,7 +405,7 @@ static enum perr run(struct rawread *r, FILE *f, rawread_fn fn, void *arg, int l
 	while (!stop) {
 		uint32_t zlen, rawlen;
 		uLongf outlen;
-		struct cur c;
+		struct pb_cur c;
 		enum perr err;
 
 		n = read_all(f, head, sizeof(head));

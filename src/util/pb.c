@@ -154,3 +154,70 @@ int pb_gzip(const struct pb *const *parts, size_t n, struct pb *out)
 	deflateEnd(&z);
 	return ret;
 }
+
+int pb_get_varint(struct pb_cur *c, uint64_t *out)
+{
+	uint64_t v = 0;
+
+	for (unsigned int shift = 0; shift < 64; shift += 7) {
+		unsigned char b;
+
+		if (c->p >= c->end)
+			return -1;
+		b = *c->p++;
+		/* the tenth byte holds the top bit alone */
+		if (shift == 63 && b > 1)
+			return -1;
+		v |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80)) {
+			*out = v;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+int pb_next(struct pb_cur *c, uint32_t *field, enum pb_wire *wire, uint64_t *v,
+	    struct pb_cur *sub)
+{
+	uint64_t key, n;
+	size_t width;
+
+	if (c->p >= c->end)
+		return 1;
+	if (pb_get_varint(c, &key) || key >> 3 == 0 || key >> 3 > UINT32_MAX)
+		return -1;
+	*field = (uint32_t)(key >> 3);
+	*v = 0;
+	switch (key & 7) {
+	case PB_VARINT:
+		*wire = PB_VARINT;
+		return pb_get_varint(c, v);
+	case PB_LEN:
+		*wire = PB_LEN;
+		if (pb_get_varint(c, &n))
+			return -1;
+		if (n > (uint64_t)(c->end - c->p)) {
+			if (!c->clip)
+				return -1;
+			n = (uint64_t)(c->end - c->p);
+		}
+		sub->p = c->p;
+		sub->end = c->p + n;
+		sub->clip = c->clip;
+		c->p += n;
+		return 0;
+	case PB_I64:
+	case PB_I32:
+		*wire = (enum pb_wire)(key & 7);
+		width = *wire == PB_I64 ? 8 : 4;
+		if ((size_t)(c->end - c->p) < width)
+			return -1;
+		for (size_t i = 0; i < width; i++)
+			*v |= (uint64_t)c->p[i] << (8 * i);
+		c->p += width;
+		return 0;
+	default:
+		return -1;	/* groups (3, 4) are long gone; 6 and 7 never were */
+	}
+}

@@ -9,12 +9,14 @@
  * The least of a protobuf writer that pprof and Pyroscope's push API
  * need: varints, length-delimited fields, nested messages and packed
  * repeated varints, appended to a growing buffer.  Zero scalars are left
- * out, as proto3 reads an absent field as zero.
+ * out, as proto3 reads an absent field as zero.  And the least of a
+ * reader, for a server's answer.
  */
 enum pb_wire {
 	PB_VARINT = 0,
 	PB_I64 = 1,
 	PB_LEN = 2,
+	PB_I32 = 5,		/* read only */
 };
 
 struct pb {
@@ -52,5 +54,24 @@ void pb_close(struct pb *b, size_t start);
  * out.  0, or -1 when zlib fails.
  */
 int pb_gzip(const struct pb *const *parts, size_t n, struct pb *out);
+
+/*
+ * Reading what another program wrote (a server's answer, a raw file):
+ * untrusted bytes between p and end.  pb_get_varint() takes one varint
+ * (ten bytes at most, the tenth 0 or 1).  pb_next() takes one field: its
+ * number, its wire type and, for a varint, I64 or I32 field, its value in
+ * *v, for a length-delimited one its bytes in *sub.  0 at a field, 1 at
+ * the end, -1 when malformed (field 0, a group, a length past the end
+ * unless clip).
+ */
+struct pb_cur {
+	const unsigned char *p, *end;
+	int clip;	/* the bytes are the start of longer ones, cut: a length
+			   past the end runs to it (and so for its fields) */
+};
+
+int pb_get_varint(struct pb_cur *c, uint64_t *out);
+int pb_next(struct pb_cur *c, uint32_t *field, enum pb_wire *wire, uint64_t *v,
+	    struct pb_cur *sub);
 
 #endif
