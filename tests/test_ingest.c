@@ -14,6 +14,7 @@
 
 #include "helpers.h"
 #include "upload/ingest.h"
+#include "upload/ingest_format.h"
 #include "profile/profile.h"
 
 static struct ingest_opts opts(void)
@@ -1296,4 +1297,58 @@ Test(ingest, e2e_push_limits, .timeout = 60)
 	/* the deep stacks: 999 frames kept below a [truncated] mark, names cut */
 	cr_assert(deep && cut, "%.300s", lines[n - 1]);
 	free(all);
+}
+
+/*
+ * The server's answer to an OTLP request it took (ingest_otlp.partial):
+ * its partial_success read, nothing else believed; hostile bytes say
+ * nothing and cost no more than their length.
+ */
+Test(ingest, otlp_partial_answer)
+{
+	/* { 1: { 1: 3, 2: "too old" } }, and an unknown field 7 before it */
+	static const unsigned char real[] = { 0x38, 0x05, 0x0a, 0x0b, 0x08, 0x03, 0x12, 0x07,
+					      't',  'o',  'o',  ' ',  'o',  'l',  'd' };
+	static const unsigned char warn[] = { 0x0a, 0x04, 0x12, 0x02, 'h', 'i' };
+	static const unsigned char none[] = { 0x0a, 0x00 };
+	/* a message whose length runs past what was kept of a longer answer */
+	static const unsigned char cut[] = { 0x0a, 0x7f, 0x08, 0x01, 0x12, 0x7b, 'a', 'b' };
+	/* groups, a varint of eleven bytes, field 0, a length past the end */
+	static const unsigned char bad[][12] = {
+		{ 0x0a, 0x02, 0x0b, 0x0c },
+		{ 0x08, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01 },
+		{ 0x02, 0x00 },
+		{ 0x0a, 0x09, 0x08, 0x01 },
+	};
+	const struct ingest_format_ops *otlp =
+		ingest_format_of(&(struct ingest_opts){ .protocol = INGEST_PROTOCOL_OTLP });
+	char msg[64];
+	uint64_t n;
+
+	cr_assert_not_null(otlp->partial);
+	cr_assert_eq(otlp->partial((const char *)real, sizeof(real), 0, &n, msg, sizeof(msg)), 1);
+	cr_assert_eq(n, 3);
+	cr_assert_str_eq(msg, "too old");
+	cr_assert_eq(otlp->partial((const char *)warn, sizeof(warn), 0, &n, msg, sizeof(msg)), 1);
+	cr_assert_eq(n, 0);
+	cr_assert_str_eq(msg, "hi");
+	cr_assert_eq(otlp->partial((const char *)none, sizeof(none), 0, &n, msg, sizeof(msg)), 0);
+	cr_assert_eq(otlp->partial("", 0, 0, &n, msg, sizeof(msg)), 0);
+	cr_assert_eq(otlp->partial((const char *)cut, sizeof(cut), 0, &n, msg, sizeof(msg)), 0,
+		     "a whole answer that lies about its length");
+	cr_assert_eq(otlp->partial((const char *)cut, sizeof(cut), 1, &n, msg, sizeof(msg)), 1);
+	cr_assert_eq(n, 1);
+	cr_assert_str_eq(msg, "ab");
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		cr_assert_eq(otlp->partial((const char *)bad[i], sizeof(bad[i]), 0, &n, msg, sizeof(msg)),
+			     0, "malformed answer %zu believed", i);
+	/* a long message, cut to what the caller has room for */
+	{
+		/* 298 bytes nested: key and length (3) and 295 of message */
+		unsigned char big[301] = { 0x0a, 0xaa, 0x02, 0x12, 0xa7, 0x02 };
+
+		memset(big + 6, 'x', sizeof(big) - 6);
+		cr_assert_eq(otlp->partial((const char *)big, sizeof(big), 0, &n, msg, sizeof(msg)), 1);
+		cr_assert_eq(strlen(msg), sizeof(msg) - 1);
+	}
 }

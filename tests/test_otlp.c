@@ -257,8 +257,10 @@ static int seed_run(const struct rx *r, const char *secs, const char *file, char
  * request but answers 200 with garbage: pyrospy keeps the window, says
  * once that it retries (the server's message, nothing of the garbage),
  * then that the upload resumed; the receiver ends with every sample pyrospy
- * took, and exit 0.  A server without the route (404): the window is
- * dropped with the hint that names the endpoint, exit 1.
+ * took, and exit 0.  A server that takes a request but says it rejected
+ * part of it (OTLP's partial success): said once, not sent again.  A
+ * server without the route (404): the window is dropped with the hint
+ * that names the endpoint, exit 1.
  */
 Test(otlp, server_errors, .timeout = 60)
 {
@@ -287,6 +289,26 @@ Test(otlp, server_errors, .timeout = 60)
 	cr_assert_gt(l.total, 50, "%lu samples", l.total);
 	cr_assert_eq(l.total, test_folded_file_total(file), "the receiver got %lu, pyrospy took %lu",
 		     l.total, test_folded_file_total(file));
+	free(l.s);
+	free(err);
+	unlink(r.host_log);
+
+	/*
+	 * A partial success: taken, the server's count and reason said once,
+	 * cleaned, and not sent again (one request at the receiver, exit 0)
+	 */
+	rx_start(&r, "partial");
+	st = seed_run(&r, "1", file, &err);
+	test_stop(r.pid);
+	cr_log_info("%s", err);
+	cr_assert_eq(st, 0, "exit %d: %s", st, err);
+	cr_assert(strstr(err, "pyrospy: warning: server 'http://127.0.0.1:") &&
+		  strstr(err, "' rejected 1 of the profiles of 'seed': receiver: ?[31mprofile 1 "
+			 "rejected; not sending them again\n"), "%s", err);
+	cr_assert(strstr(err, "' rejected 1 of their profiles\n"), "%s", err);
+	cr_assert_null(strstr(err, "uploaded every window"), "%s", err);
+	otlp_log_read(r.host_log, &l);
+	cr_assert_eq(l.requests, 1, "%d requests", l.requests);
 	free(l.s);
 	free(err);
 	unlink(r.host_log);

@@ -435,7 +435,7 @@ int cli_agent(struct cli_opts *o)
 	struct sampler_result res;
 	struct profile p;
 	enum perr err;
-	int ret = EXIT_OK;
+	int ret = EXIT_OK, up;
 
 	if (o->match && (ret = compile(o, &ag.match, o->match, "--match")))
 		return ret;
@@ -467,9 +467,10 @@ int cli_agent(struct cli_opts *o)
 	/* the partial window too, then what is spooled, bounded in time */
 	ingest_window(ag.in, &ag.window, ag.from, ag.from + INGEST_WINDOW);
 	profile_release(&ag.window);
-	if (ingest_stop(ag.in))
+	up = ingest_stop(ag.in);
+	if (up < 0)
 		ret = EXIT_FAIL;
-	else
+	else if (!up)
 		cli_note(o, "uploaded every window to %s", o->up.server);
 	if (err) {
 		cli_error("sampling stopped: %s", perr_str(err));

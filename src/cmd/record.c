@@ -352,7 +352,7 @@ int cli_profile_target(struct cli_opts *o, struct cli_outputs *out, struct targe
 	struct target_facts tf;
 	struct profile p;
 	enum perr err;
-	int ret = cli_gil_refused(o, t);
+	int ret = cli_gil_refused(o, t), up;
 
 	if (ret != EXIT_OK)
 		return ret;
@@ -404,9 +404,10 @@ int cli_profile_target(struct cli_opts *o, struct cli_outputs *out, struct targe
 		ingest_window(rec.in, &rec.window, rec.from, rec.from + INGEST_WINDOW);
 		rec.other += rec.window.other;
 		profile_release(&rec.window);
-		if (ingest_stop(rec.in))
+		up = ingest_stop(rec.in);
+		if (up < 0)
 			ret = EXIT_FAIL;
-		else
+		else if (!up)
 			cli_note(o, "uploaded every window to %s", o->up.server);
 	}
 	if (err) {

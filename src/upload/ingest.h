@@ -39,6 +39,8 @@ struct ingest_stats {
 	uint64_t attempts;	/* HTTP attempts, retries included */
 	uint64_t failures;	/* attempts that failed and were kept for a retry */
 	uint64_t bytes;		/* body bytes accepted */
+	uint64_t rejected;	/* profiles the server said it rejected of requests it
+				   took (OpenTelemetry's partial success) */
 	size_t spooled;		/* bytes waiting in the spool */
 	unsigned int pending;	/* requests waiting in the spool */
 	char last_error[256];	/* "" when none; never holds a secret */
@@ -109,7 +111,8 @@ void ingest_window(struct ingest *in, const struct profile *window, time_t from,
  * Send what is queued (the caller hands over its partial last window
  * first), waiting at most flush_timeout seconds, then stop the thread and
  * free in.  Returns 0 when every window was delivered, else -1 after
- * saying on the log what was lost.
+ * saying on the log what was lost; 1 when every window was, but the
+ * server said it rejected part of them (also said on the log).
  */
 int ingest_stop(struct ingest *in);
 

@@ -58,6 +58,13 @@ struct ingest_format_ops {
 	/* Requests for the groups of one window, appended at tail; returns the new tail. */
 	struct ingest_req **(*encode)(const struct ingest_opts *o, const struct ingest_group *g,
 				      size_t ng, time_t from, time_t until, struct ingest_req **tail);
+	/*
+	 * NULL, or: does the answer to a request the server took (len bytes
+	 * of body, cut when more came) say it rejected part of it?  1 with
+	 * the count in *rejected and its words (raw) in msg, 0 if not.
+	 */
+	int (*partial)(const char *body, size_t len, int cut, uint64_t *rejected, char *msg,
+		       size_t cap);
 };
 
 extern const struct ingest_format_ops ingest_folded, ingest_trie, ingest_pprof, ingest_push,

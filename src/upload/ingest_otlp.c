@@ -563,6 +563,53 @@ static struct ingest_req **otlp_encode(const struct ingest_opts *o, const struct
 	return e.tail;
 }
 
+/*
+ * The server's answer to a request it took (2xx): an
+ * ExportProfilesServiceResponse { 1 partial_success } with
+ * ExportProfilesPartialSuccess { 1 rejected_profiles; 2 error_message }.
+ * A server that took only part says how many profiles it rejected, and
+ * why; one that took all may still warn (a message, none rejected).  OTLP
+ * says not to send such a request again.  What we have of the answer may
+ * be cut (cut): a message running past it is taken as far as it goes.
+ * Anything malformed says nothing: the status said the request was taken.
+ */
+static int otlp_partial(const char *body, size_t len, int cut, uint64_t *rejected, char *msg,
+			size_t cap)
+{
+	struct pb_cur c = { (const unsigned char *)body, (const unsigned char *)body + len, cut }, ps;
+	uint64_t v, n = 0;
+	uint32_t field;
+	enum pb_wire wire;
+	int r, found = 0;
+	struct pb_cur sub, text = { NULL, NULL, 0 };
+
+	*rejected = 0;
+	msg[0] = '\0';
+	while (!(r = pb_next(&c, &field, &wire, &v, &sub)))
+		if (field == 1 && wire == PB_LEN) {
+			found = 1;
+			ps = sub;
+		}
+	if (!found || r < 0)
+		return 0;
+	while (!(r = pb_next(&ps, &field, &wire, &v, &sub))) {
+		if (field == 1 && wire == PB_VARINT)
+			n = v;
+		else if (field == 2 && wire == PB_LEN)
+			text = sub;
+	}
+	if (r < 0)
+		return 0;
+	if (text.p && cap) {
+		size_t k = (size_t)(text.end - text.p) < cap - 1 ? (size_t)(text.end - text.p) : cap - 1;
+
+		memcpy(msg, text.p, k);
+		msg[k] = '\0';
+	}
+	*rejected = n;
+	return n || msg[0];
+}
+
 static const char *const otlp_headers[] = {
 	"Content-Type: application/x-protobuf",
 	"Content-Encoding: gzip",
@@ -579,4 +626,5 @@ const struct ingest_format_ops ingest_otlp = {
 		     "or Grafana Pyroscope 2.0 or later, takes them; else use --protocol push or "
 		     "ingest",
 	.encode = otlp_encode,
+	.partial = otlp_partial,
 };

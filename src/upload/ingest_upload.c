@@ -109,7 +109,8 @@ struct ingest_win {
 	int dropped;
 };
 
-enum post_result { POST_OK, POST_RETRY, POST_DROP };
+/* POST_PARTIAL: taken, but the server says it rejected part (not sent again) */
+enum post_result { POST_OK, POST_PARTIAL, POST_RETRY, POST_DROP };
 
 struct ingest {
 	struct ingest_opts o;	/* app_name, spy_name, tags, runtime owned; the rest unused */
@@ -133,6 +134,8 @@ struct ingest {
 	char ca_path[32];
 	char errbuf[CURL_ERROR_SIZE];
 	struct ingest_buf resp;
+	size_t resp_seen;	/* bytes of the answer, kept or not */
+	uint64_t rejected;	/* by the answer just read (POST_PARTIAL) */
 	_Atomic long long abort_ms;	/* monotonic ms after which a transfer stops; 0 none */
 
 	pthread_t thread;
@@ -146,7 +149,7 @@ struct ingest {
 	uint64_t lost_refused, lost_full, lost_stop;	/* requests */
 
 	/* the thread's own */
-	int failing;
+	int failing, said_partial;
 	uint64_t fail_count;
 	unsigned char said_status[600];
 };
@@ -324,9 +327,11 @@ static void build_headers(struct ingest *in, const struct ingest_opts *o)
 
 static size_t on_body(char *data, size_t size, size_t nmemb, void *arg)
 {
-	struct ingest_buf *b = arg;
+	struct ingest *in = arg;
+	struct ingest_buf *b = &in->resp;
 	size_t n = size * nmemb;
 
+	in->resp_seen += n;
 	/* keep the start: enough for the server's message */
 	if (b->len < BODY_KEEP)
 		ingest_buf_add(b, data, n < BODY_KEEP - b->len ? n : BODY_KEEP - b->len);
@@ -358,7 +363,7 @@ static CURL *make_curl(struct ingest *in, const struct ingest_opts *o)
 	lc.easy_setopt(c, CURLOPT_USERAGENT, "pyrospy/" PACKAGE_VERSION);
 	lc.easy_setopt(c, CURLOPT_ERRORBUFFER, in->errbuf);
 	lc.easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
-	lc.easy_setopt(c, CURLOPT_WRITEDATA, &in->resp);
+	lc.easy_setopt(c, CURLOPT_WRITEDATA, in);
 	lc.easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
 	lc.easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_progress);
 	lc.easy_setopt(c, CURLOPT_XFERINFODATA, in);
@@ -446,6 +451,7 @@ static enum post_result post(struct ingest *in, struct ingest_req *r, char *err,
 			tmo = left > 0.001 ? left : 0.001;
 	}
 	in->resp.len = 0;
+	in->resp_seen = 0;
 	in->errbuf[0] = '\0';
 	lc.easy_setopt(in->curl, CURLOPT_URL, url);
 	lc.easy_setopt(in->curl, CURLOPT_POSTFIELDS, r->body);
@@ -460,8 +466,16 @@ static enum post_result post(struct ingest *in, struct ingest_req *r, char *err,
 		return POST_RETRY;
 	}
 	lc.easy_getinfo(in->curl, CURLINFO_RESPONSE_CODE, status);
-	if (*status >= 200 && *status < 300)
-		return POST_OK;
+	if (*status >= 200 && *status < 300) {
+		int cut = in->resp_seen > in->resp.len;
+
+		if (!in->ops->partial ||
+		    !in->ops->partial(in->resp.s, in->resp.len, cut, &in->rejected, raw, sizeof(raw)))
+			return POST_OK;
+		message_clean(in, raw, cut, msg, sizeof(msg));
+		snprintf(err, errlen, "%s", *msg ? msg : "no reason given");
+		return POST_PARTIAL;
+	}
 	message_clean(in, raw, server_message(&in->resp, raw, sizeof(raw)), msg, sizeof(msg));
 	snprintf(err, errlen, "HTTP %ld%s%s", *status, *msg ? ": " : "", msg);
 	/* 408: the server timed out reading the body; it may pass */
@@ -537,6 +551,19 @@ static void report(struct ingest *in, const struct ingest_req *r, enum post_resu
 			say(in, "uploaded '%s' (%zu bytes, %u stacks)", r->name, r->len, r->stacks);
 		in->failing = 0;
 		in->fail_count = 0;
+	} else if (res == POST_PARTIAL) {
+		if (!in->said_partial || in->o.verbose) {
+			if (in->rejected)
+				say(in, "warning: server '%s' rejected %" PRIu64 " of the profiles "
+					"of '%s': %s; not sending them again", in->server,
+				    in->rejected, r->name, err);
+			else
+				say(in, "warning: server '%s' took the profile of '%s' with a "
+					"warning: %s", in->server, r->name, err);
+		}
+		in->said_partial = 1;
+		in->failing = 0;
+		in->fail_count = 0;
 	} else if (res == POST_RETRY) {
 		if (!in->failing || in->o.verbose)
 			say(in, "warning: cannot upload to '%s': %s; keeping the data and retrying",
@@ -588,6 +615,8 @@ static void *uploader(void *arg)
 
 		pthread_mutex_lock(&in->lock);
 		in->busy = NULL;
+		if (res == POST_PARTIAL)
+			in->st.rejected += in->rejected;
 		if (res != POST_OK)
 			snprintf(in->st.last_error, sizeof(in->st.last_error), "%s", err);
 		if (res == POST_RETRY) {
@@ -600,7 +629,7 @@ static void *uploader(void *arg)
 		}
 		backoff = next = 0;
 		pop(in);
-		if (res == POST_OK) {
+		if (res == POST_OK || res == POST_PARTIAL) {
 			in->st.requests++;
 			in->st.bytes += r->len;
 		} else {
@@ -831,6 +860,11 @@ int ingest_stop(struct ingest *in)
 		    " unsent after %.1f s)%s%s",
 		    st.dropped, st.windows, in->server, in->lost_refused, in->lost_full, in->lost_stop,
 		    in->flush_timeout, *st.last_error ? "; last error: " : "", st.last_error);
+	else if (st.rejected) {
+		say(in, "warning: every window reached '%s', which rejected %" PRIu64 " of their "
+		    "profiles", in->server, st.rejected);
+		ret = 1;
+	}
 	ingest_free(in);
 	return ret;
 }
