@@ -824,7 +824,7 @@ int cli_parse_opts(struct cli_opts *o, int argc, char **argv)
 		case OPT_LISTEN: {
 			char host[256], port[16];
 
-			if (serve_parse_listen(optarg, host, sizeof(host), port, sizeof(port)))
+			if (httpd_parse_listen(optarg, host, sizeof(host), port, sizeof(port)))
 				return cli_usage_error(
 						o->cmd, "invalid --listen '%s': want ADDR:PORT, e.g. "
 						"127.0.0.1:6060, 0.0.0.0:6060 or [::1]:6060", optarg);
@@ -832,11 +832,11 @@ int cli_parse_opts(struct cli_opts *o, int argc, char **argv)
 			break;
 		}
 		case OPT_ALLOW_HOST:
-			if (!serve_host_name_ok(optarg))
+			if (!httpd_host_name_ok(optarg))
 				return cli_usage_error(o->cmd, "invalid --allow-host '%s': want a "
 						       "host name or an IP address without port, "
 						       "e.g. profiler.internal", optarg);
-			if (o->nallow_host == SERVE_MAX_ALLOW_HOSTS)
+			if (o->nallow_host == HTTPD_MAX_ALLOW_HOSTS)
 				return cli_usage_error(o->cmd, "more than 16 --allow-host");
 			o->allow_host[o->nallow_host++] = optarg;
 			break;
