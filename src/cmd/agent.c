@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "cmd/agent.h"
+#include "cmd/agent_metrics.h"
 #include "cmd/common.h"
 #include "cmd/options.h"
 #include "cmd/session.h"
@@ -54,6 +55,7 @@ struct agent {
 	struct profile window;
 	time_t from;
 	uint64_t unlabelled;	/* samples of a process not (or no longer) known */
+	struct agent_metrics *metrics;	/* --listen; NULL: none */
 };
 
 /* At most cap - 1 bytes of path into buf; the bytes read, or -1. */
@@ -288,6 +290,7 @@ static void event(void *arg, enum sampler_event ev, pid_t pid, struct target *t,
 	struct agent_proc *p;
 	char comm[64];
 
+	agent_metrics_event(ag->metrics, ev, why);
 	switch (ev) {
 	case SAMPLER_FOUND:
 		found(ag, pid, t);
@@ -403,9 +406,23 @@ static int tick(void *arg, const struct profile *prof, const struct sampler_resu
 	struct agent *ag = arg;
 
 	(void)prof;
-	(void)res;
 	window_rotate(ag, time(NULL));
+	agent_metrics_tick(ag->metrics, res, ag->np, ag->unlabelled);
 	return 0;
+}
+
+/* --listen: /metrics and /healthz served; the exit status */
+static int agent_listen(struct cli_opts *o, struct agent *ag)
+{
+	struct httpd_opts ho = { .listen = o->listen, .allow_host = o->allow_host,
+				 .nallow_host = o->nallow_host };
+	int ret;
+
+	ret = agent_metrics_start(&ag->metrics, &ho, ag->in);
+	if (!ret)	/* even with --quiet: with port 0 nothing else says where */
+		fprintf(stderr, "pyrospy: serving the agent's metrics at %s/metrics\n",
+			agent_metrics_url(ag->metrics));
+	return ret;
 }
 
 static int compile(struct cli_opts *o, regex_t *re, const char *pattern, const char *opt)
@@ -456,6 +473,10 @@ int cli_agent(struct cli_opts *o)
 		ret = EXIT_FAIL;	/* it said why */
 		goto out;
 	}
+	if (o->listen && (ret = agent_listen(o, &ag))) {
+		ingest_stop(ag.in);
+		goto out;
+	}
 	profile_init(&ag.window);
 	window_reset(&ag);
 	ag.from = ingest_align(time(NULL));
@@ -464,6 +485,7 @@ int cli_agent(struct cli_opts *o)
 	profile_init(&p);
 	err = sampler_run(NULL, &p, &so, &res, &cli_stop_flag);
 	profile_release(&p);
+	agent_metrics_stop(ag.metrics);
 	/* the partial window too, then what is spooled, bounded in time */
 	ingest_window(ag.in, &ag.window, ag.from, ag.from + INGEST_WINDOW);
 	profile_release(&ag.window);
