@@ -429,6 +429,13 @@ static int tick(void *arg, const struct profile *prof, const struct sampler_resu
 	return 0;
 }
 
+static int compile(struct cli_opts *o, regex_t *re, const char *pattern, const char *opt)
+{
+	if (!regcomp(re, pattern, REG_EXTENDED | REG_NOSUB))
+		return 0;
+	return cli_usage_error(o->cmd, "invalid pattern '%s' for %s", pattern, opt);
+}
+
 /* host_name: this host's (the UTS namespace pyrospy runs in), cleaned as a service name */
 static void agent_host_name(char out[AGENT_SERVICE_MAX + 1])
 {
@@ -454,13 +461,6 @@ static int agent_listen(struct cli_opts *o, struct agent *ag)
 		fprintf(stderr, "pyrospy: serving the agent's metrics at %s/metrics\n",
 			agent_metrics_url(ag->metrics));
 	return ret;
-}
-
-static int compile(struct cli_opts *o, regex_t *re, const char *pattern, const char *opt)
-{
-	if (!regcomp(re, pattern, REG_EXTENDED | REG_NOSUB))
-		return 0;
-	return cli_usage_error(o->cmd, "invalid pattern '%s' for %s", pattern, opt);
 }
 
 int cli_agent(struct cli_opts *o)
