@@ -29,10 +29,11 @@
 #define SLOTS HTTPD_SLOTS
 
 /*
- * A connection's life: READ its head, WAIT (held by the handler: a profile
- * request waits for its window of samples to pass), WRITE the response, then LINGER: its end shut,
- * read what the client still sends until it hangs up, so that closing
- * does not reset the connection before the client has read the answer.
+ * A connection's life: READ its head, WAIT while the handler holds it
+ * (serve's profile request, for its window of samples to pass), WRITE the
+ * response, then LINGER: its end shut, read what the client still sends
+ * until it hangs up, so that closing does not reset the connection before
+ * the client has read the answer.
  *
  * READ and LINGER are idle: the slot is held for nothing pyrospy has to
  * do.  Anyone who can connect can open many (on loopback, every local
@@ -409,7 +410,7 @@ static void *httpd_thread(void *arg)
 		for (size_t i = 0; i < SLOTS; i++) {
 			struct conn *c = &s->conn[i];
 
-			/* sampling ended: what is waiting gets what it has */
+			/* stopping: what is held gets its answer now, a head half read none */
 			if (quit && c->state == CONN_READ)
 				conn_close(s, i);
 			if (quit && c->state == CONN_WAIT)
@@ -587,7 +588,7 @@ int httpd_start(struct httpd **out, const struct httpd_opts *o, const struct htt
 		return ret;
 	}
 	pthread_mutex_init(&s->lock, NULL);
-	/* signals are the sampler's: it stops on them */
+	/* signals are the main thread's (the sampler stops on them) */
 	sigemptyset(&block);
 	sigaddset(&block, SIGINT);
 	sigaddset(&block, SIGTERM);
