@@ -73,7 +73,7 @@ struct httpd {
 	struct conn conn[SLOTS];	/* the server thread's */
 };
 
-int64_t httpd_now(void)
+static int64_t mono_ns(void)
 {
 	struct timespec ts;
 
@@ -400,7 +400,7 @@ static void *httpd_thread(void *arg)
 	size_t slot[SLOTS + 1];
 
 	for (;;) {
-		int64_t now = httpd_now(), next = now + 200 * 1000 * 1000;
+		int64_t now = mono_ns(), next = now + 200 * 1000 * 1000;
 		int quit, any = 0;
 		nfds_t n = 0;
 
@@ -442,7 +442,7 @@ static void *httpd_thread(void *arg)
 				continue;
 			break;
 		}
-		now = httpd_now();
+		now = mono_ns();
 		for (nfds_t k = 0; k < n; k++) {
 			size_t i = slot[k];
 

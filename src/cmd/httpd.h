@@ -92,7 +92,4 @@ void httpd_hold(struct httpd *h, size_t i, int64_t deadline);
 /* How many requests are held or being answered after being held. */
 unsigned int httpd_held(const struct httpd *h);
 
-/* The monotonic clock, ns. */
-int64_t httpd_now(void);
-
 #endif
