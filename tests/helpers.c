@@ -10,7 +10,11 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -738,4 +742,49 @@ unsigned long test_folded_count2(const char *folded, const char *a, const char *
 		line += len + (end ? 1 : 0);
 	}
 	return total;
+}
+
+int test_connect(int port)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
+	struct timeval tv = { 15, 0 };
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	cr_assert(fd >= 0);
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	cr_assert_eq(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0, "connect: %s",
+		     strerror(errno));
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	return fd;
+}
+
+void test_send_all(int fd, const char *buf, size_t len)
+{
+	while (len) {
+		ssize_t n = send(fd, buf, len, MSG_NOSIGNAL);
+
+		cr_assert_gt(n, 0, "send: %s", strerror(errno));
+		buf += n;
+		len -= (size_t)n;
+	}
+}
+
+/* The whole response on fd, until the server hangs up (15 s at most); closes fd. */
+char *test_read_all(int fd, size_t *len)
+{
+	size_t cap = 1 << 16;
+	char *buf = malloc(cap);
+	ssize_t n;
+
+	*len = 0;
+	while ((n = recv(fd, buf + *len, cap - 1 - *len, 0)) > 0) {
+		*len += (size_t)n;
+		if (cap - 1 - *len < 4096)
+			buf = realloc(buf, cap *= 2);
+	}
+	cr_assert_eq(n, 0, "no end of the response in 15 s (%s): %.*s", strerror(errno),
+		     (int)*len, buf);
+	buf[*len] = '\0';
+	close(fd);
+	return buf;
 }

@@ -156,6 +156,13 @@ int test_interp_argv(const struct interp *in, const char *script, const char **a
  */
 pid_t test_receiver(const char *log, const char *extra, char *port, size_t cap);
 
+/* A connection to 127.0.0.1:port, reads timing out after 15 s. */
+int test_connect(int port);
+/* All of buf sent on fd. */
+void test_send_all(int fd, const char *buf, size_t len);
+/* The whole response on fd, until the server hangs up (15 s at most); closes fd. */
+char *test_read_all(int fd, size_t *len);
+
 /*
  * Make the tag helpers (taglibs/python, taglibs/ruby) importable by targets of in,
  * started from now on: copied into its chroot's /tmp, and put on

@@ -79,39 +79,90 @@ static pid_t on_host(const char *tag, const char *name, const char *value)
 }
 
 /*
- * Put pid in a cgroup named as docker names a container's
- * (docker-<64 hex>.scope): under our own cgroup of the unified hierarchy,
- * else in the named systemd hierarchy of a v1 host.  id gets the 64 hex
- * digits; dir the cgroup's directory, to remove.
+ * The directory new cgroups are made in: our own cgroup of the unified
+ * hierarchy, else the named systemd hierarchy of a v1 host.
  */
-static void docker_cgroup(pid_t pid, char id[65], char *dir, size_t cap)
+static void cgroup_home(char *dir, size_t cap)
 {
-	char line[512], procs[1200];
+	char line[512];
 	const char *base = NULL;
 	FILE *f;
 
-	snprintf(id, 65, "%016x%016x%016x%016x", (unsigned)getpid(), 0xdecafu, (unsigned)pid,
-		 0xc0ffeeu);
+	*dir = '\0';
 	f = fopen("/proc/self/cgroup", "r");
 	cr_assert_not_null(f);
 	while (fgets(line, sizeof(line), f)) {
 		line[strcspn(line, "\n")] = '\0';
 		if (!strncmp(line, "0::", 3) && access("/sys/fs/cgroup/cgroup.controllers", F_OK) == 0)
-			snprintf(dir, cap, "/sys/fs/cgroup%s/docker-%s.scope",
-				 strcmp(line + 3, "/") ? line + 3 : "", id);
+			snprintf(dir, cap, "/sys/fs/cgroup%s", strcmp(line + 3, "/") ? line + 3 : "");
 		else if (!strncmp(strchr(line, ':') ? strchr(line, ':') : "", ":name=systemd:", 14))
 			base = "/sys/fs/cgroup/systemd";
 	}
 	fclose(f);
 	if (base)
-		snprintf(dir, cap, "%s/docker-%s.scope", base, id);
+		snprintf(dir, cap, "%s", base);
+	cr_assert(*dir, "no cgroup hierarchy to make cgroups in");
+}
+
+/* Make cgroup dir (its parent there already) and move pid into it. */
+static void cgroup_enter(pid_t pid, const char *dir, int move)
+{
+	char procs[1200];
+	FILE *f;
+
 	cr_assert(mkdir(dir, 0755) == 0 || errno == EEXIST, "cannot make cgroup %s: %s", dir,
 		  strerror(errno));
+	if (!move)
+		return;
 	snprintf(procs, sizeof(procs), "%s/cgroup.procs", dir);
 	f = fopen(procs, "w");
 	cr_assert_not_null(f, "cannot open %s", procs);
 	fprintf(f, "%d\n", (int)pid);
 	cr_assert_eq(fclose(f), 0, "cannot move %d into %s", (int)pid, dir);
+}
+
+/*
+ * Put pid in a cgroup named as docker names a container's
+ * (docker-<64 hex>.scope).  id gets the 64 hex digits; dir the cgroup's
+ * directory, to remove.
+ */
+static void docker_cgroup(pid_t pid, char id[65], char *dir, size_t cap)
+{
+	char home[1024];
+
+	snprintf(id, 65, "%016x%016x%016x%016x", (unsigned)getpid(), 0xdecafu, (unsigned)pid,
+		 0xc0ffeeu);
+	cgroup_home(home, sizeof(home));
+	cr_assert_lt(snprintf(dir, cap, "%s/docker-%s.scope", home, id), (int)cap);
+	cgroup_enter(pid, dir, 1);
+}
+
+/*
+ * Put pid in the cgroups the kubelet (systemd driver) and containerd make
+ * for a container of a burstable pod:
+ * kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod<uid,
+ * '_' for '-'>.slice/cri-containerd-<64 hex>.scope.  uid gets the pod's
+ * uid (8-4-4-4-12), id the container's; dir[4] the directories, to remove
+ * last first.
+ */
+static void kube_cgroup(pid_t pid, char uid[37], char id[65], char dir[4][1400])
+{
+	char home[1024], u[37];
+
+	snprintf(uid, 37, "%08x-%04x-%04x-%04x-%012x", (unsigned)getpid(), 0xbeefu, 0x4aceu,
+		 0x8badu, (unsigned)pid);
+	snprintf(u, sizeof(u), "%s", uid);
+	for (int i = 8; i <= 23; i += 5)
+		u[i] = '_';
+	snprintf(id, 65, "%016x%016x%016x%016x", 0xfeedu, (unsigned)getpid(), 0xabcdu,
+		 (unsigned)pid);
+	cgroup_home(home, sizeof(home));
+	cr_assert_lt(snprintf(dir[0], 1400, "%s/kubepods.slice", home), 1400);
+	cr_assert_lt(snprintf(dir[1], 1400, "%s/kubepods-burstable.slice", dir[0]), 1400);
+	cr_assert_lt(snprintf(dir[2], 1400, "%s/kubepods-burstable-pod%s.slice", dir[1], u), 1400);
+	cr_assert_lt(snprintf(dir[3], 1400, "%s/cri-containerd-%s.scope", dir[2], id), 1400);
+	for (int i = 0; i < 4; i++)
+		cgroup_enter(pid, dir[i], i == 3);
 }
 
 /* pyrospy agent with args (after "agent"), stderr to errpath; its pid. */
@@ -218,18 +269,86 @@ static const char *pid_needle(pid_t pid)
 	return b;
 }
 
+/* The port of the agent's --listen, from what it said in errpath (within 5 s). */
+static int metrics_port(const char *errpath)
+{
+	static const char needle[] = "serving the agent's metrics at http://127.0.0.1:";
+
+	for (double t = now_s(); now_s() < t + 5; usleep(20000)) {
+		char *s = test_slurp(errpath), *at = s ? strstr(s, needle) : NULL;
+		int port = at ? atoi(at + sizeof(needle) - 1) : 0;
+
+		free(s);
+		if (port > 0)
+			return port;
+	}
+	cr_assert_fail("the agent did not say where it serves its metrics:\n%s",
+		       test_slurp(errpath));
+	return 0;
+}
+
+/* req sent to the agent's port: its response, malloc'd; want: its status line's start. */
+static char *agent_ask(int port, const char *req, size_t len, const char *want)
+{
+	int fd = test_connect(port);
+	size_t n;
+	char *resp;
+
+	test_send_all(fd, req, len);
+	resp = test_read_all(fd, &n);
+	cr_assert(!strncmp(resp, want, strlen(want)), "want %s, got: %.300s", want, resp);
+	return resp;
+}
+
+static char *agent_get(int port, const char *path)
+{
+	char req[256];
+	int n = snprintf(req, sizeof(req), "GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", path);
+
+	return agent_ask(port, req, (size_t)n, "HTTP/1.1 200 ");
+}
+
+/* The value of series (a name, or name{labels} as written) in a /metrics body; -1: none. */
+static double metric(const char *body, const char *series)
+{
+	size_t n = strlen(series);
+
+	for (const char *at = body; (at = strstr(at, series)); at += n)
+		if ((at == body || at[-1] == '\n') && at[n] == ' ')
+			return atof(at + n + 1);
+	return -1;
+}
+
+/* The receiver's log: its lines (one accepted request each), and their samples in all. */
+static void received(const char *log, long *requests, long *samples)
+{
+	char *s = test_slurp(log), *line, *save = NULL;
+
+	*requests = *samples = 0;
+	for (line = s ? strtok_r(s, "\n", &save) : NULL; line; line = strtok_r(NULL, "\n", &save)) {
+		const char *k = strstr(line, "\"samples\": ");
+
+		(*requests)++;
+		cr_assert_not_null(k, "a request logged without its samples: %s", line);
+		*samples += atol(k + 11);
+	}
+	free(s);
+}
+
 Test(agent, finds_labels_streams, .timeout = 60)
 {
 	static const struct interp trixie = { "trixie", "python3.13", TARGET_PYTHON, 3, 13 };
 	static const struct interp sid = { "sid", "ruby3.4", TARGET_RUBY, 3, 4 };
 	static const struct interp bullseye = { "bullseye", "python3.9", TARGET_PYTHON, 3, 9 };
 	char log[] = "/tmp/pyrospy-agent-rx-XXXXXX", errpath[] = "/tmp/pyrospy-agent-err-XXXXXX";
-	char port[32], url[64], id[65], cg[1024], cid[96];
+	char port[32], url[64], id[65], cg[1024], cid[96], uid[37], kid[65], kcg[4][1400];
+	char kcid[96], kuid[80], hostname[64], hostn[96], *resp, *big;
 	pid_t rx, c1, c2, c3, a1, a2, a3, host, late, agent;
 	struct rusage ru;
-	double t0, t, killed;
-	long after;
-	int fd, status;
+	double t0, t, killed, ticks0, t_ticks0, ticks1;
+	long after, rx_requests, rx_samples;
+	int fd, status, mport, slow;
+	size_t len;
 
 	fd = mkstemp(log);
 	close(fd);
@@ -242,13 +361,42 @@ Test(agent, finds_labels_streams, .timeout = 60)
 		   &a3);
 	host = on_host("on-host", NULL, NULL);
 	docker_cgroup(a1, id, cg, sizeof(cg));
+	kube_cgroup(a2, uid, kid, kcg);
 	snprintf(url, sizeof(url), "http://127.0.0.1:%s", port);
 	{
-		const char *args[] = { "--server", url, "-v", "-r", "50", NULL };
+		const char *args[] = { "--server", url, "-v", "-r", "50", "--listen", "127.0.0.1:0",
+				       NULL };
 
 		t0 = now_s();
 		agent = agent_start(args, errpath);
 	}
+	/*
+	 * --listen: hostile clients while it samples.  Half a head and then
+	 * nothing (408 after 5 s, read at the end), garbage, a 9 KiB head.
+	 */
+	mport = metrics_port(errpath);
+	slow = test_connect(mport);
+	test_send_all(slow, "GET /metrics HTTP/1.1\r\n", 23);
+#define ASK(req, status) free(agent_ask(mport, req, sizeof(req) - 1, status))
+	ASK("\x01\x02\x03 garbage\r\n\r\n", "HTTP/1.1 400 ");
+	ASK("GET /metrics HTTP/1.1\r\nHost: evil.example\r\n\r\n", "HTTP/1.1 421 ");
+	ASK("POST /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 0\r\n\r\n",
+	    "HTTP/1.1 405 ");
+	ASK("GET /debug/pprof/ HTTP/1.1\r\nHost: localhost\r\n\r\n", "HTTP/1.1 404 ");
+#undef ASK
+	big = malloc(10000);
+	cr_assert_not_null(big);
+	len = (size_t)snprintf(big, 10000, "GET /metrics HTTP/1.1\r\nX-Big: ");
+	memset(big + len, 'a', 9 * 1024);
+	len += 9 * 1024;
+	len += (size_t)snprintf(big + len, 10000 - len, "\r\n\r\n");
+	free(agent_ask(mport, big, len, "HTTP/1.1 400 "));
+	free(big);
+	resp = agent_get(mport, "/metrics");
+	ticks0 = metric(resp, "pyrospy_ticks_total");
+	t_ticks0 = now_s();
+	cr_expect_geq(ticks0, 0, "no pyrospy_ticks_total in:\n%s", resp);
+	free(resp);
 	/* the four within 2 s of the agent's start */
 	cr_expect_leq(found_after(errpath, a1, t0, 5), 2.0, "trixie's python found late");
 	cr_expect_leq(found_after(errpath, a2, t0, 5), 2.0, "sid's ruby found late");
@@ -269,6 +417,58 @@ Test(agent, finds_labels_streams, .timeout = 60)
 	after = (long)killed - (long)killed % 10 + 10;
 	while ((double)time(NULL) < (double)after + 2)
 		usleep(100000);
+	/* the slow client got its 408, and the sampler ticked on meanwhile */
+	resp = test_read_all(slow, &len);
+	cr_expect(!strncmp(resp, "HTTP/1.1 408 ", 13), "the half a head got: %s", resp);
+	free(resp);
+	/*
+	 * What it says it uploaded is what the receiver got: the windows
+	 * handed over all delivered (none waiting), the requests and samples
+	 * the receiver logged; then it is healthy.
+	 */
+	for (t = now_s();; usleep(100000)) {
+		resp = agent_get(mport, "/metrics");
+		if ((metric(resp, "pyrospy_spool_requests") == 0 &&
+		     metric(resp, "pyrospy_upload_windows_total") ==
+			     metric(resp, "pyrospy_upload_windows_delivered_total")) ||
+		    now_s() > t + 5)
+			break;
+		free(resp);
+	}
+	received(log, &rx_requests, &rx_samples);
+	ticks1 = metric(resp, "pyrospy_ticks_total");
+	cr_expect_eq(metric(resp, "pyrospy_spool_requests"), 0, "requests still spooled:\n%s",
+		     resp);
+	cr_expect_geq(metric(resp, "pyrospy_upload_windows_total"), 1, "no window uploaded");
+	cr_expect_eq(metric(resp, "pyrospy_upload_requests_total"), (double)rx_requests,
+		     "the agent says %.0f requests, the receiver got %ld",
+		     metric(resp, "pyrospy_upload_requests_total"), rx_requests);
+	cr_expect_eq(metric(resp, "pyrospy_upload_samples_total"), (double)rx_samples,
+		     "the agent says %.0f samples uploaded, the receiver got %ld",
+		     metric(resp, "pyrospy_upload_samples_total"), rx_samples);
+	cr_expect_gt(rx_samples, 0, "the receiver got no samples");
+	cr_expect_geq(metric(resp, "pyrospy_processes"), 4, "processes sampled now:\n%s", resp);
+	cr_expect_geq(metric(resp, "pyrospy_processes_found_total"), 5, "found:\n%s", resp);
+	cr_expect_geq(metric(resp, "pyrospy_processes_forgotten_total{reason=\"exited\"}"), 1,
+		      "the killed one not counted as forgotten:\n%s", resp);
+	cr_expect_geq(metric(resp, "pyrospy_processes_skipped_total{reason=\"self\"}"), 1,
+		      "itself not counted as skipped:\n%s", resp);
+	cr_expect_gt(metric(resp, "process_cpu_seconds_total"), 0, "no CPU seconds:\n%s", resp);
+	cr_expect_gt(metric(resp, "process_resident_memory_bytes"), 1 << 20, "no RSS:\n%s",
+		     resp);
+	/*
+	 * Not stalled by them: a tick a second at least (of 50; the counts
+	 * are those of the last second's tick, hence the one taken off).  No
+	 * share of the rate: with neighbours at a load of 20 on 2 cores the
+	 * agent ticked at 12 Hz, and a stall would be no tick at all.
+	 */
+	cr_expect_geq(ticks1 - ticks0, now_s() - t_ticks0 - 1,
+		      "%.0f ticks in %.1f s of hostile clients", ticks1 - ticks0,
+		      now_s() - t_ticks0);
+	free(resp);
+	resp = agent_get(mport, "/healthz");
+	cr_expect(strstr(resp, "\r\n\r\nok\n"), "/healthz: %s", resp);
+	free(resp);
 	status = agent_stop(agent, &ru);
 	test_stop(c1);
 	test_stop(c2);
@@ -276,21 +476,38 @@ Test(agent, finds_labels_streams, .timeout = 60)
 	test_stop(late);
 	test_stop(rx);
 	rmdir(cg);	/* empty now, whatever is asserted next */
+	for (int i = 3; i >= 0; i--)
+		rmdir(kcg[i]);
 	cr_assert_eq(status, 0, "the agent failed:\n%s", test_slurp(errpath));
 
-	/* each process: its service name, its pid, the app's tag, and only trixie's a container_id */
+	/*
+	 * each process: its service name, its pid, the app's tag, its
+	 * executable and the host's name; only trixie's a docker container_id,
+	 * only sid's a pod uid and its containerd container_id
+	 */
 	snprintf(cid, sizeof(cid), "\"container_id\": \"%s\"", id);
+	snprintf(kcid, sizeof(kcid), "\"container_id\": \"%s\"", kid);
+	snprintf(kuid, sizeof(kuid), "\"k8s_pod_uid\": \"%s\"", uid);
+	cr_assert_eq(gethostname(hostname, sizeof(hostname) - 1), 0);
+	hostname[sizeof(hostname) - 1] = '\0';
+	snprintf(hostn, sizeof(hostn), "\"host_name\": \"%s\"", hostname);
 	{
 		const char *n1[] = { "\"app\": \"svc-trixie.cpu\"", pid_needle(a1),
-				     "\"app_tag\": \"in-trixie\"", cid, NULL };
+				     "\"app_tag\": \"in-trixie\"", cid, hostn,
+				     "\"process_executable_name\": \"python3.13\"", NULL };
 		const char *n2[] = { "\"app\": \"svc-sid.cpu\"", pid_needle(a2),
-				     "\"app_tag\": \"in-sid\"", NULL };
+				     "\"app_tag\": \"in-sid\"", kcid, kuid, hostn,
+				     "\"process_executable_name\": \"ruby3.4\"", NULL };
 		const char *n3[] = { "\"app\": \"svc-bullseye.cpu\"", pid_needle(a3),
-				     "\"app_tag\": \"in-bullseye\"", NULL };
+				     "\"app_tag\": \"in-bullseye\"", hostn,
+				     "\"process_executable_name\": \"python3.9\"", NULL };
 		const char *n4[] = { "\"app\": \"agentapp.cpu\"", pid_needle(host),
-				     "\"app_tag\": \"on-host\"", NULL };
+				     "\"app_tag\": \"on-host\"", hostn,
+				     "\"process_executable_name\": \"python3.11\"", NULL };
 		const char *n5[] = { "\"app\": \"svc-late.cpu\"", pid_needle(late),
-				     "\"app_tag\": \"late\"", NULL };
+				     "\"app_tag\": \"late\"", hostn,
+				     "\"process_executable_name\": \"python3.11\"", NULL };
+		const char *any_pod[] = { "k8s_pod_uid", NULL };
 		const char *any_cid[] = { "container_id", NULL };
 		const char *killed_any[] = { pid_needle(a3), NULL };
 
@@ -299,8 +516,12 @@ Test(agent, finds_labels_streams, .timeout = 60)
 		cr_expect_geq(series(log, n3, 0), 1, "no series of bullseye's python with its labels");
 		cr_expect_geq(series(log, n4, 0), 1, "no series of the host's python with its labels");
 		cr_expect_geq(series(log, n5, 0), 1, "no series of the late python with its labels");
-		cr_expect_eq(series(log, any_cid, 0), series(log, (const char *[]){ cid, NULL }, 0),
+		cr_expect_eq(series(log, any_cid, 0),
+			     series(log, (const char *[]){ cid, NULL }, 0) +
+				     series(log, (const char *[]){ kcid, NULL }, 0),
 			     "a container_id on a process in no such cgroup");
+		cr_expect_eq(series(log, any_pod, 0), series(log, (const char *[]){ kuid, NULL }, 0),
+			     "a pod uid on a process in no pod's cgroup");
 		cr_expect_geq(series(log, killed_any, 0), 1, "the killed one was never streamed");
 		cr_expect_eq(series(log, killed_any, after), 0,
 			     "the killed one has series in windows after its last");
@@ -515,14 +736,15 @@ static void span_links(const struct otlp_log *l, const char *printed)
 /*
  * --protocol otlp, to the strict receiver built on the official proto
  * (tests/otlp-receiver, in sid): each process is a request of its own,
- * whose one resource carries its service.name and process.pid; a Ruby app
- * in a container, with spans, has its samples linked to them.
+ * whose one resource carries its service.name, process.pid and
+ * process.executable.name (the agent's process_executable_name label); a
+ * Ruby app in a container, with spans, has its samples linked to them.
  */
 Test(agent, otlp_one_resource_per_process, .timeout = 60)
 {
 	static const struct interp rx_python = { "sid", "/usr/bin/python3", TARGET_PYTHON, 3, 0 };
 	const char *rx_args[] = { "/tmp/otlp-receiver", "--log", NULL, NULL };
-	char log[128], host_log[1280], dst[1280], port[32], url[64], want[2][96];
+	char log[128], host_log[1280], dst[1280], port[32], url[64], want[2][160];
 	char errpath[] = "/tmp/pyrospy-agent-err-XXXXXX";
 	char span_out[64], span_host[1280];
 	pid_t rx, alpha, beta, agent, box, span_app;
@@ -574,10 +796,10 @@ Test(agent, otlp_one_resource_per_process, .timeout = 60)
 	span_links(&l, span_host);
 	free(l.s);
 	unlink(span_host);
-	snprintf(want[0], sizeof(want[0]), "\"service.name\": \"alpha\", \"process.pid\": %d",
-		 (int)alpha);
-	snprintf(want[1], sizeof(want[1]), "\"service.name\": \"beta\", \"process.pid\": %d",
-		 (int)beta);
+	snprintf(want[0], sizeof(want[0]), "\"service.name\": \"alpha\", \"process.pid\": %d, "
+		 "\"process.executable.name\": \"python3.11\"", (int)alpha);
+	snprintf(want[1], sizeof(want[1]), "\"service.name\": \"beta\", \"process.pid\": %d, "
+		 "\"process.executable.name\": \"python3.11\"", (int)beta);
 	s = test_slurp(host_log);
 	cr_assert_not_null(s, "the receiver logged nothing");
 	for (line = strtok_r(s, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
@@ -597,8 +819,8 @@ Test(agent, otlp_one_resource_per_process, .timeout = 60)
 			seen[i] += strstr(line, want[i]) != NULL;
 	}
 	cr_expect_geq(requests, 2, "%d requests", requests);
-	cr_expect_geq(seen[0], 1, "no request of alpha's with its pid");
-	cr_expect_geq(seen[1], 1, "no request of beta's with its pid");
+	cr_expect_geq(seen[0], 1, "no request of alpha's with its pid and executable");
+	cr_expect_geq(seen[1], 1, "no request of beta's with its pid and executable");
 	free(s);
 	unlink(host_log);
 	unlink(errpath);

@@ -253,6 +253,7 @@ Test(habits, help_per_command)
 		{ "dump", "--tasks", "--rate" },
 		{ "top", "--rate", "--output" },
 		{ "serve", "--listen", "--user" },
+		{ "agent", "--listen", "--pid" },
 		{ "report", "--from", "--pid-of" },
 		{ "diff", "--base", "--rate" },
 	};

@@ -305,7 +305,7 @@ Test(otlp, server_errors, .timeout = 60)
 	cr_assert(strstr(err, "pyrospy: warning: server 'http://127.0.0.1:") &&
 		  strstr(err, "' rejected 1 of the profiles of 'seed': receiver: ?[31mprofile 1 "
 			 "rejected; not sending them again\n"), "%s", err);
-	cr_assert(strstr(err, "' rejected 1 of their profiles\n"), "%s", err);
+	cr_assert(strstr(err, "', which rejected 1 of their profiles\n"), "%s", err);
 	cr_assert_null(strstr(err, "uploaded every window"), "%s", err);
 	otlp_log_read(r.host_log, &l);
 	cr_assert_eq(l.requests, 1, "%d requests", l.requests);

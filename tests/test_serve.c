@@ -244,61 +244,16 @@ ParameterizedTest(size_t *i, serve, go_pprof_seed, .timeout = 90)
 	free(raw2);
 }
 
-static int connect_to(int port)
-{
-	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
-	struct timeval tv = { 15, 0 };
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
-
-	cr_assert(fd >= 0);
-	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	cr_assert_eq(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0, "connect: %s",
-		     strerror(errno));
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	return fd;
-}
-
-static void send_all(int fd, const char *buf, size_t len)
-{
-	while (len) {
-		ssize_t n = send(fd, buf, len, MSG_NOSIGNAL);
-
-		cr_assert_gt(n, 0, "send: %s", strerror(errno));
-		buf += n;
-		len -= (size_t)n;
-	}
-}
-
-/* The whole response on fd, until the server hangs up (15 s at most); closes fd. */
-static char *read_all(int fd, size_t *len)
-{
-	size_t cap = 1 << 16;
-	char *buf = malloc(cap);
-	ssize_t n;
-
-	*len = 0;
-	while ((n = recv(fd, buf + *len, cap - 1 - *len, 0)) > 0) {
-		*len += (size_t)n;
-		if (cap - 1 - *len < 4096)
-			buf = realloc(buf, cap *= 2);
-	}
-	cr_assert_eq(n, 0, "no end of the response in 15 s (%s): %.*s", strerror(errno),
-		     (int)*len, buf);
-	buf[*len] = '\0';
-	close(fd);
-	return buf;
-}
-
 /* Ask req; the response must have status and a body holding say. */
 static void ask(const struct server *sv, const char *req, size_t rlen, const char *status,
 		const char *say)
 {
-	int fd = connect_to(sv->port);
+	int fd = test_connect(sv->port);
 	char *resp, *body;
 	size_t len;
 
-	send_all(fd, req, rlen);
-	resp = read_all(fd, &len);
+	test_send_all(fd, req, rlen);
+	resp = test_read_all(fd, &len);
 	cr_assert(!strncmp(resp, status, strlen(status)), "want %s, got: %.200s", status, resp);
 	body = strstr(resp, "\r\n\r\n");
 	cr_assert(body && strstr(body, say), "want '%s' in: %s", say, resp);
@@ -309,11 +264,11 @@ static void ask(const struct server *sv, const char *req, size_t rlen, const cha
 static int profile_request(const struct server *sv, const char *secs)
 {
 	char req[128];
-	int fd = connect_to(sv->port);
+	int fd = test_connect(sv->port);
 	int n = snprintf(req, sizeof(req), "GET /debug/pprof/profile?seconds=%s HTTP/1.1\r\n"
 			 "Host: localhost\r\n\r\n", secs);
 
-	send_all(fd, req, (size_t)n);
+	test_send_all(fd, req, (size_t)n);
 	return fd;
 }
 
@@ -321,7 +276,7 @@ static int profile_request(const struct server *sv, const char *secs)
 static void got_profile(int fd)
 {
 	size_t len;
-	char *resp = read_all(fd, &len), *body = strstr(resp, "\r\n\r\n");
+	char *resp = test_read_all(fd, &len), *body = strstr(resp, "\r\n\r\n");
 
 	cr_assert(!strncmp(resp, "HTTP/1.1 200 ", 13), "%.200s", resp);
 	cr_assert(strstr(resp, "Content-Type: application/octet-stream\r\n"), "%.200s", resp);
@@ -350,8 +305,8 @@ Test(serve, hostile_requests, .timeout = 90)
 	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)pid);
 	serve_start(pidbuf, &sv);
 	/* half a head, and then nothing: 408 after 5 s */
-	slow = connect_to(sv.port);
-	send_all(slow, "GET /debug/pprof/ HTTP/1.1\r\n", 28);
+	slow = test_connect(sv.port);
+	test_send_all(slow, "GET /debug/pprof/ HTTP/1.1\r\n", 28);
 
 #define ASK(req, status, say) ask(&sv, req, sizeof(req) - 1, status, say)
 #define LH "Host: localhost\r\n"
@@ -394,7 +349,7 @@ Test(serve, hostile_requests, .timeout = 90)
 		got_profile(fds[i]);
 	/* and it still serves */
 	got_profile(profile_request(&sv, "1"));
-	resp = read_all(slow, &len);
+	resp = test_read_all(slow, &len);
 	cr_assert(!strncmp(resp, "HTTP/1.1 408 ", 13), "%s", resp);
 	free(resp);
 	serve_stop(&sv);
@@ -532,9 +487,9 @@ Test(serve, host_check, .timeout = 60)
 	snprintf(h, sizeof(h), "GET /debug/pprof/profile?seconds=1 HTTP/1.1\r\n"
 		 "Host: 127.0.0.1:%d\r\n\r\n", sv.port);
 	{
-		int fd = connect_to(sv.port);
+		int fd = test_connect(sv.port);
 
-		send_all(fd, h, strlen(h));
+		test_send_all(fd, h, strlen(h));
 		got_profile(fd);
 	}
 	serve_stop(&sv);
@@ -630,7 +585,7 @@ Test(serve, remote_share, .timeout = 60)
 	fd = connect_from("10.77.0.1", "10.77.0.1", sv.port);
 	n = snprintf(req, sizeof(req), "GET /debug/pprof/profile?seconds=1 HTTP/1.1\r\n"
 		     "Host: 10.77.0.1:%d\r\n\r\n", sv.port);
-	send_all(fd, req, (size_t)n);
+	test_send_all(fd, req, (size_t)n);
 	got_profile(fd);
 	for (int i = 0; i < 9; i++)
 		close(far[i]);

@@ -13,10 +13,12 @@
 #include <unistd.h>
 
 #include "cmd/agent.h"
+#include "cmd/agent_metrics.h"
 #include "cmd/common.h"
 #include "cmd/options.h"
 #include "cmd/session.h"
 #include "profile/profile.h"
+#include "proc/kubepod.h"
 #include "proc/procmem.h"
 #include "proc/ptree.h"
 #include "proc/target.h"
@@ -32,8 +34,10 @@
 
 /*
  * One process sampled, and its labels: a clean tag set
- * "container_id=...,pid=N,service_name=S", put under the program's own
- * tags (the labels win) on each of its samples.
+ * "container_id=...,host_name=H,k8s_pod_uid=...,pid=N,
+ * process_executable_name=E,service_name=S" (keys sorted; container_id
+ * and k8s_pod_uid where its cgroup has them), put under the program's
+ * own tags (the labels win) on each of its samples.
  */
 struct agent_proc {
 	pid_t pid;
@@ -54,6 +58,8 @@ struct agent {
 	struct profile window;
 	time_t from;
 	uint64_t unlabelled;	/* samples of a process not (or no longer) known */
+	char host[AGENT_SERVICE_MAX + 1];	/* host_name: this host's name, cleaned */
+	struct agent_metrics *metrics;	/* --listen; NULL: none */
 };
 
 /* At most cap - 1 bytes of path into buf; the bytes read, or -1. */
@@ -188,9 +194,10 @@ static int is_hex(int c)
  * A container's id from /proc/PID/cgroup: the last run of exactly 64
  * lowercase hex digits, as docker (/docker/ID, docker-ID.scope),
  * containerd (cri-containerd-ID.scope) and cri-o (crio-ID.scope) name
- * their cgroups.  1 if found.
+ * their cgroups.  1 if found.  *has_pod: whether it names a Kubernetes
+ * pod too (kubepod.h), its uid in pod.
  */
-static int container_id(pid_t pid, char out[65])
+static int container_id(pid_t pid, char out[65], char pod[KUBEPOD_UID_LEN + 1], int *has_pod)
 {
 	char path[64], buf[CGROUP_MAX];
 	ssize_t n;
@@ -198,6 +205,7 @@ static int container_id(pid_t pid, char out[65])
 
 	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
 	n = read_file(path, buf, sizeof(buf));
+	*has_pod = n > 0 && kubepod_uid(buf, (size_t)n, pod);
 	for (ssize_t i = 0; i < n;) {
 		ssize_t j = i;
 
@@ -244,9 +252,10 @@ static void comm_of(pid_t pid, char *out, size_t cap)
 
 static void found(struct agent *ag, pid_t pid, struct target *t)
 {
-	char service[AGENT_SERVICE_MAX + 1], cid[65];
-	int from_env = service_from_environ(ag, pid, service);
-	int has_cid = container_id(pid, cid);
+	char service[AGENT_SERVICE_MAX + 1], cid[65], pod[KUBEPOD_UID_LEN + 1],
+	     exe[AGENT_SERVICE_MAX + 1] = "";
+	int has_pod, from_env = service_from_environ(ag, pid, service);
+	int has_cid = container_id(pid, cid, pod, &has_pod);
 	struct agent_proc *p = proc_find(ag, pid);
 
 	if (!from_env)
@@ -257,9 +266,18 @@ static void found(struct agent *ag, pid_t pid, struct target *t)
 	 * Alive after the reads, it was alive through them: the pid was its.
 	 */
 	if (!procmem_alive(&t->mem)) {
-		from_env = has_cid = 0;
+		from_env = has_cid = has_pod = 0;
 		service_from_cmdline(0, t, service);
 	}
+	/* the executable held: the process's own whatever its pid is now */
+	if (t->exe_path) {
+		const char *slash = strrchr(t->exe_path, '/');
+
+		service_clean(slash ? slash + 1 : t->exe_path,
+			      strlen(slash ? slash + 1 : t->exe_path), exe);
+	}
+	if (!*exe)
+		snprintf(exe, sizeof(exe), "unknown");
 	if (p) {
 		proc_release(p);
 	} else {
@@ -272,13 +290,15 @@ static void found(struct agent *ag, pid_t pid, struct target *t)
 	memset(p, 0, sizeof(*p));
 	p->pid = pid;
 	p->t = t;
-	p->labels = has_cid ? xstrfmt("container_id=%s,pid=%d,service_name=%s", cid, (int)pid,
-				      service)
-			    : xstrfmt("pid=%d,service_name=%s", (int)pid, service);
+	p->labels = xstrfmt("%s%s%shost_name=%s,%s%s%spid=%d,process_executable_name=%s,"
+			    "service_name=%s", has_cid ? "container_id=" : "", has_cid ? cid : "",
+			    has_cid ? "," : "", ag->host, has_pod ? "k8s_pod_uid=" : "",
+			    has_pod ? pod : "", has_pod ? "," : "", (int)pid, exe, service);
 	if (ag->o->verbose)
-		fprintf(stderr, "pyrospy: found process %d (%s %s, %s): service_name=%s%s%s\n",
+		fprintf(stderr, "pyrospy: found process %d (%s %s, %s): service_name=%s%s%s%s%s\n",
 			(int)pid, target_lang_name(t->lang), t->version, t->comm, service,
-			has_cid ? " container_id=" : "", has_cid ? cid : "");
+			has_cid ? " container_id=" : "", has_cid ? cid : "",
+			has_pod ? " k8s_pod_uid=" : "", has_pod ? pod : "");
 }
 
 static void event(void *arg, enum sampler_event ev, pid_t pid, struct target *t,
@@ -288,6 +308,7 @@ static void event(void *arg, enum sampler_event ev, pid_t pid, struct target *t,
 	struct agent_proc *p;
 	char comm[64];
 
+	agent_metrics_event(ag->metrics, ev, why);
 	switch (ev) {
 	case SAMPLER_FOUND:
 		found(ag, pid, t);
@@ -403,8 +424,8 @@ static int tick(void *arg, const struct profile *prof, const struct sampler_resu
 	struct agent *ag = arg;
 
 	(void)prof;
-	(void)res;
 	window_rotate(ag, time(NULL));
+	agent_metrics_tick(ag->metrics, res, ag->np, ag->unlabelled);
 	return 0;
 }
 
@@ -413,6 +434,33 @@ static int compile(struct cli_opts *o, regex_t *re, const char *pattern, const c
 	if (!regcomp(re, pattern, REG_EXTENDED | REG_NOSUB))
 		return 0;
 	return cli_usage_error(o->cmd, "invalid pattern '%s' for %s", pattern, opt);
+}
+
+/* host_name: this host's (the UTS namespace pyrospy runs in), cleaned as a service name */
+static void agent_host_name(char out[AGENT_SERVICE_MAX + 1])
+{
+	char raw[256] = "";
+
+	if (gethostname(raw, sizeof(raw) - 1))
+		*raw = '\0';
+	raw[sizeof(raw) - 1] = '\0';
+	service_clean(raw, strlen(raw), out);
+	if (!*out)
+		snprintf(out, AGENT_SERVICE_MAX + 1, "unknown");
+}
+
+/* --listen: /metrics and /healthz served; the exit status */
+static int agent_listen(struct cli_opts *o, struct agent *ag)
+{
+	struct httpd_opts ho = { .listen = o->listen, .allow_host = o->allow_host,
+				 .nallow_host = o->nallow_host };
+	int ret;
+
+	ret = agent_metrics_start(&ag->metrics, &ho, ag->in);
+	if (!ret)	/* even with --quiet: with port 0 nothing else says where */
+		fprintf(stderr, "pyrospy: serving the agent's metrics at %s/metrics\n",
+			agent_metrics_url(ag->metrics));
+	return ret;
 }
 
 int cli_agent(struct cli_opts *o)
@@ -456,6 +504,11 @@ int cli_agent(struct cli_opts *o)
 		ret = EXIT_FAIL;	/* it said why */
 		goto out;
 	}
+	agent_host_name(ag.host);
+	if (o->listen && (ret = agent_listen(o, &ag))) {
+		ingest_stop(ag.in);
+		goto out;
+	}
 	profile_init(&ag.window);
 	window_reset(&ag);
 	ag.from = ingest_align(time(NULL));
@@ -464,6 +517,7 @@ int cli_agent(struct cli_opts *o)
 	profile_init(&p);
 	err = sampler_run(NULL, &p, &so, &res, &cli_stop_flag);
 	profile_release(&p);
+	agent_metrics_stop(ag.metrics);
 	/* the partial window too, then what is spooled, bounded in time */
 	ingest_window(ag.in, &ag.window, ag.from, ag.from + INGEST_WINDOW);
 	profile_release(&ag.window);

@@ -11,8 +11,10 @@
 
 /*
  * pyrospy agent: every Ruby and Python process of the host, each streamed
- * to o->up.server as series of its own, labelled service_name, pid and
- * container_id (see pyrospy(1), FLEET).  Runs until SIGINT or SIGTERM;
+ * to o->up.server as series of its own, labelled service_name, pid,
+ * process_executable_name, host_name, container_id and k8s_pod_uid (see
+ * pyrospy(1), FLEET); with o->listen, its /metrics and /healthz
+ * (agent_metrics.h).  Runs until SIGINT or SIGTERM;
  * returns the exit status.
  */
 int cli_agent(struct cli_opts *o);

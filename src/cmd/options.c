@@ -113,10 +113,12 @@ static const struct cmd_help cmd_helps[] = {
 	  "\n"
 	  "Profile every Ruby and Python process of the host, those in containers\n"
 	  "too, as they come and go, and stream each to the server every 10 s as\n"
-	  "series of its own, labelled service_name, pid and container_id.  Runs\n"
-	  "until SIGINT or SIGTERM; -v says each process found, skipped and forgotten.\n",
+	  "series of its own, labelled service_name, pid, container_id and more.  Runs\n"
+	  "until SIGINT or SIGTERM; -v says each process found, skipped and forgotten.\n"
+	  "--listen ADDR:PORT serves its metrics (Prometheus) and /healthz.\n",
 	  "  pyrospy agent --server http://pyroscope:4040\n"
-	  "  pyrospy agent --server http://otel:4318 --protocol otlp --exclude '^/usr/bin/'\n" },
+	  "  pyrospy agent --server http://pyroscope:4040 --listen 127.0.0.1:9464\n"
+	  "  pyrospy agent --server http://otel:4318 --protocol otlp --exclude '^/opt/'\n" },
 };
 
 static const char usage_options[] =
@@ -137,7 +139,9 @@ static const char usage_options[] =
 	"                         .svg .txt .folded .json .pb.gz .pprof .raw\n"
 	"      --raw FILE         also write every sample to FILE, a raw recording\n"
 	"      --listen ADDR:PORT where to answer (default: 127.0.0.1:6060;\n"
-	"                         0.0.0.0:PORT for every interface, PORT 0 for any)\n"
+	"                         0.0.0.0:PORT for every interface, PORT 0 for any);\n"
+	"                         agent: serve /metrics and /healthz there (default:\n"
+	"                         none)\n"
 	"      --allow-host NAME  also answer requests whose Host is NAME\n"
 	"                         (repeatable; the address reached is always taken)\n"
 	"      --idle             keep threads that are not running\n"
@@ -387,7 +391,7 @@ static unsigned int opt_cmds(int c)
 	case OPT_LOCALS: case OPT_TASKS: case OPT_JSON:
 		return CMD_DUMP;
 	case OPT_LISTEN: case OPT_ALLOW_HOST:
-		return CMD_SERVE;
+		return CMD_SERVE | CMD_AGENT;	/* the agent's: /metrics and /healthz */
 	case OPT_USER: case OPT_AS_ROOT:
 		return CMD_EXEC;
 	case OPT_MAX_MEMORY:
@@ -824,7 +828,7 @@ int cli_parse_opts(struct cli_opts *o, int argc, char **argv)
 		case OPT_LISTEN: {
 			char host[256], port[16];
 
-			if (serve_parse_listen(optarg, host, sizeof(host), port, sizeof(port)))
+			if (httpd_parse_listen(optarg, host, sizeof(host), port, sizeof(port)))
 				return cli_usage_error(
 						o->cmd, "invalid --listen '%s': want ADDR:PORT, e.g. "
 						"127.0.0.1:6060, 0.0.0.0:6060 or [::1]:6060", optarg);
@@ -832,11 +836,11 @@ int cli_parse_opts(struct cli_opts *o, int argc, char **argv)
 			break;
 		}
 		case OPT_ALLOW_HOST:
-			if (!serve_host_name_ok(optarg))
+			if (!httpd_host_name_ok(optarg))
 				return cli_usage_error(o->cmd, "invalid --allow-host '%s': want a "
 						       "host name or an IP address without port, "
 						       "e.g. profiler.internal", optarg);
-			if (o->nallow_host == SERVE_MAX_ALLOW_HOSTS)
+			if (o->nallow_host == HTTPD_MAX_ALLOW_HOSTS)
 				return cli_usage_error(o->cmd, "more than 16 --allow-host");
 			o->allow_host[o->nallow_host++] = optarg;
 			break;

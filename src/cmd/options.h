@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+#include "cmd/httpd.h"
 #include "cmd/serve.h"
 #include "upload/ingest.h"
 
@@ -35,7 +36,7 @@ struct cli_opts {
 	int full_paths;		/* --full-paths: no short paths (shortpath.h) */
 	size_t max_memory;	/* --max-memory: a profile's bound (profile.h) */
 	const char *listen;	/* serve --listen ADDR:PORT */
-	const char *allow_host[SERVE_MAX_ALLOW_HOSTS];	/* serve --allow-host NAME */
+	const char *allow_host[HTTPD_MAX_ALLOW_HOSTS];	/* serve --allow-host NAME */
 	unsigned int nallow_host;
 	char *tagset;		/* --tag as one clean tag set */
 	/* streaming to a Pyroscope server */

@@ -19,22 +19,19 @@ struct target;
  *   GET /debug/pprof/                    an index
  *
  * Every request is untrusted: its head is bounded (http.h), answered 400
- * when malformed and 408 when not received within SERVE_READ_TIMEOUT s,
+ * when malformed and 408 when not received within HTTPD_READ_TIMEOUT s,
  * 421 when its Host names another server (DNS rebinding); at most 16
  * profiles are served at once, others answered 503.  Every connection
  * that comes from anyone who can connect: an idle one (no whole request
  * head yet, or answered and not gone) gives its slot up to a new one,
- * and an address other than loopback holds at most SERVE_MAX_PER_PEER.
+ * and an address other than loopback holds at most HTTPD_MAX_PER_PEER
+ * (httpd.h, the server both serve and agent --listen use).
  */
 
 #define SERVE_DEFAULT_LISTEN "127.0.0.1:6060"
 #define SERVE_MAX_REQUESTS 16
 #define SERVE_MAX_SECONDS 300
 #define SERVE_DEFAULT_SECONDS 30
-#define SERVE_READ_TIMEOUT 5	/* seconds */
-#define SERVE_MAX_PER_PEER 8	/* connections of one address, loopback aside */
-#define SERVE_MAX_ALLOW_HOSTS 16
-#define SERVE_MAX_HOST_NAME 253
 
 struct serve_opts {
 	const char *listen;	/* "ADDR:PORT", "[V6]:PORT"; NULL: the default */
@@ -45,18 +42,6 @@ struct serve_opts {
 	size_t max_memory;	/* --max-memory: the profiles of all requests at once, 0 none */
 	int idle, gil, gvl_wait, no_gc, async_tasks, read_only, subprocesses, quiet, verbose;
 };
-
-/*
- * Split "ADDR:PORT" or "[V6]:PORT" (ADDR not empty, PORT 0 to 65535)
- * into host and port.  0, or -1 when malformed or too long.
- */
-int serve_parse_listen(const char *spec, char *host, size_t hcap, char *port, size_t pcap);
-
-/*
- * Is name fit for --allow-host: 1 to SERVE_MAX_HOST_NAME letters, digits,
- * dots and dashes, or an IPv6 literal in brackets, without a port?
- */
-int serve_host_name_ok(const char *name);
 
 /*
  * Listen, then sample t (NULL with subprocesses when pid is no

@@ -710,7 +710,9 @@ static void encode_per_process(const struct ingest_opts *o, const struct ingest_
 			c.app_name = g[i].service;
 		pid = strtol(group_tag(&g[i], "pid"), &end, 10);
 		c.pid = *end || pid <= 0 ? 0 : pid;
-		c.exe_name = NULL;
+		/* the agent's label: otlp's process.executable.name */
+		c.exe_name = *group_tag(&g[i], "process_executable_name") ?
+			     group_tag(&g[i], "process_executable_name") : NULL;
 		tail = ops->encode(&c, one, m, from, until, tail);
 	}
 	free(one);

@@ -41,6 +41,11 @@ struct ingest_stats {
 	uint64_t bytes;		/* body bytes accepted */
 	uint64_t rejected;	/* profiles the server said it rejected of requests it
 				   took (OpenTelemetry's partial success) */
+	uint64_t samples;	/* samples in the requests accepted */
+	uint64_t refused;	/* requests the server refused (dropped) */
+	uint64_t lost_full;	/* requests dropped from a full spool */
+	double failing_since;	/* CLOCK_MONOTONIC s of the first of the failed attempts
+				   since the last that did not fail; 0: none */
 	size_t spooled;		/* bytes waiting in the spool */
 	unsigned int pending;	/* requests waiting in the spool */
 	char last_error[256];	/* "" when none; never holds a secret */

@@ -621,6 +621,8 @@ static void *uploader(void *arg)
 			snprintf(in->st.last_error, sizeof(in->st.last_error), "%s", err);
 		if (res == POST_RETRY) {
 			in->st.failures++;
+			if (!in->st.failing_since)
+				in->st.failing_since = mono();
 			backoff = backoff ? backoff * 2 : in->retry_min;
 			if (backoff > in->retry_max)
 				backoff = in->retry_max;
@@ -628,10 +630,16 @@ static void *uploader(void *arg)
 			continue;
 		}
 		backoff = next = 0;
+		/* refused is failing too: the server takes none of it */
+		if (res == POST_OK || res == POST_PARTIAL)
+			in->st.failing_since = 0;
+		else if (!in->st.failing_since)
+			in->st.failing_since = mono();
 		pop(in);
 		if (res == POST_OK || res == POST_PARTIAL) {
 			in->st.requests++;
 			in->st.bytes += r->len;
+			in->st.samples += r->samples;
 		} else {
 			in->lost_refused++;
 		}
@@ -829,6 +837,8 @@ void ingest_stats(struct ingest *in, struct ingest_stats *out)
 {
 	pthread_mutex_lock(&in->lock);
 	*out = in->st;
+	out->refused = in->lost_refused;
+	out->lost_full = in->lost_full;
 	pthread_mutex_unlock(&in->lock);
 }
 
