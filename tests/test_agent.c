@@ -825,3 +825,23 @@ Test(agent, otlp_one_resource_per_process, .timeout = 60)
 	unlink(host_log);
 	unlink(errpath);
 }
+
+/*
+ * examples/agent, as far as can be checked without Kubernetes or a
+ * running systemd (tests/agent-recipe-check): the DaemonSet's and the
+ * unit's bounds (the host's PID namespace, SYS_PTRACE alone, no secret on
+ * the command line, /healthz probed where --listen is), systemd-analyze
+ * verify, and pyrospy starts the agent with their arguments.
+ */
+Test(agent, examples, .timeout = 60)
+{
+	const char *bin = getenv("PYROSPY");
+	char cmd[4096], *out;
+	int st;
+
+	snprintf(cmd, sizeof(cmd), "/usr/bin/python3 '%s/tests/agent-recipe-check' '%s' '%s' 2>&1",
+		 SRCDIR, SRCDIR, bin ? bin : BUILDDIR "/pyrospy");
+	out = test_run(cmd, &st);
+	cr_assert_eq(st, 0, "%s", out);
+	free(out);
+}
