@@ -57,6 +57,7 @@ struct agent {
 	unsigned int rate;	/* what the window's samples were asked at */
 	uint64_t ticks;		/* of them, since */
 	int64_t since;		/* the window's start, or the rate's (monotonic ns) */
+	int64_t last;		/* the last tick's end */
 	struct budget budget;	/* --max-cpu */
 	int said_over;
 	uint64_t unlabelled;	/* samples of a process not (or no longer) known */
@@ -385,9 +386,8 @@ static int64_t clock_ns(clockid_t id)
  * they kept, 1 Hz at least: each sample stands for the time the request
  * says.
  */
-static void window_hand_over(struct agent *ag)
+static void window_hand_over(struct agent *ag, int64_t now)
 {
-	int64_t now = clock_ns(CLOCK_MONOTONIC);
 	double secs = ag->since ? (double)(now - ag->since) / 1e9 : 0,
 	       asked = secs * ag->rate, kept = secs > 0 ? (double)ag->ticks / secs : 0;
 	unsigned int rate = ag->ticks >= 0.8 * asked || asked - ag->ticks < 4 ? ag->rate :
@@ -406,7 +406,7 @@ static int window_rotate(struct agent *ag, time_t now)
 
 	if (at == ag->from)
 		return 0;
-	window_hand_over(ag);
+	window_hand_over(ag, clock_ns(CLOCK_MONOTONIC));
 	ag->from = at;
 	return 1;
 }
@@ -458,14 +458,15 @@ static unsigned int pace(void *arg)
 	unsigned int was = ag->rate, rate;
 
 	/* the first tick stands for the period before it, not for finding the processes */
+	ag->last = clock_ns(CLOCK_MONOTONIC);
 	if (!ag->since)
-		ag->since = clock_ns(CLOCK_MONOTONIC) - 1000000000 / ag->rate;
+		ag->since = ag->last - 1000000000 / ag->rate;
 	ag->ticks++;
 	fresh = window_rotate(ag, time(NULL)) || !ag->window.total;
 	rate = budget_pace(&ag->budget, clock_ns(CLOCK_MONOTONIC),
 			   clock_ns(CLOCK_PROCESS_CPUTIME_ID), fresh);
 	if (rate != was) {
-		window_hand_over(ag);
+		window_hand_over(ag, clock_ns(CLOCK_MONOTONIC));
 		ag->rate = rate;
 		if (ag->o->verbose)
 			fprintf(stderr, "pyrospy: sampling %zu processes at %u Hz, was %u: the agent "
@@ -540,8 +541,11 @@ int cli_agent(struct cli_opts *o)
 	profile_init(&p);
 	err = sampler_run(NULL, &p, &so, &res, &cli_stop_flag);
 	profile_release(&p);
-	/* the partial window too, then what is spooled, bounded in time */
-	window_hand_over(&ag);
+	/*
+	 * the partial window too, up to its last tick (the sampler's end may
+	 * take long on a busy host), then what is spooled, bounded in time
+	 */
+	window_hand_over(&ag, ag.last);
 	profile_release(&ag.window);
 	if (ingest_stop(ag.in))
 		ret = EXIT_FAIL;

@@ -29,6 +29,7 @@ static void ring_reset(struct budget *b, int64_t now, int64_t cpu)
 	b->head = 0;
 	b->ring[0].at = now;
 	b->ring[0].cpu = cpu;
+	b->ring[0].ticks = b->ticks;
 }
 
 static void ring_push(struct budget *b, int64_t now, int64_t cpu)
@@ -46,6 +47,7 @@ static void ring_push(struct budget *b, int64_t now, int64_t cpu)
 	newest = (b->head + b->nring - 1) % n;
 	b->ring[newest].at = now;
 	b->ring[newest].cpu = cpu;
+	b->ring[newest].ticks = b->ticks;
 }
 
 static void set_rate(struct budget *b, unsigned int rate, int64_t now, int64_t cpu)
@@ -62,10 +64,11 @@ static void set_rate(struct budget *b, unsigned int rate, int64_t now, int64_t c
 
 unsigned int budget_pace(struct budget *b, int64_t now, int64_t cpu, int may_raise)
 {
-	double cap = b->share * (double)BUDGET_SPAN_NS / NSEC, used, per_hz, aim, want;
+	double cap = b->share * (double)BUDGET_SPAN_NS / NSEC, used, per_tick, aim, want;
 	int64_t span;
 	unsigned int w;
 
+	b->ticks++;
 	if (!b->at) {
 		b->at = now;
 		b->cpu = cpu;
@@ -93,10 +96,19 @@ unsigned int budget_pace(struct budget *b, int64_t now, int64_t cpu, int may_rai
 	if (span < MIN_SPAN_NS)
 		return b->rate;
 	used = b->used = (double)(cpu - b->ring[b->head].cpu) / (double)span;
-	per_hz = used / b->rate;
+	/*
+	 * The cost of a tick, of the ticks there were: on a busy host they
+	 * fall behind the rate asked, and the CPU they took is that of fewer
+	 * (what is spent between them, finding processes and uploading, is
+	 * counted in, as if it grew with the rate: wrong at low rates, where
+	 * the next look corrects it).
+	 */
+	per_tick = b->ticks > b->ring[b->head].ticks ?
+		   (double)(cpu - b->ring[b->head].cpu) / NSEC /
+		   (double)(b->ticks - b->ring[b->head].ticks) : 0;
 	/* the debt paid back over the next span */
 	aim = AIM * b->share - b->debt * NSEC / (double)BUDGET_SPAN_NS;
-	want = per_hz > 0 ? aim / per_hz : (double)b->max;
+	want = per_tick > 0 ? aim / per_tick : (double)b->max;
 	w = want >= b->max ? b->max : want <= BUDGET_FLOOR ? BUDGET_FLOOR : (unsigned int)want;
 	if (w < b->rate && (used > b->share || b->debt > cap / 2))
 		set_rate(b, w, now, cpu);

@@ -31,7 +31,8 @@ struct budget {
 	double debt;
 	int64_t at, cpu;	/* the last call's clocks */
 	/* the usage measured at this rate: the oldest point of the ring, since the change */
-	struct { int64_t at, cpu; } ring[8];
+	struct { int64_t at, cpu; uint64_t ticks; } ring[8];
+	uint64_t ticks;		/* calls: the ticks, whose cost the ring measures */
 	unsigned int nring, head;
 	double used;		/* the share of a core last measured */
 	int over;		/* at the floor and over the budget still */
