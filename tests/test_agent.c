@@ -630,7 +630,7 @@ Test(agent, budget, .timeout = 90)
 		free(s);
 		s = NULL;
 	}
-	cr_assert_not_null(s, "the rate never went down:\n%s", test_slurp(errpath));
+	cr_expect_not_null(s, "the rate never went down:\n%s", test_slurp(errpath));
 	free(s);
 	first = (long)time(NULL) + 1;
 	first += (10 - first % 10) % 10;
