@@ -147,13 +147,12 @@ const char *test_target_for(const struct interp *in, const char *name)
 	return b;
 }
 
-pid_t test_start(const struct interp *in, const char *const *args, char *ready, size_t cap)
+pid_t test_spawn(const struct interp *in, const char *const *args, FILE **out)
 {
 	char root[1024];
 	const char *argv[32];
 	int fds[2], n = 0;
 	pid_t pid;
-	FILE *f;
 
 	if (in->root) {
 		struct stat st;
@@ -186,9 +185,14 @@ pid_t test_start(const struct interp *in, const char *const *args, char *ready, 
 		_exit(127);
 	}
 	close(fds[1]);
-	f = fdopen(fds[0], "r");
-	cr_assert(f);
-	if (!fgets(ready, (int)cap, f)) {
+	*out = fdopen(fds[0], "r");
+	cr_assert(*out);
+	return pid;
+}
+
+void test_ready(pid_t pid, const struct interp *in, FILE *out, char *ready, size_t cap)
+{
+	if (!fgets(ready, (int)cap, out)) {
 		int status;
 
 		waitpid(pid, &status, 0);
@@ -196,6 +200,14 @@ pid_t test_start(const struct interp *in, const char *const *args, char *ready, 
 	}
 	ready[strcspn(ready, "\n")] = '\0';
 	/* keep the pipe open in a leaked FILE: closing it would SIGPIPE the target */
+}
+
+pid_t test_start(const struct interp *in, const char *const *args, char *ready, size_t cap)
+{
+	FILE *f;
+	pid_t pid = test_spawn(in, args, &f);
+
+	test_ready(pid, in, f, ready, cap);
 	return pid;
 }
 

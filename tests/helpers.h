@@ -3,6 +3,7 @@
 #define PYROSPY_TEST_HELPERS_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -43,6 +44,12 @@ const char *test_chroots(void);
  * ready (cap bytes).  Returns the pid; the test must call test_stop().
  */
 pid_t test_start(const struct interp *in, const char *const *args, char *ready, size_t cap);
+/*
+ * test_start() in two halves, to start many at once: start it, its
+ * stdout's pipe in *out; then wait for its first line into ready.
+ */
+pid_t test_spawn(const struct interp *in, const char *const *args, FILE **out);
+void test_ready(pid_t pid, const struct interp *in, FILE *out, char *ready, size_t cap);
 void test_stop(pid_t pid);
 
 /*

@@ -453,6 +453,9 @@ Test(agent, finds_labels_streams, .timeout = 60)
 		      "the killed one not counted as forgotten:\n%s", resp);
 	cr_expect_geq(metric(resp, "pyrospy_processes_skipped_total{reason=\"self\"}"), 1,
 		      "itself not counted as skipped:\n%s", resp);
+	cr_expect(metric(resp, "pyrospy_sample_rate_hz") >= 1 &&
+			  metric(resp, "pyrospy_sample_rate_hz") <= 50,
+		  "the rate (1 to -r 50, as --max-cpu keeps it):\n%s", resp);
 	cr_expect_gt(metric(resp, "process_cpu_seconds_total"), 0, "no CPU seconds:\n%s", resp);
 	cr_expect_gt(metric(resp, "process_resident_memory_bytes"), 1 << 20, "no RSS:\n%s",
 		     resp);
@@ -772,9 +775,13 @@ Test(agent, otlp_one_resource_per_process, .timeout = 60)
 	{
 		char match[96];
 		const char *args[] = { "--server", url, "--protocol", "otlp", "-v", "--match", match,
-				       NULL };
+				       "--max-cpu", "100", NULL };
 
-		/* these three only: the machine's other interpreters are not this test's */
+		/*
+		 * these three only: the machine's other interpreters are not this
+		 * test's; at 100 Hz, for samples enough in each span (the budget is
+		 * agent/budget's)
+		 */
 		snprintf(match, sizeof(match), "agentapp\\.py (a|b)$|span\\.rb 2\\.5$");
 		agent = agent_start(args, errpath);
 	}
@@ -844,4 +851,234 @@ Test(agent, examples, .timeout = 60)
 	out = test_run(cmd, &st);
 	cr_assert_eq(st, 0, "%s", out);
 	free(out);
+}
+
+/* The agent's user+system CPU so far (all its threads), from /proc/PID/stat, in seconds. */
+static double stat_cpu(pid_t pid)
+{
+	char path[64], s[1024], *p;
+	unsigned long long ut = 0, st = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "r");
+	cr_assert_not_null(f);
+	cr_assert_not_null(fgets(s, sizeof(s), f));
+	fclose(f);
+	/* past "pid (comm) ": comm may hold spaces and parentheses, the last ')' ends it */
+	p = strrchr(s, ')');
+	cr_assert_not_null(p);
+	/* fields 3 (state) to 15 (stime): utime and stime are the 14th and 15th */
+	cr_assert_eq(sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut,
+			    &st), 2);
+	return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+}
+
+/* A number after "\"key\": " in a receiver's line; -1 if none. */
+static long field(const char *line, const char *key)
+{
+	char needle[64];
+	const char *at;
+
+	snprintf(needle, sizeof(needle), "\"%s\": ", key);
+	at = strstr(line, needle);
+	return at ? atol(at + strlen(needle)) : -1;
+}
+
+#define BUDGET_TARGETS 32
+
+/* The square root of x > 0 (Newton's; the tests link no libm). */
+static double root(double x)
+{
+	double r = x > 1 ? x : 1;
+
+	for (int i = 0; i < 60; i++)
+		r = (r + x / r) / 2;
+	return r;
+}
+
+/*
+ * --max-cpu 2 (percent of a core) over 32 busy processes (Python 3.11 and
+ * 3.13, Ruby 3.1 and 3.3), which cost the agent far more at its 100 Hz
+ * (a third of a core with the sanitizers): over its first 20 s it used at
+ * most the budget and a fifth; every process was sampled, a series each,
+ * all at one rate in each window, under the 100 Hz asked in the whole
+ * windows; and the rates the requests say are those the samples were
+ * taken at: a process's samples over their rates add up to the time it
+ * was sampled.
+ */
+Test(agent, budget, .timeout = 90)
+{
+	static const struct interp mix[] = {
+		{ NULL, "/usr/bin/python3.11", TARGET_PYTHON, 3, 11 },
+		{ NULL, "/usr/bin/ruby3.1", TARGET_RUBY, 3, 1 },
+		{ "trixie", "python3.13", TARGET_PYTHON, 3, 13 },
+		{ "trixie", "ruby3.3", TARGET_RUBY, 3, 3 },
+	};
+	char log[] = "/tmp/pyrospy-agent-rx-XXXXXX", errpath[] = "/tmp/pyrospy-agent-err-XXXXXX";
+	char port[32], url[64], ready[64], tags[BUDGET_TARGETS][48], match[48];
+	pid_t rx, pid[BUDGET_TARGETS], agent;
+	FILE *out[BUDGET_TARGETS];
+	struct rusage ru;
+	double t0, cpu, elapsed, stopped;
+	long first;
+	char *s, *line, *save = NULL;
+	int fd, status, all = 0;
+
+	fd = mkstemp(log);
+	close(fd);
+	fd = mkstemp(errpath);
+	close(fd);
+	rx = test_receiver(log, NULL, port, sizeof(port));
+	t0 = now_s();
+	/*
+	 * All started, then each waited for and stopped until all are: one
+	 * by one, each would start behind the busy others.
+	 */
+	for (int i = 0; i < BUDGET_TARGETS; i++) {
+		const struct interp *in = &mix[i / (BUDGET_TARGETS / 4)];
+		const char *args[] = {
+			test_target_for(in, in->lang == TARGET_PYTHON ? "agentapp.py" : "agentapp.rb"),
+			tags[i], NULL
+		};
+
+		snprintf(tags[i], sizeof(tags[i]), "budget-%d-%d", (int)getpid(), i);
+		if (i % (BUDGET_TARGETS / 4) == 0)
+			test_use_helpers(in);
+		pid[i] = test_spawn(in, args, &out[i]);
+	}
+	for (int i = 0; i < BUDGET_TARGETS; i++) {
+		test_ready(pid[i], &mix[i / (BUDGET_TARGETS / 4)], out[i], ready, sizeof(ready));
+		kill(pid[i], SIGSTOP);
+	}
+	for (int i = 0; i < BUDGET_TARGETS; i++)
+		kill(pid[i], SIGCONT);
+	cr_log_info("agent/budget: %d targets started in %.1f s", BUDGET_TARGETS, now_s() - t0);
+	snprintf(url, sizeof(url), "http://127.0.0.1:%s", port);
+	/* these only: the machine's other interpreters are not this test's */
+	snprintf(match, sizeof(match), "budget-%d-", (int)getpid());
+	{
+		const char *args[] = { "--server", url, "--max-cpu", "2", "-v", "--match", match,
+				       NULL };
+
+		t0 = now_s();
+		agent = agent_start(args, errpath);
+	}
+	while (all < BUDGET_TARGETS && now_s() < t0 + 10)
+		for (all = 0; all < BUDGET_TARGETS && said(errpath, "found", pid[all]); all++)
+			usleep(all ? 0 : 20000);
+	cr_expect_eq(all, BUDGET_TARGETS, "%d of %d found:\n%s", all, BUDGET_TARGETS,
+		     test_slurp(errpath));
+	/*
+	 * The window judged whole: the first begun after the rate first went
+	 * down (-v says it), which the first ticks wait for the CPU to open
+	 * the 32 processes for: 1 s here, 6 s beside two busy loops.
+	 */
+	for (s = NULL; now_s() < t0 + 15; usleep(50000)) {
+		s = test_slurp(errpath);
+		if (strstr(s, "pyrospy: sampling "))
+			break;
+		free(s);
+		s = NULL;
+	}
+	cr_expect_not_null(s, "the rate never went down:\n%s", test_slurp(errpath));
+	free(s);
+	first = (long)time(NULL) + 1;
+	first += (10 - first % 10) % 10;
+	while (now_s() < t0 + 20)
+		usleep(50000);
+	cpu = stat_cpu(agent);
+	elapsed = now_s() - t0;
+	/* to the end of that window (20 to 22 s in all, here) */
+	while (time(NULL) < first + 10)
+		usleep(50000);
+	stopped = now_s() - t0;	/* SIGTERM: the last tick */
+	status = agent_stop(agent, &ru);
+	for (int i = 0; i < BUDGET_TARGETS; i++)
+		test_stop(pid[i]);
+	test_stop(rx);
+	cr_assert_eq(status, 0, "the agent failed:\n%s", test_slurp(errpath));
+	cr_log_info("agent/budget: %.3f s CPU in %.1f s, %.2f%% of a core (max RSS %ld KiB)", cpu,
+		    elapsed, cpu * 100 / elapsed, ru.ru_maxrss);
+	cr_expect_leq(cpu, elapsed * 0.02 * 1.2, "the agent used %.2f%% of a core, over 2%% + 20%%:\n%s",
+		      cpu * 100 / elapsed, test_slurp(errpath));
+
+	s = test_slurp(log);
+	cr_assert_not_null(s);
+	for (int i = 0; i < BUDGET_TARGETS; i++) {
+		const char *needle = pid_needle(pid[i]);
+		char *copy = strdup(s);
+		double secs = 0, whole = 0, d;
+		long rate_min = 0;
+		int lines = 0;
+
+		cr_assert_not_null(copy);
+		save = NULL;
+		for (line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+			long rate = field(line, "sampleRate"), from = field(line, "from");
+
+			if (!strstr(line, needle))
+				continue;
+			lines++;
+			cr_assert_gt(rate, 0, "%s", line);
+			secs += (double)field(line, "samples") / (double)rate;
+			if (i == 0)
+				cr_log_info("agent/budget: process %d, window %ld: %ld samples at %ld Hz",
+					    (int)pid[i], from, field(line, "samples"), rate);
+			if (from != first)
+				continue;
+			cr_expect_lt(rate, 100, "process %d: %ld Hz in window %ld, not under the "
+				     "asked 100", (int)pid[i], rate, from);
+			whole += (double)field(line, "samples") / (double)rate;
+			rate_min = !rate_min || rate < rate_min ? rate : rate_min;
+		}
+		free(copy);
+		cr_expect_gt(lines, 0, "process %d has no series", (int)pid[i]);
+		cr_assert_gt(rate_min, 0, "process %d has no series in window %ld", (int)pid[i], first);
+		/*
+		 * In the whole window, sampled throughout: its samples over
+		 * their rates are its 10 s.  The ticks are spaced at random,
+		 * 0.5 to 1.5 periods apart (uniform: variance P^2/12), so the
+		 * count of 10 s varies by sqrt(10 r / 12) samples, sqrt(10 /
+		 * (12 r)) s (0.46 s at 4 Hz): four of them, and a tick at either
+		 * end.  A rate said wrong (the start's 100 Hz at the budget's,
+		 * or one off by one at 2-5 Hz) is more than that.
+		 */
+		d = 4 * root(10.0 / (12.0 * (double)rate_min)) + 2.0 / (double)rate_min;
+		cr_expect(whole >= 10 - d && whole <= 10 + d,
+			  "process %d: in window %ld, its samples over their rates make %.2f s of 10 "
+			  "(+-%.2f)", (int)pid[i], first, whole, d);
+		/* and in all: no sample stood for more time than the agent ran */
+		cr_expect_leq(secs, stopped + d, "process %d: its samples over their rates make "
+			      "%.2f s, in %.1f s", (int)pid[i], secs, stopped);
+		if (i < 4)
+			cr_log_info("agent/budget: process %d: %.2f s of window %ld at %ld Hz at least, "
+				    "%.2f s in all of %.1f", (int)pid[i], whole, first, rate_min, secs,
+				    stopped);
+	}
+	/* evenly: in each window, the same rates for every process */
+	{
+		const char *needle = pid_needle(pid[0]);
+		char *copy = strdup(s);
+
+		cr_assert_not_null(copy);
+		save = NULL;
+		for (line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+			char rate[48], from[48];
+
+			if (!strstr(line, needle))
+				continue;
+			snprintf(rate, sizeof(rate), "\"sampleRate\": %ld,", field(line, "sampleRate"));
+			snprintf(from, sizeof(from), "\"from\": %ld,", field(line, "from"));
+			for (int j = 1; j < BUDGET_TARGETS; j++)
+				cr_expect_geq(series(log, (const char *[]){ rate, from, pid_needle(pid[j]),
+									NULL }, 0), 1,
+					      "process %d not at %s in window %s", (int)pid[j], rate,
+					      from);
+		}
+		free(copy);
+	}
+	free(s);
+	unlink(log);
+	unlink(errpath);
 }

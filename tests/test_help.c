@@ -172,7 +172,7 @@ static const char *value_for(const char *meta)
 		{ "SIZE", "64M" }, { "URL", "http://127.0.0.1:1" }, { "P", "ingest" },
 		{ "F", "folded" }, { "TOKEN", "t" }, { "U:P", "u:p" }, { "ID", "t" },
 		{ "'K:", "X-A: b" }, { "WHEN", "1" }, { "TID|NAME", "1" },
-		{ "RE", "nosuch" },
+		{ "RE", "nosuch" }, { "PERCENT", "50" },
 	};
 
 	for (size_t i = 0; i < sizeof(values) / sizeof(values[0]); i++)

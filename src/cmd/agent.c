@@ -22,6 +22,7 @@
 #include "proc/procmem.h"
 #include "proc/ptree.h"
 #include "proc/target.h"
+#include "sample/budget.h"
 #include "sample/sampler.h"
 #include "stack/stack.h"
 #include "stack/tags.h"
@@ -57,6 +58,12 @@ struct agent {
 	struct ingest *in;
 	struct profile window;
 	time_t from;
+	unsigned int rate;	/* what the window's samples were asked at */
+	uint64_t ticks;		/* of them, since */
+	int64_t since;		/* the window's start, or the rate's (monotonic ns) */
+	int64_t last;		/* the last tick's end */
+	struct budget budget;	/* --max-cpu */
+	int said_over;
 	uint64_t unlabelled;	/* samples of a process not (or no longer) known */
 	char host[AGENT_SERVICE_MAX + 1];	/* host_name: this host's name, cleaned */
 	struct agent_metrics *metrics;	/* --listen; NULL: none */
@@ -384,15 +391,45 @@ static void window_reset(struct agent *ag)
 	ag->window.max_bytes = ag->o->max_memory;
 }
 
-static void window_rotate(struct agent *ag, time_t now)
+static int64_t clock_ns(clockid_t id)
+{
+	struct timespec ts;
+
+	clock_gettime(id, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/*
+ * The window's samples so far, to the uploader at the rate they were
+ * taken at: the one asked, or when the ticks fell behind it by more than
+ * a fifth and 4 ticks (the agent not given the CPU, or busy opening the
+ * processes it found; fewer are the ticks' random spacing), the rate
+ * they kept, 1 Hz at least: each sample stands for the time the request
+ * says.
+ */
+static void window_hand_over(struct agent *ag, int64_t now)
+{
+	double secs = ag->since ? (double)(now - ag->since) / 1e9 : 0,
+	       asked = secs * ag->rate, kept = secs > 0 ? (double)ag->ticks / secs : 0;
+	unsigned int rate = ag->ticks >= 0.8 * asked || asked - ag->ticks < 4 ? ag->rate :
+			    kept < 1 ? 1 : (unsigned int)(kept + 0.5);
+
+	ingest_window_at(ag->in, &ag->window, ag->from, ag->from + INGEST_WINDOW, rate);
+	window_reset(ag);
+	ag->ticks = 0;
+	ag->since = now;
+}
+
+/* 1 when now is past the window: it is handed over, another begun */
+static int window_rotate(struct agent *ag, time_t now)
 {
 	time_t at = ingest_align(now);
 
 	if (at == ag->from)
-		return;
-	ingest_window(ag->in, &ag->window, ag->from, ag->from + INGEST_WINDOW);
-	window_reset(ag);
+		return 0;
+	window_hand_over(ag, clock_ns(CLOCK_MONOTONIC));
 	ag->from = at;
+	return 1;
 }
 
 /* A sample: under its process's labels, into the window. */
@@ -401,7 +438,7 @@ static void add(void *arg, const char *tags, const struct stack *st)
 	struct agent *ag = arg;
 	struct agent_proc *p = proc_find(ag, st->pid);
 
-	window_rotate(ag, time(NULL));
+	/* the window turns after a tick (pace()), never within one: its rate may change then */
 	if (!p) {
 		ag->unlabelled++;
 		return;
@@ -425,8 +462,45 @@ static int tick(void *arg, const struct profile *prof, const struct sampler_resu
 
 	(void)prof;
 	window_rotate(ag, time(NULL));
-	agent_metrics_tick(ag->metrics, res, ag->np, ag->unlabelled);
+	agent_metrics_tick(ag->metrics, res, ag->np, ag->unlabelled, ag->rate);
 	return 0;
+}
+
+/*
+ * --max-cpu, after every tick: the rate from the next tick on, raised only
+ * at a window's start (or before its first sample), lowered at once.  The
+ * window's samples so far are handed over at the rate they were taken at,
+ * the rest of it goes at the new one (see ingest_window_at()).
+ */
+static unsigned int pace(void *arg)
+{
+	struct agent *ag = arg;
+	int fresh;
+	unsigned int was = ag->rate, rate;
+
+	/* the first tick stands for the period before it, not for finding the processes */
+	ag->last = clock_ns(CLOCK_MONOTONIC);
+	if (!ag->since)
+		ag->since = ag->last - 1000000000 / ag->rate;
+	ag->ticks++;
+	fresh = window_rotate(ag, time(NULL)) || !ag->window.total;
+	rate = budget_pace(&ag->budget, clock_ns(CLOCK_MONOTONIC),
+			   clock_ns(CLOCK_PROCESS_CPUTIME_ID), fresh);
+	if (rate != was) {
+		window_hand_over(ag, clock_ns(CLOCK_MONOTONIC));
+		ag->rate = rate;
+		if (ag->o->verbose)
+			fprintf(stderr, "pyrospy: sampling %zu processes at %u Hz, was %u: the agent "
+				"used %.2f%% of a core, %s --max-cpu %g\n", ag->np, rate, was,
+				ag->budget.used * 100, rate < was ? "over" : "under",
+				ag->budget.share * 100);
+	}
+	if (ag->budget.over && !ag->said_over && ag->o->verbose)
+		fprintf(stderr, "pyrospy: over --max-cpu %g at %u Hz, the least a process is "
+			"sampled at: the agent used %.2f%% of a core for %zu processes\n",
+			ag->budget.share * 100, rate, ag->budget.used * 100, ag->np);
+	ag->said_over = ag->budget.over;
+	return rate;
 }
 
 static int compile(struct cli_opts *o, regex_t *re, const char *pattern, const char *opt)
@@ -476,6 +550,7 @@ int cli_agent(struct cli_opts *o)
 		.add = add,
 		.count_only = 1,
 		.tick = tick,
+		.pace = pace,
 		.arg = &ag,
 		.want = want,
 		.event = event,
@@ -512,14 +587,19 @@ int cli_agent(struct cli_opts *o)
 	profile_init(&ag.window);
 	window_reset(&ag);
 	ag.from = ingest_align(time(NULL));
-	cli_note(o, "profiling every Ruby and Python process at %u Hz, streaming to %s; "
-		 "Ctrl-C to stop", o->rate, o->up.server);
+	ag.rate = o->rate;
+	budget_init(&ag.budget, o->max_cpu / 100, o->rate);
+	cli_note(o, "profiling every Ruby and Python process at %u Hz at most, within %g%% of a "
+		 "core, streaming to %s; Ctrl-C to stop", o->rate, o->max_cpu, o->up.server);
 	profile_init(&p);
 	err = sampler_run(NULL, &p, &so, &res, &cli_stop_flag);
 	profile_release(&p);
 	agent_metrics_stop(ag.metrics);
-	/* the partial window too, then what is spooled, bounded in time */
-	ingest_window(ag.in, &ag.window, ag.from, ag.from + INGEST_WINDOW);
+	/*
+	 * the partial window too, up to its last tick (the sampler's end may
+	 * take long on a busy host), then what is spooled, bounded in time
+	 */
+	window_hand_over(&ag, ag.last);
 	profile_release(&ag.window);
 	up = ingest_stop(ag.in);
 	if (up < 0)
@@ -535,6 +615,12 @@ int cli_agent(struct cli_opts *o)
 			(unsigned long long)res.ticks, res.elapsed,
 			(unsigned long long)res.stacks,
 			res.ticks ? res.cpu * 1e6 / (double)res.ticks : 0.0);
+	if (o->verbose)
+		fprintf(stderr, "pyrospy: --max-cpu %g: %.2f%% of a core used, %u Hz at the end, "
+			"lowered %llu and raised %llu times, %.1f s over it at %u Hz\n", o->max_cpu,
+			res.elapsed > 0 ? res.cpu * 100 / res.elapsed : 0.0, ag.rate,
+			(unsigned long long)ag.budget.lowered, (unsigned long long)ag.budget.raised,
+			(double)ag.budget.over_ns / 1e9, BUDGET_FLOOR);
 out:
 	for (size_t i = 0; i < ag.np; i++)
 		proc_release(&ag.p[i]);

@@ -75,6 +75,7 @@ struct agent_metrics {
 	struct sampler_result res;
 	size_t processes;
 	uint64_t unlabelled;
+	unsigned int rate;	/* every process's, now */
 	int64_t last_tick;	/* monotonic ns; the start before the first */
 };
 
@@ -127,11 +128,12 @@ void agent_metrics_event(struct agent_metrics *m, enum sampler_event ev, const c
 }
 
 void agent_metrics_tick(struct agent_metrics *m, const struct sampler_result *res,
-			size_t processes, uint64_t unlabelled)
+			size_t processes, uint64_t unlabelled, unsigned int rate)
 {
 	if (!m)
 		return;
 	pthread_mutex_lock(&m->lock);
+	m->rate = rate;
 	m->res = *res;
 	m->processes = processes;
 	m->unlabelled = unlabelled;
@@ -188,6 +190,7 @@ static void metrics(struct agent_metrics *m, struct promtext *pt)
 	c.res = m->res;
 	c.processes = m->processes;
 	c.unlabelled = m->unlabelled;
+	c.rate = m->rate;
 	pthread_mutex_unlock(&m->lock);
 	ingest_stats(m->in, &st);
 	if (!getrusage(RUSAGE_SELF, &ru))
@@ -195,6 +198,8 @@ static void metrics(struct agent_metrics *m, struct promtext *pt)
 		      (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
 
 	gauge(pt, "pyrospy_processes", "Ruby and Python processes sampled now", c.processes);
+	gauge(pt, "pyrospy_sample_rate_hz",
+	      "the rate every process is sampled at now (--rate, lowered by --max-cpu)", c.rate);
 	counter(pt, "pyrospy_processes_found_total", "processes found and sampled from then on",
 		c.found);
 	by_reason(pt, "pyrospy_processes_skipped_total",

@@ -47,11 +47,12 @@ const char *agent_metrics_url(const struct agent_metrics *m);
 void agent_metrics_event(struct agent_metrics *m, enum sampler_event ev, const char *why);
 
 /*
- * The sampler's counts (its tick()), the processes held, and the samples
- * of no process known (unlabelled, not uploaded).
+ * The sampler's counts (its tick()), the processes held, the samples of
+ * no process known (unlabelled, not uploaded) and the rate every process
+ * is sampled at now (--max-cpu's).
  */
 void agent_metrics_tick(struct agent_metrics *m, const struct sampler_result *res,
-			size_t processes, uint64_t unlabelled);
+			size_t processes, uint64_t unlabelled, unsigned int rate);
 
 /* Stop serving (before in is stopped) and free m; NULL is nothing. */
 void agent_metrics_stop(struct agent_metrics *m);

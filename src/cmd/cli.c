@@ -80,6 +80,7 @@ int cli_main(int argc, char **argv)
 {
 	struct cli_opts o = {
 		.rate = DEFAULT_RATE,
+		.max_cpu = DEFAULT_MAX_CPU,
 		.max_memory = PROFILE_MAX_MEMORY,
 		.format = NULL,		/* flamegraph, or folded for -o - */
 	};

@@ -171,6 +171,9 @@ static const char usage_options[] =
 	"                         line or cgroup the extended regular expression RE\n"
 	"                         matches (default: every one)\n"
 	"      --exclude RE       agent: not those RE matches so (default: none)\n"
+	"      --max-cpu PERCENT  agent: the most of one core it may use, 0.1 to 100\n"
+	"                         (default: 1); past it, every process is sampled\n"
+	"                         at a lower rate, down to 1 Hz\n"
 	"      --user NAME        as root: run the command as user NAME\n"
 	"                         (by default: the user who ran sudo, else root)\n"
 	"      --as-root          as root: run the command as root, under sudo too\n"
@@ -289,6 +292,20 @@ static int parse_seconds(const char *s, double *out)
 	return 1;
 }
 
+/* --max-cpu: 0.1 to 100 */
+static int parse_percent(const char *s, double *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || *end || end == s || !(v >= 0.1) || v > 100)
+		return 0;
+	*out = v;
+	return 1;
+}
+
 enum {
 	OPT_IDLE = 256, OPT_GIL, OPT_THREADS, OPT_NO_TAGS, OPT_FUNCTION, OPT_SUBPROCESSES, OPT_SERVER,
 	OPT_APP_NAME, OPT_TAG, OPT_AUTH_TOKEN, OPT_BASIC_AUTH, OPT_TENANT_ID, OPT_HEADER,
@@ -296,7 +313,7 @@ enum {
 	OPT_TASKS, OPT_LISTEN, OPT_NO_GC, OPT_GVL_WAIT, OPT_ASYNC, OPT_READ_ONLY, OPT_MAX_MEMORY,
 	OPT_ALLOW_HOST,
 	OPT_USER, OPT_AS_ROOT, OPT_AUTH_TOKEN_FILE, OPT_BASIC_AUTH_FILE, OPT_JSON, OPT_FULL_PATHS,
-	OPT_FLAME_DIRECTION, OPT_MATCH, OPT_EXCLUDE,
+	OPT_FLAME_DIRECTION, OPT_MATCH, OPT_EXCLUDE, OPT_MAX_CPU,
 };
 
 static const struct option long_opts[] = {
@@ -319,6 +336,7 @@ static const struct option long_opts[] = {
 	{ "subprocesses", no_argument, NULL, OPT_SUBPROCESSES },
 	{ "match", required_argument, NULL, OPT_MATCH },
 	{ "exclude", required_argument, NULL, OPT_EXCLUDE },
+	{ "max-cpu", required_argument, NULL, OPT_MAX_CPU },
 	{ "locals", no_argument, NULL, OPT_LOCALS },
 	{ "tasks", no_argument, NULL, OPT_TASKS },
 	{ "json", no_argument, NULL, OPT_JSON },
@@ -379,7 +397,7 @@ static unsigned int opt_cmds(int c)
 		return CMD_RECORD | CMD_EXEC | CMD_TOP | CMD_SERVE;
 	case 'r': case OPT_IDLE:
 		return CMD_RECORD | CMD_EXEC | CMD_TOP | CMD_SERVE | CMD_AGENT;
-	case OPT_MATCH: case OPT_EXCLUDE:
+	case OPT_MATCH: case OPT_EXCLUDE: case OPT_MAX_CPU:
 		return CMD_AGENT;
 	/* streaming: the agent's way out */
 	case OPT_SERVER: case OPT_TAG: case OPT_AUTH_TOKEN: case OPT_BASIC_AUTH:
@@ -769,6 +787,12 @@ int cli_parse_opts(struct cli_opts *o, int argc, char **argv)
 			break;
 		case OPT_EXCLUDE:
 			o->exclude = optarg;
+			break;
+		case OPT_MAX_CPU:
+			if (!parse_percent(optarg, &o->max_cpu))
+				return cli_usage_error(
+						o->cmd, "invalid --max-cpu '%s': want 0.1 to 100 (percent "
+						"of one core)", optarg);
 			break;
 		case OPT_SERVER:
 			o->up.server = optarg;

@@ -11,6 +11,7 @@
 #include "upload/ingest.h"
 
 #define DEFAULT_RATE 100	/* -r HZ when not given */
+#define DEFAULT_MAX_CPU 1.0	/* agent --max-cpu PERCENT: the eBPF profiler's published bound */
 
 /*
  * The command line of record, exec, dump, top and serve, once parsed;
@@ -21,6 +22,7 @@ struct cli_opts {
 	pid_t pid;
 	const char *pid_of;	/* --pid-of PATTERN */
 	const char *match, *exclude;	/* agent --match RE, --exclude RE */
+	double max_cpu;		/* agent --max-cpu: percent of one core */
 	double duration;
 	unsigned int rate;
 	const char *format;

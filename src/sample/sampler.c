@@ -635,6 +635,25 @@ static int64_t anywhere(uint64_t *rng, int64_t period)
 	return jitter(rng, period) + period / 2 + 1;
 }
 
+/*
+ * opts->pace() asked for another rate: the schedule starts again at its
+ * spacing from now, and the ticks owed at the old one are not made up for
+ * at the new (they would be samples of the new rate's count taken at the
+ * old's).
+ */
+static void retune(const struct sampler_opts *opts, int64_t *period, int64_t *ideal,
+		   uint64_t *owed, uint64_t *owed_max, uint64_t *rng)
+{
+	unsigned int rate = opts->pace(opts->arg);
+
+	if (!rate || rate > opts->rate || NSEC / rate == *period)
+		return;
+	*period = NSEC / rate;
+	*owed = 0;
+	*owed_max = (uint64_t)(OWED_NS / *period) + 1;
+	*ideal = now_ns() + *period + jitter(rng, *period);
+}
+
 /* exec mode: has our child exited?  (its status stays for the caller) */
 static int child_gone(pid_t child)
 {
@@ -723,6 +742,8 @@ enum perr sampler_run(struct target *t, struct profile *p, const struct sampler_
 		}
 		if (next >= ideal)	/* this was a tick of the schedule, not one made up */
 			ideal += period + jitter(&rng, period);
+		if (opts->pace)
+			retune(opts, &period, &ideal, &owed, &owed_max, &rng);
 		now = now_ns();
 		if (end && now >= end)
 			break;

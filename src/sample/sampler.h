@@ -45,6 +45,13 @@ struct sampler_opts {
 	 * counts so far; a non-zero return stops sampling.
 	 */
 	int (*tick)(void *arg, const struct profile *p, const struct sampler_result *res);
+	/*
+	 * optional: called after every tick (its samples all handed to add()),
+	 * the rate to tick at from now on, 1 to opts->rate Hz (0: as it is):
+	 * what add() gets after it returns is sampled at that rate, what it
+	 * got before at the one before (the agent's --max-cpu).
+	 */
+	unsigned int (*pace)(void *arg);
 	void *arg;
 	/*
 	 * The agent: root is the host's init (1) and every process under it

@@ -113,6 +113,17 @@ struct ingest *ingest_start(const struct ingest_opts *o);
 void ingest_window(struct ingest *in, const struct profile *window, time_t from, time_t until);
 
 /*
+ * ingest_window() for samples taken at rate Hz, not the options' (0: at
+ * theirs): what each request says (sampleRate, a pprof's period, OTLP's
+ * period).  The agent's budget changes the rate within a window: the
+ * samples of each rate are handed over apart, for the same [from, until)
+ * (the servers add requests of a series and window up, each scaled by its
+ * own rate).
+ */
+void ingest_window_at(struct ingest *in, const struct profile *window, time_t from,
+		      time_t until, unsigned int rate);
+
+/*
  * Send what is queued (the caller hands over its partial last window
  * first), waiting at most flush_timeout seconds, then stop the thread and
  * free in.  Returns 0 when every window was delivered, else -1 after

@@ -800,9 +800,19 @@ static int spool_trim(struct ingest *in)
 
 void ingest_window(struct ingest *in, const struct profile *window, time_t from, time_t until)
 {
-	struct ingest_req *list = ingest_encode(&in->o, window, from, until), *r;
+	ingest_window_at(in, window, from, until, in->o.rate);
+}
+
+void ingest_window_at(struct ingest *in, const struct profile *window, time_t from,
+		      time_t until, unsigned int rate)
+{
+	struct ingest_opts o = in->o;	/* the thread reads only o.verbose of in->o */
+	struct ingest_req *list, *r;
 	struct ingest_win *w = xcalloc(1, sizeof(*w));
 	int say_full = 0;
+
+	o.rate = rate ? rate : in->o.rate;
+	list = ingest_encode(&o, window, from, until);
 
 	for (r = list; r; r = r->next) {
 		r->win = w;

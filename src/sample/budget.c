@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: MIT */
+#include "config.h"
+
+#include <string.h>
+
+#include "sample/budget.h"
+
+#define NSEC 1000000000ll
+#define MIN_SPAN_NS (NSEC / 2)		/* usage measured this long at least before it is judged */
+#define RING_STEP_NS (BUDGET_SPAN_NS / 8)	/* the ring's points this far apart */
+/*
+ * What a new rate aims at, of the share: the usage measured at a rate
+ * varies by some percent from one span to the next (what the targets run,
+ * uploads, the scan of /proc every second), and the share is a bound, not
+ * a mean to hover around.
+ */
+#define AIM 0.85
+
+void budget_init(struct budget *b, double share, unsigned int max)
+{
+	memset(b, 0, sizeof(*b));
+	b->share = share;
+	b->max = b->rate = max;
+}
+
+static void ring_reset(struct budget *b, int64_t now, int64_t cpu)
+{
+	b->nring = 1;
+	b->head = 0;
+	b->ring[0].at = now;
+	b->ring[0].cpu = cpu;
+	b->ring[0].ticks = b->ticks;
+}
+
+static void ring_push(struct budget *b, int64_t now, int64_t cpu)
+{
+	unsigned int n = sizeof(b->ring) / sizeof(b->ring[0]);
+	unsigned int newest = (b->head + b->nring - 1) % n;
+
+	if (now - b->ring[newest].at < RING_STEP_NS)
+		return;
+	if (b->nring < n) {
+		b->nring++;
+	} else {
+		b->head = (b->head + 1) % n;
+	}
+	newest = (b->head + b->nring - 1) % n;
+	b->ring[newest].at = now;
+	b->ring[newest].cpu = cpu;
+	b->ring[newest].ticks = b->ticks;
+}
+
+static void set_rate(struct budget *b, unsigned int rate, int64_t now, int64_t cpu)
+{
+	if (rate < b->rate)
+		b->lowered++;
+	else
+		b->raised++;
+	b->rate = rate;
+	b->over = 0;	/* not judged yet at this rate */
+	/* what was measured was at the old rate */
+	ring_reset(b, now, cpu);
+}
+
+unsigned int budget_pace(struct budget *b, int64_t now, int64_t cpu, int may_raise)
+{
+	double cap = b->share * (double)BUDGET_SPAN_NS / NSEC, used, per_tick, aim, want;
+	int64_t span;
+	unsigned int w;
+
+	b->ticks++;
+	if (!b->at) {
+		b->at = now;
+		b->cpu = cpu;
+		ring_reset(b, now, cpu);
+		return b->rate;
+	}
+	/* a clock that went back (it does not: both are monotonic) is no measure */
+	if (now < b->at || cpu < b->cpu) {
+		b->at = now;
+		b->cpu = cpu;
+		ring_reset(b, now, cpu);
+		return b->rate;
+	}
+	b->debt += ((double)(cpu - b->cpu) - b->share * (double)(now - b->at)) / NSEC;
+	if (b->debt < 0)
+		b->debt = 0;
+	if (b->debt > cap)
+		b->debt = cap;
+	if (b->over)
+		b->over_ns += (uint64_t)(now - b->at);
+	b->at = now;
+	b->cpu = cpu;
+	ring_push(b, now, cpu);
+	span = now - b->ring[b->head].at;
+	if (span < MIN_SPAN_NS)
+		return b->rate;
+	used = b->used = (double)(cpu - b->ring[b->head].cpu) / (double)span;
+	/*
+	 * The cost of a tick, of the ticks there were: on a busy host they
+	 * fall behind the rate asked, and the CPU they took is that of fewer
+	 * (what is spent between them, finding processes and uploading, is
+	 * counted in, as if it grew with the rate: wrong at low rates, where
+	 * the next look corrects it).
+	 */
+	per_tick = b->ticks > b->ring[b->head].ticks ?
+		   (double)(cpu - b->ring[b->head].cpu) / NSEC /
+		   (double)(b->ticks - b->ring[b->head].ticks) : 0;
+	/* the debt paid back over the next span */
+	aim = AIM * b->share - b->debt * NSEC / (double)BUDGET_SPAN_NS;
+	want = per_tick > 0 ? aim / per_tick : (double)b->max;
+	w = want >= b->max ? b->max : want <= BUDGET_FLOOR ? BUDGET_FLOOR : (unsigned int)want;
+	if (w < b->rate && (used > b->share || b->debt > cap / 2))
+		set_rate(b, w, now, cpu);
+	else if (may_raise && w > b->rate && (uint64_t)w * 5 >= (uint64_t)b->rate * 6 &&
+		 b->debt <= 0)
+		set_rate(b, w, now, cpu);
+	else	/* judged at the rate it was measured at */
+		b->over = b->rate == BUDGET_FLOOR && used > b->share;
+	return b->rate;
+}
