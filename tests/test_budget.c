@@ -115,3 +115,23 @@ Test(budget, floor_over_is_said)
 	cr_expect(s.b.over, "over at the floor, not said");
 	cr_expect_gt(s.b.over_ns, 5 * NSEC, "%.1f s over counted", (double)s.b.over_ns / NSEC);
 }
+
+/*
+ * A rate plainly past the share comes down within a few ticks, not after
+ * the half second a span needs: 64 busy processes at 100 Hz cost 72 % of a
+ * core (7.2 ms a tick); under a 5 % budget, 50 ms at that rate is 5 of its
+ * ticks, and it settles where the share allows (5 Hz), within it.
+ */
+Test(budget, plainly_over_lowered_at_once)
+{
+	struct sim s;
+	double used;
+
+	sim_init(&s, 0.05, 100, 0, 0.0072);
+	run(&s, 0.05, 0);
+	cr_assert_lt(s.b.rate, 100, "still at %u Hz after 50 ms", s.b.rate);
+	cr_assert_eq(s.b.lowered, 1);
+	used = run(&s, 20, 0);
+	cr_assert_leq(used, 0.05, "%.2f%% of a core", used * 100);
+	cr_assert_geq(s.b.rate, 4, "at %u Hz", s.b.rate);
+}
