@@ -653,26 +653,25 @@ Test(agent, hostile_environ, .timeout = 60)
 }
 
 /*
- * span.rb (two threads of root spans around unit_T_I, made with the
- * pyroscope/otel helper) by ruby3.4 in a container of sid, its service
- * name svc-span-rb, its output (a line per span) into out in that root;
- * unshare's pid, *app the app's.  It sleeps 2.5 s first, for the agent to
- * find it, works about 2.5 s, prints and ends.
+ * span.rb or span.py (two threads of root spans around unit_T_I, made with
+ * the pyroscope/otel helpers) by in, in a container of its root, its
+ * service name service, its output (a line per span) into out in that
+ * root; unshare's pid, *app the app's.  It sleeps 2.5 s first, for the
+ * agent to find it, works about 2.5 s, prints and ends.
  */
-static pid_t boxed_span(const char *out, pid_t *app)
+static pid_t boxed_span(const struct interp *in, const char *service, const char *out, pid_t *app)
 {
-	static const struct interp sid = { "sid", "ruby3.4", TARGET_RUBY, 3, 4 };
 	char root[1024], mount_proc[1100], cmd[1200], ready[64];
 	const char *argv[] = { "--pid", "--fork", "--kill-child", "--mount", mount_proc, "chroot",
 			       root, "/bin/sh", "-c", cmd, NULL };
 	pid_t pid;
 
-	snprintf(root, sizeof(root), "%s/sid", test_chroots());
+	snprintf(root, sizeof(root), "%s/%s", test_chroots(), in->root);
 	snprintf(mount_proc, sizeof(mount_proc), "--mount-proc=%s/proc", root);
-	snprintf(cmd, sizeof(cmd), "echo ready; exec ruby3.4 %s 2.5 >%s",
-		 test_target_for(&sid, "span.rb"), out);
-	test_use_helpers(&sid);
-	setenv("OTEL_SERVICE_NAME", "svc-span-rb", 1);
+	snprintf(cmd, sizeof(cmd), "echo ready; exec %s %s 2.5 >%s", in->bin,
+		 test_target_for(in, in->lang == TARGET_RUBY ? "span.rb" : "span.py"), out);
+	test_use_helpers(in);
+	setenv("OTEL_SERVICE_NAME", service, 1);
 	pid = test_start(&unshare, argv, ready, sizeof(ready));
 	unsetenv("OTEL_SERVICE_NAME");
 	*app = test_first_child(pid);
@@ -685,7 +684,7 @@ static pid_t boxed_span(const char *out, pid_t *app)
  * the trace id is 0, span.rb's remote parent, span_id an attribute then),
  * and carries the span's span_name, a tag read from the app.
  */
-static void span_links(const struct otlp_log *l, const char *printed)
+static void span_links(const struct otlp_log *l, const char *printed, const char *service)
 {
 	char *s = test_slurp(printed), *line, *save = NULL;
 	struct { char unit[32], span[17], trace[33]; unsigned long n; } roots[16];
@@ -703,7 +702,7 @@ static void span_links(const struct otlp_log *l, const char *printed)
 		const struct otlp_sample *p = &l->s[i];
 		char unit[32], attr[64];
 
-		if (strcmp(p->service, "svc-span-rb"))
+		if (strcmp(p->service, service))
 			continue;
 		all += p->value;
 		if (otlp_unit_of(p->stack, unit, sizeof(unit)))
@@ -725,15 +724,15 @@ static void span_links(const struct otlp_log *l, const char *printed)
 			named += strstr(p->attrs, "\"span_name\": \"unit-of-work\"") ? p->value : 0;
 		}
 	}
-	cr_log_info("agent, ruby3.4 span app: %lu samples, %lu in units linked right, %lu wrong, "
-		    "%lu with span_name", all, good, wrong, named);
-	cr_expect_eq(wrong, 0, "%lu samples linked to another span", wrong);
-	cr_expect_geq(good, 100, "only %lu samples linked to their span", good);
-	cr_expect_geq(named * 10, good * 9, "%lu of %lu samples in spans without span_name", good - named,
-		      good);
+	cr_log_info("agent, %s: %lu samples, %lu in units linked right, %lu wrong, "
+		    "%lu with span_name", service, all, good, wrong, named);
+	cr_expect_eq(wrong, 0, "%s: %lu samples linked to another span", service, wrong);
+	cr_expect_geq(good, 100, "%s: only %lu samples linked to their span", service, good);
+	cr_expect_geq(named * 10, good * 9, "%s: %lu of %lu samples in spans without span_name",
+		      service, good - named, good);
 	for (size_t k = 0; k < nroots; k++)
-		cr_expect_gt(roots[k].n, 0, "no sample of %s linked to span %s", roots[k].unit,
-			     roots[k].span);
+		cr_expect_gt(roots[k].n, 0, "%s: no sample of %s linked to span %s", service,
+			     roots[k].unit, roots[k].span);
 }
 
 /*
@@ -741,7 +740,8 @@ static void span_links(const struct otlp_log *l, const char *printed)
  * (tests/otlp-receiver, in sid): each process is a request of its own,
  * whose one resource carries its service.name, process.pid and
  * process.executable.name (the agent's process_executable_name label); a
- * Ruby app in a container, with spans, has its samples linked to them.
+ * Ruby app (3.4, sid) and a Python app (3.13, trixie) in containers, with
+ * spans, have their samples linked to them.
  */
 Test(agent, otlp_one_resource_per_process, .timeout = 60)
 {
@@ -749,8 +749,10 @@ Test(agent, otlp_one_resource_per_process, .timeout = 60)
 	const char *rx_args[] = { "/tmp/otlp-receiver", "--log", NULL, NULL };
 	char log[128], host_log[1280], dst[1280], port[32], url[64], want[2][160];
 	char errpath[] = "/tmp/pyrospy-agent-err-XXXXXX";
-	char span_out[64], span_host[1280];
-	pid_t rx, alpha, beta, agent, box, span_app;
+	static const struct interp sid = { "sid", "ruby3.4", TARGET_RUBY, 3, 4 };
+	static const struct interp trixie = { "trixie", "python3.13", TARGET_PYTHON, 3, 13 };
+	char span_out[64], span_host[2][1280];
+	pid_t rx, alpha, beta, agent, box[2], span_app[2];
 	struct rusage ru;
 	struct otlp_log l;
 	char *s, *line, *save = NULL;
@@ -768,9 +770,12 @@ Test(agent, otlp_one_resource_per_process, .timeout = 60)
 	alpha = on_host("a", "OTEL_SERVICE_NAME", "alpha");
 	beta = on_host("b", "PYROSCOPE_APPLICATION_NAME", "beta");
 	snprintf(span_out, sizeof(span_out), "/tmp/pyrospy-agent-span-%d.txt", (int)getpid());
-	snprintf(span_host, sizeof(span_host), "%s/sid%s", test_chroots(), span_out);
-	unlink(span_host);
-	box = boxed_span(span_out, &span_app);
+	snprintf(span_host[0], sizeof(span_host[0]), "%s/sid%s", test_chroots(), span_out);
+	snprintf(span_host[1], sizeof(span_host[1]), "%s/trixie%s", test_chroots(), span_out);
+	unlink(span_host[0]);
+	unlink(span_host[1]);
+	box[0] = boxed_span(&sid, "svc-span-rb", span_out, &span_app[0]);
+	box[1] = boxed_span(&trixie, "svc-span-py", span_out, &span_app[1]);
 	snprintf(url, sizeof(url), "http://127.0.0.1:%s", port);
 	{
 		char match[96];
@@ -782,27 +787,33 @@ Test(agent, otlp_one_resource_per_process, .timeout = 60)
 		 * test's; at 100 Hz, for samples enough in each span (the budget is
 		 * agent/budget's)
 		 */
-		snprintf(match, sizeof(match), "agentapp\\.py (a|b)$|span\\.rb 2\\.5$");
+		snprintf(match, sizeof(match), "agentapp\\.py (a|b)$|span\\.(rb|py) 2\\.5$");
 		agent = agent_start(args, errpath);
 	}
 	for (double t = now_s(); (!said(errpath, "found", alpha) || !said(errpath, "found", beta) ||
-				  !said(errpath, "found", span_app)) &&
+				  !said(errpath, "found", span_app[0]) ||
+				  !said(errpath, "found", span_app[1])) &&
 				 now_s() < t + 5;)
 		usleep(20000);
-	cr_expect(said(errpath, "found", span_app), "the span app not found:\n%s",
-		  test_slurp(errpath));
-	/* until the span app has printed and ended, its last window sent at SIGTERM */
-	for (double t = now_s(); kill(span_app, 0) == 0 && now_s() < t + 15;)
+	for (int i = 0; i < 2; i++)
+		cr_expect(said(errpath, "found", span_app[i]), "span app %d not found:\n%s", i,
+			  test_slurp(errpath));
+	/* until the span apps have printed and ended, their last window sent at SIGTERM */
+	for (double t = now_s();
+	     (kill(span_app[0], 0) == 0 || kill(span_app[1], 0) == 0) && now_s() < t + 15;)
 		usleep(50000);
 	cr_assert_eq(agent_stop(agent, &ru), 0, "the agent failed:\n%s", test_slurp(errpath));
-	test_stop(box);
+	test_stop(box[0]);
+	test_stop(box[1]);
 	test_stop(alpha);
 	test_stop(beta);
 	test_stop(rx);
 	otlp_log_read(host_log, &l);
-	span_links(&l, span_host);
+	span_links(&l, span_host[0], "svc-span-rb");
+	span_links(&l, span_host[1], "svc-span-py");
 	free(l.s);
-	unlink(span_host);
+	unlink(span_host[0]);
+	unlink(span_host[1]);
 	snprintf(want[0], sizeof(want[0]), "\"service.name\": \"alpha\", \"process.pid\": %d, "
 		 "\"process.executable.name\": \"python3.11\"", (int)alpha);
 	snprintf(want[1], sizeof(want[1]), "\"service.name\": \"beta\", \"process.pid\": %d, "
