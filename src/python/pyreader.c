@@ -555,7 +555,7 @@ static enum perr thread_read(struct pyreader *pr, const struct pyinterp *pi, uin
 	uint64_t task = 0, coro_frame = 0;
 	unsigned int nchain = 0;
 	struct taskstat_run run;
-	int tries, loop = 0, has_run = 0;
+	int tries, loop = 0, has_run = 0, tagged = 0;
 	enum perr err;
 
 	/* first the proof, then the state, then the frames: see taskstat_run() */
@@ -598,12 +598,13 @@ static enum perr thread_read(struct pyreader *pr, const struct pyinterp *pi, uin
 		/* no Python frames: nothing to show, no tags */
 		if (perr_is_fatal(err) ||
 		    (!err && (!st->depth ||
-			      !pyr_tags_verified(pr, pi->interp, st, tries + 1 < WALK_TRIES))))
+			      (tagged = pyr_tags_verified(pr, pi->interp, st,
+							  tries + 1 < WALK_TRIES)) <= 0)))
 			break;
 	}
 	if (err && perr_is_fatal(err))
 		return err;
-	if (err) {
+	if (err || tagged < 0) {
 		pr->stats.dropped++;
 		return PERR_OK;
 	}

@@ -525,7 +525,13 @@ static int table_held(struct pyreader *pr)
  * lives), 1 when again is set: the caller reads the thread again, the
  * table with it where it is now (the first sample knew no place for it,
  * or it moved, or it changed during the read: deb-check's one sample in
- * 200 without the app's tags, CI, 3.13); else they are not known
+ * 200 without the app's tags, CI, 3.13); else -1: the sample is
+ * dropped (a sample without the tags its thread had is a label set it did
+ * not have).  Free-threaded 3.13 showed why retrying alone is not enough:
+ * a thread preempted inside dictresize() leaves the table's new keys with
+ * no entries yet for as long as it stays off its CPU, every read of it
+ * torn (tags/held_python: 2-5 samples in 6500 kept without their tags).
+ * Only a table gone (looked for again) keeps the sample, tags not known
  * (counted).  Read before and after the pyr_walk
  * instead, as <= 3.10 did, the table showed the same set both times
  * when a span had begun and ended in between (pyrospy descheduled: CI,
@@ -560,9 +566,10 @@ int pyr_tags_verified(struct pyreader *pr, uint64_t interp, struct stack *st, in
 		st->tags = NULL;
 		return 0;
 	}
-	if (again && pr->tag_dict)
-		return 1;
-	st->tags = tags_unknown;
-	pr->stats.tags_dropped++;
-	return 0;
+	if (!pr->tag_dict) {
+		st->tags = tags_unknown;	/* the table is gone: kept, counted */
+		pr->stats.tags_dropped++;
+		return 0;
+	}
+	return again ? 1 : -1;
 }
