@@ -131,6 +131,8 @@ Test(budget, plainly_over_lowered_at_once)
 	run(&s, 0.05, 0);
 	cr_assert_lt(s.b.rate, 100, "still at %u Hz after 50 ms", s.b.rate);
 	cr_assert_eq(s.b.lowered, 1);
+	/* what -v says it used: 72 % of a core (it said 0.00 %) */
+	cr_assert(s.b.used > 0.6 && s.b.used < 0.8, "used %.4f of a core", s.b.used);
 	used = run(&s, 20, 0);
 	cr_assert_leq(used, 0.05, "%.2f%% of a core", used * 100);
 	cr_assert_geq(s.b.rate, 4, "at %u Hz", s.b.rate);
