@@ -1161,46 +1161,72 @@ Test(ingest, e2e_echoed_token_cut, .timeout = 60)
 		echoed(4096 - 107 - d, "2", d % 2 ? INGEST_PROTOCOL_INGEST : INGEST_PROTOCOL_PUSH);
 }
 
-/* Nobody listening: the flush gives up in time and says what was lost. */
-Test(ingest, unreachable)
+/*
+ * Nobody listening, in each protocol: the spool stays within its bound
+ * (the request being tried aside), the oldest windows go first, said
+ * once, and the flush gives up in time and says what was lost.
+ */
+static void unreachable(enum ingest_protocol proto)
 {
 	struct ingest_opts o = opts();
 	struct ingest_stats st;
 	struct ingest *in;
 	struct timespec a, b;
-	char *msgs = NULL;
-	size_t mlen;
+	char *msgs = NULL, lost[64];
+	size_t mlen, one = 0;
 	FILE *log = open_memstream(&msgs, &mlen);
-	time_t t0 = ingest_align(time(NULL)) - 30;
+	time_t t0 = ingest_align(time(NULL)) - 80;
 
 	o.server = "http://127.0.0.1:1";
 	o.basic_auth = "user:hunter2-password";
+	o.protocol = proto;
 	o.log = log;
 	o.retry_min = 0.1;
 	o.flush_timeout = 0.5;
-	o.spool_bytes = 300;	/* about one window */
+	o.spool_bytes = 3000;
 	in = ingest_start(&o);
-	for (int i = 0; i < 3; i++) {
+	for (int i = 0; i < 8; i++) {
 		struct profile p;
+		char stack[32];
 
 		profile_init(&p);
-		add(&p, "", "t", "main;work", 1);
+		for (int k = 0; k < 20; k++) {
+			snprintf(stack, sizeof(stack), "main;work%d;f%d", i, k);
+			add(&p, "route=/cart", "t", stack, 1);
+		}
 		ingest_window(in, &p, t0 + i * INGEST_WINDOW, t0 + (i + 1) * INGEST_WINDOW);
 		profile_release(&p);
+		ingest_stats(in, &st);
+		if (!one)
+			one = st.spooled;
+		cr_assert_leq(st.spooled, o.spool_bytes + one, "protocol %d: %zu bytes spooled",
+			      (int)proto, st.spooled);
 	}
+	cr_log_info("protocol %d: a window is %zu bytes", (int)proto, one);
+	/* a test of the bound only if a few windows fit and more do not */
+	cr_assert(one > 0 && one * 2 <= o.spool_bytes && one * 8 > o.spool_bytes,
+		  "protocol %d: a window is %zu bytes", (int)proto, one);
 	ingest_stats(in, &st);
-	cr_assert_eq(st.windows, 3);
+	cr_assert_eq(st.windows, 8);
 	cr_assert_geq(st.dropped, 1);
 	clock_gettime(CLOCK_MONOTONIC, &a);
 	cr_assert_eq(ingest_stop(in), -1);
 	clock_gettime(CLOCK_MONOTONIC, &b);
 	cr_assert_lt(b.tv_sec - a.tv_sec + (b.tv_nsec - a.tv_nsec) / 1e9, 2.0);
 	fclose(log);
-	cr_assert(strstr(msgs, "spool full"), "%s", msgs);
+	cr_assert(strstr(msgs, "spool full (3000 bytes)"), "%s", msgs);
 	cr_assert_null(strstr(strstr(msgs, "spool full") + 1, "spool full"));
-	cr_assert(strstr(msgs, "3 of 3 profile windows not delivered"), "%s", msgs);
+	snprintf(lost, sizeof(lost), "8 of 8 profile windows not delivered");
+	cr_assert(strstr(msgs, lost), "%s", msgs);
 	cr_assert_null(strstr(msgs, "hunter2"));
 	free(msgs);
+}
+
+Test(ingest, unreachable)
+{
+	unreachable(INGEST_PROTOCOL_INGEST);
+	unreachable(INGEST_PROTOCOL_PUSH);
+	unreachable(INGEST_PROTOCOL_OTLP);
 }
 
 /*
