@@ -1093,3 +1093,90 @@ Test(agent, budget, .timeout = 90)
 	unlink(log);
 	unlink(errpath);
 }
+
+/* How many times errpath says "WHAT process PID" and then has text in that line. */
+static int said_times(const char *errpath, const char *what, pid_t pid, const char *text)
+{
+	char needle[64], *s = test_slurp(errpath), *at = s;
+	size_t n = (size_t)snprintf(needle, sizeof(needle), "%s process %d ", what, (int)pid);
+	int times = 0;
+
+	while (at && (at = strstr(at, needle))) {
+		char *eol = strchr(at, '\n');
+
+		if (eol)
+			*eol = '\0';
+		times += strstr(at, text) != NULL;
+		at = eol ? eol + 1 : at + n;
+	}
+	free(s);
+	return times;
+}
+
+/*
+ * --max-memory bounds the agent as a whole: a quarter for its window, a
+ * quarter for the spool, and no process is opened while its resident set
+ * is at the other half.  At 2M, less than the agent needs to start, three
+ * busy Python processes it matches are put off: each said once with -v
+ * though looked at again every second, counted under reason "memory" in
+ * /metrics, none found or sampled, nothing sent, exit 0.  (The code
+ * before took all three.)
+ */
+Test(agent, max_memory_puts_off, .timeout = 60)
+{
+	char log[] = "/tmp/pyrospy-agent-rx-XXXXXX", errpath[] = "/tmp/pyrospy-agent-err-XXXXXX";
+	char port[32], url[64], tags[3][48], match[48];
+	pid_t rx, pid[3], agent;
+	struct rusage ru;
+	long requests, samples;
+	char *body, *err;
+	int fd, mport, st;
+	double t0;
+
+	fd = mkstemp(log);
+	close(fd);
+	fd = mkstemp(errpath);
+	close(fd);
+	rx = test_receiver(log, NULL, port, sizeof(port));
+	for (int i = 0; i < 3; i++) {
+		snprintf(tags[i], sizeof(tags[i]), "maxmem-%d-%d", (int)getpid(), i);
+		pid[i] = on_host(tags[i], NULL, NULL);
+	}
+	snprintf(url, sizeof(url), "http://127.0.0.1:%s", port);
+	snprintf(match, sizeof(match), "maxmem-%d-", (int)getpid());
+	{
+		const char *args[] = { "--server", url, "-v", "--match", match, "--max-memory", "2M",
+				       "--listen", "127.0.0.1:0", NULL };
+
+		agent = agent_start(args, errpath);
+	}
+	mport = metrics_port(errpath);
+	/* three looks at /proc at least, a second apart */
+	for (t0 = now_s(); now_s() < t0 + 3.5;)
+		usleep(100000);
+	body = agent_get(mport, "/metrics");
+	cr_expect_eq(metric(body, "pyrospy_processes"), 0, "%s", body);
+	cr_expect_eq(metric(body, "pyrospy_processes_found_total"), 0, "%s", body);
+	cr_expect_eq(metric(body, "pyrospy_processes_skipped_total{reason=\"memory\"}"), 3, "%s",
+		     body);
+	cr_expect_eq(metric(body, "pyrospy_samples_total"), 0, "%s", body);
+	free(body);
+	st = agent_stop(agent, &ru);
+	for (int i = 0; i < 3; i++)
+		test_stop(pid[i]);
+	test_stop(rx);
+	err = test_slurp(errpath);
+	cr_log_info("%s", err);
+	cr_expect_eq(st, 0, "exit %d:\n%s", st, err);
+	for (int i = 0; i < 3; i++) {
+		cr_expect_eq(said_times(errpath, "skipped", pid[i],
+					": the agent's memory is at half its --max-memory"), 1,
+			     "process %d:\n%s", (int)pid[i], err);
+		cr_expect_not(said(errpath, "found", pid[i]), "process %d:\n%s", (int)pid[i], err);
+	}
+	received(log, &requests, &samples);
+	cr_expect_eq(samples, 0, "%ld samples sent in %ld requests", samples, requests);
+	free(err);
+	unlink(log);
+	unlink(errpath);
+}

@@ -346,6 +346,19 @@ static int matches(const regex_t *re, const char *exe, const char *cmdline, cons
 	       !regexec(re, cgroup, 0, NULL, 0);
 }
 
+/*
+ * --max-memory, the agent's as a whole: a quarter for the window, a
+ * quarter for the spool, and while its resident set is under the other
+ * half, another process may be opened; else it is put off a second.
+ */
+static int room(struct agent *ag, const char **why)
+{
+	if (agent_rss_bytes() < ag->o->max_memory / 2)
+		return SAMPLER_WANT;
+	*why = AGENT_MEMORY_FULL;
+	return SAMPLER_WANT_LATER;
+}
+
 static int want(void *arg, pid_t pid, const char **why)
 {
 	struct agent *ag = arg;
@@ -356,14 +369,14 @@ static int want(void *arg, pid_t pid, const char **why)
 
 	if (pid == ag->self) {
 		*why = "pyrospy itself";
-		return 0;
+		return SAMPLER_SKIP;
 	}
 	if (ptree_parent(pid) == ag->self) {
 		*why = "a child of pyrospy's";
-		return 0;
+		return SAMPLER_SKIP;
 	}
 	if (!ag->has_match && !ag->has_exclude)
-		return 1;
+		return room(ag, why);
 	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
 	n = readlink(path, raw, sizeof(raw) - 1);
 	utf8_sanitize(exe, sizeof(exe), raw, n > 0 ? (size_t)n : 0);
@@ -375,20 +388,20 @@ static int want(void *arg, pid_t pid, const char **why)
 	m = !ag->has_match || matches(&ag->match, exe, cmdline, cgroup);
 	if (!m) {
 		*why = "not matched by --match";
-		return 0;
+		return SAMPLER_SKIP;
 	}
 	if (ag->has_exclude && matches(&ag->exclude, exe, cmdline, cgroup)) {
 		*why = "excluded by --exclude";
-		return 0;
+		return SAMPLER_SKIP;
 	}
-	return 1;
+	return room(ag, why);
 }
 
 static void window_reset(struct agent *ag)
 {
 	profile_release(&ag->window);
 	profile_init(&ag->window);
-	ag->window.max_bytes = ag->o->max_memory;
+	ag->window.max_bytes = ag->o->max_memory / 4;	/* see room() */
 }
 
 static int64_t clock_ns(clockid_t id)
@@ -573,6 +586,7 @@ int cli_agent(struct cli_opts *o)
 	ag.environ = xmalloc(AGENT_ENVIRON_MAX);
 	o->up.spy_name = "pyrospy";
 	o->up.per_process = 1;
+	o->up.spool_bytes = o->max_memory / 4;
 	o->up.log = stderr;
 	ag.in = ingest_start(&o->up);
 	if (!ag.in) {

@@ -32,6 +32,7 @@ static const struct {
 	{ "excluded by --exclude", "excluded" },
 	{ "gone", "gone" },
 	{ "its memory maps are past pyrospy's bounds", "maps_too_big" },
+	{ AGENT_MEMORY_FULL, "memory" },
 };
 
 static const char *const perr_labels[PERR__COUNT] = {
@@ -55,7 +56,7 @@ static const char *const perr_labels[PERR__COUNT] = {
 
 /* Each label once: the series of a counter by reason. */
 static const char *const labels[] = {
-	"self", "own_child", "not_matched", "excluded", "gone", "maps_too_big",
+	"self", "own_child", "not_matched", "excluded", "gone", "maps_too_big", "memory",
 	"out_of_memory", "io_error", "exited", "permission", "bad_address", "short_read",
 	"not_interpreter", "unsupported", "not_found", "inconsistent", "too_big",
 	"not_initialised", "unsafe_path", "refused", "other",
@@ -141,8 +142,7 @@ void agent_metrics_tick(struct agent_metrics *m, const struct sampler_result *re
 	pthread_mutex_unlock(&m->lock);
 }
 
-/* The resident set, bytes: /proc/self/statm's second field. */
-static uint64_t rss_bytes(void)
+uint64_t agent_rss_bytes(void)
 {
 	unsigned long long size, resident;
 	FILE *f = fopen("/proc/self/statm", "re");
@@ -242,30 +242,36 @@ static void metrics(struct agent_metrics *m, struct promtext *pt)
 			"user and system CPU time the agent spent, seconds");
 	promtext_f64(pt, "process_cpu_seconds_total", NULL, NULL, cpu);
 	gauge(pt, "process_resident_memory_bytes", "the agent's resident memory, bytes",
-	      rss_bytes());
+	      agent_rss_bytes());
+}
+
+int agent_health(int64_t now, int64_t last_tick, double failing_since, char *msg, size_t cap)
+{
+	double failing = failing_since ? (double)now / NSEC - failing_since : 0;
+
+	if (now - last_tick > (int64_t)AGENT_HEALTH_TICK * NSEC) {
+		snprintf(msg, cap, "no sampling tick for %lld s",
+			 (long long)((now - last_tick) / NSEC));
+		return 1;
+	}
+	if (failing > AGENT_HEALTH_UPLOAD) {
+		snprintf(msg, cap, "every upload failing for %.0f s", failing);
+		return 1;
+	}
+	return 0;
 }
 
 /* Why the agent is not healthy, in msg; 0 when it is. */
 static int unhealthy(struct agent_metrics *m, char *msg, size_t cap)
 {
 	struct ingest_stats st;
-	int64_t now = mono_ns(), last;
-	double failing;
+	int64_t last;
 
 	pthread_mutex_lock(&m->lock);
 	last = m->last_tick;
 	pthread_mutex_unlock(&m->lock);
-	if (now - last > (int64_t)AGENT_HEALTH_TICK * NSEC) {
-		snprintf(msg, cap, "no sampling tick for %lld s", (long long)((now - last) / NSEC));
-		return 1;
-	}
 	ingest_stats(m->in, &st);
-	failing = st.failing_since ? (double)now / NSEC - st.failing_since : 0;
-	if (failing > AGENT_HEALTH_UPLOAD) {
-		snprintf(msg, cap, "every upload failing for %.0f s", failing);
-		return 1;
-	}
-	return 0;
+	return agent_health(mono_ns(), last, st.failing_since, msg, cap);
 }
 
 static int path_is(const struct http_req *req, const char *path)

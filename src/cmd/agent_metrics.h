@@ -32,6 +32,10 @@ struct ingest;
 #define AGENT_HEALTH_TICK 10	/* seconds without a tick: sampling is stuck */
 #define AGENT_HEALTH_UPLOAD 120	/* seconds of failed attempts only: uploads are failing */
 
+/* why a process is put off (looked at again a second later): label "memory" */
+#define AGENT_MEMORY_FULL "the agent's memory is at half its --max-memory"
+
+
 struct agent_metrics;
 
 /*
@@ -56,6 +60,16 @@ void agent_metrics_tick(struct agent_metrics *m, const struct sampler_result *re
 
 /* Stop serving (before in is stopped) and free m; NULL is nothing. */
 void agent_metrics_stop(struct agent_metrics *m);
+
+/*
+ * /healthz's answer at now (CLOCK_MONOTONIC ns), the last tick then (ns)
+ * and the uploads failing since (CLOCK_MONOTONIC s, 0: not failing): 0
+ * healthy, else 1 and why in msg.
+ */
+int agent_health(int64_t now, int64_t last_tick, double failing_since, char *msg, size_t cap);
+
+/* The agent's resident set, bytes (/proc/self/statm's second field); 0: unknown. */
+uint64_t agent_rss_bytes(void);
 
 /* The label value of a reason (event()'s why): one of a fixed set, "other" else. */
 const char *agent_metrics_reason(const char *why);

@@ -165,7 +165,7 @@ static const char usage_options[] =
 	"                         callees under it) or up (the root at the bottom)\n"
 	"      --max-memory SIZE  the most a profile's names and stacks may hold, 1M to\n"
 	"                         64G (default: 256M); past it, new stacks are counted\n"
-	"                         in [other] frames\n"
+	"                         in [other] frames; agent: its memory as a whole\n"
 	"      --subprocesses     also profile the Ruby and Python processes it starts\n"
 	"      --match RE         agent: only the processes whose executable, command\n"
 	"                         line or cgroup the extended regular expression RE\n"

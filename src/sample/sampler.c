@@ -132,6 +132,7 @@ struct tried {
 	pid_t pid;
 	char exe[256];
 	int64_t until;
+	int64_t again;	/* 0, or when a process want() put off is looked at again */
 };
 
 struct run {
@@ -286,7 +287,8 @@ static int known(struct run *run, pid_t pid)
 	for (size_t i = 0; i < run->ntried; i++)
 		if (run->tried[i].pid == pid)
 			return !strcmp(run->tried[i].exe, exe) &&
-			       (!run->tried[i].until || now_ns() >= run->tried[i].until);
+			       (!run->tried[i].until || now_ns() >= run->tried[i].until) &&
+			       (!run->tried[i].again || now_ns() < run->tried[i].again);
 	return 0;
 }
 
@@ -303,6 +305,7 @@ static int forget_tried(struct run *run, pid_t pid, const char *exe, int64_t unt
 			/* another image: a window of its own */
 			if (other)
 				run->tried[i].until = until;
+			run->tried[i].again = 0;
 			snprintf(run->tried[i].exe, sizeof(run->tried[i].exe), "%s", exe);
 			return other;
 		}
@@ -313,6 +316,7 @@ static int forget_tried(struct run *run, pid_t pid, const char *exe, int64_t unt
 	}
 	run->tried[run->ntried].pid = pid;
 	run->tried[run->ntried].until = until;
+	run->tried[run->ntried].again = 0;
 	snprintf(run->tried[run->ntried].exe, sizeof(run->tried[0].exe), "%s", exe);
 	run->ntried++;
 	return 1;
@@ -357,15 +361,29 @@ static void consider(struct run *run, pid_t pid, const pid_t *pids, int n,
 	struct slot *sl;
 	enum perr err;
 	const char *why = NULL;
+	int w;
 
-	if (run->opts->want && !run->opts->want(run->opts->arg, pid, &why)) {
+	if (run->opts->want && (w = run->opts->want(run->opts->arg, pid, &why)) != SAMPLER_WANT) {
 		char exe[256];
+		int said;
 
 		exe_of(pid, exe, sizeof(exe));
-		if (forget_tried(run, pid, exe, 0))
+		said = !forget_tried(run, pid, exe, 0);
+		/* put off: said once, looked at again in a while (the entry is the last one found) */
+		if (w == SAMPLER_WANT_LATER)
+			for (size_t i = 0; i < run->ntried; i++)
+				if (run->tried[i].pid == pid)
+					run->tried[i].again = now_ns() + SAMPLER_AGAIN_NS;
+		if (!said)
 			event(run, SAMPLER_SKIPPED, pid, NULL, why);
 		return;
 	}
+	/* one put off before: its next reason (or none) is said as for a new one */
+	for (size_t i = 0; i < run->ntried; i++)
+		if (run->tried[i].pid == pid && run->tried[i].again) {
+			run->tried[i] = run->tried[--run->ntried];
+			break;
+		}
 	/* opened in place: the target points into itself */
 	sl = slot_add(run, NULL);
 	err = target_open(&sl->own, pid);

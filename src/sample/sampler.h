@@ -20,6 +20,15 @@ enum sampler_event {
 	SAMPLER_FORGOTTEN,	/* sampled no more (ended, or exec()'d away): why */
 };
 
+/* What opts->want() says of a process found. */
+enum {
+	SAMPLER_SKIP,		/* left alone until it exec()s */
+	SAMPLER_WANT,		/* opened */
+	SAMPLER_WANT_LATER,	/* left alone for now, asked again SAMPLER_AGAIN_NS later */
+};
+
+#define SAMPLER_AGAIN_NS 1000000000LL
+
 struct sampler_opts {
 	unsigned int rate;	/* Hz */
 	double duration;	/* seconds, 0 = until stopped */
@@ -61,8 +70,10 @@ struct sampler_opts {
 	 */
 	int fleet;
 	/*
-	 * optional, with root: whether pid, found, is to be opened at all
-	 * (0: skipped, *why said, and not asked again until it exec()s).
+	 * optional, with root: whether pid, found, is to be opened at all:
+	 * SAMPLER_WANT, else skipped and *why said once: SAMPLER_SKIP, not
+	 * asked again until it exec()s; SAMPLER_WANT_LATER, asked again
+	 * SAMPLER_AGAIN_NS later (and so on, said once, until it is wanted).
 	 */
 	int (*want)(void *arg, pid_t pid, const char **why);
 	/*
