@@ -200,6 +200,19 @@ static int agent_stop(pid_t pid, struct rusage *ru)
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
+/* The files log (the receiver's) and errpath (the agent's stderr) made, and the receiver started. */
+static pid_t receiver_files(char *log, char *errpath, char *port, size_t cap)
+{
+	int fd = mkstemp(log);
+
+	cr_assert(fd >= 0);
+	close(fd);
+	fd = mkstemp(errpath);
+	cr_assert(fd >= 0);
+	close(fd);
+	return test_receiver(log, NULL, port, cap);
+}
+
 /* Has the agent said "WHAT process PID" (found, forgot) in errpath? */
 static int said(const char *errpath, const char *what, pid_t pid)
 {
@@ -347,14 +360,10 @@ Test(agent, finds_labels_streams, .timeout = 60)
 	struct rusage ru;
 	double t0, t, killed, ticks0, t_ticks0, ticks1;
 	long after, rx_requests, rx_samples;
-	int fd, status, mport, slow;
+	int status, mport, slow;
 	size_t len;
 
-	fd = mkstemp(log);
-	close(fd);
-	fd = mkstemp(errpath);
-	close(fd);
-	rx = test_receiver(log, NULL, port, sizeof(port));
+	rx = receiver_files(log, errpath, port, sizeof(port));
 	c1 = boxed(&trixie, "agentapp.py", "in-trixie", "OTEL_SERVICE_NAME", "svc-trixie", &a1);
 	c2 = boxed(&sid, "agentapp.rb", "in-sid", "PYROSCOPE_APPLICATION_NAME", "svc-sid", &a2);
 	c3 = boxed(&bullseye, "agentapp.py", "in-bullseye", "OTEL_SERVICE_NAME", "svc-bullseye",
@@ -558,13 +567,8 @@ Test(agent, hostile_environ, .timeout = 60)
 	pid_t rx, target, agent;
 	char *out, *rxlog;
 	size_t k = 0, n = 0;
-	int fd;
 
-	fd = mkstemp(log);
-	close(fd);
-	fd = mkstemp(errpath);
-	close(fd);
-	rx = test_receiver(log, NULL, port, sizeof(port));
+	rx = receiver_files(log, errpath, port, sizeof(port));
 	snprintf(code, sizeof(code), "print('ready', flush=True)\n# %s\nwhile True: pass\n",
 		 marker);
 	/* \e[31m{evil}=,x\n then A... : what a series name must never carry */
@@ -934,13 +938,9 @@ Test(agent, budget, .timeout = 90)
 	double t0, cpu, elapsed, stopped;
 	long first;
 	char *s, *line, *save = NULL;
-	int fd, status, all = 0;
+	int status, all = 0;
 
-	fd = mkstemp(log);
-	close(fd);
-	fd = mkstemp(errpath);
-	close(fd);
-	rx = test_receiver(log, NULL, port, sizeof(port));
+	rx = receiver_files(log, errpath, port, sizeof(port));
 	t0 = now_s();
 	/*
 	 * All started, then each waited for and stopped until all are: one
@@ -1130,14 +1130,10 @@ Test(agent, max_memory_puts_off, .timeout = 60)
 	struct rusage ru;
 	long requests, samples;
 	char *body, *err;
-	int fd, mport, st;
+	int mport, st;
 	double t0;
 
-	fd = mkstemp(log);
-	close(fd);
-	fd = mkstemp(errpath);
-	close(fd);
-	rx = test_receiver(log, NULL, port, sizeof(port));
+	rx = receiver_files(log, errpath, port, sizeof(port));
 	for (int i = 0; i < 3; i++) {
 		snprintf(tags[i], sizeof(tags[i]), "maxmem-%d-%d", (int)getpid(), i);
 		pid[i] = on_host(tags[i], NULL, NULL);

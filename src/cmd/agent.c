@@ -473,8 +473,7 @@ static int tick(void *arg, const struct profile *prof, const struct sampler_resu
 {
 	struct agent *ag = arg;
 
-	(void)prof;
-	window_rotate(ag, time(NULL));
+	(void)prof;	/* the window turns in pace(), after every tick */
 	agent_metrics_tick(ag->metrics, res, ag->np, ag->unlabelled, ag->rate);
 	return 0;
 }
