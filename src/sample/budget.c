@@ -105,7 +105,10 @@ unsigned int budget_pace(struct budget *b, int64_t now, int64_t cpu, int may_rai
 		per_tick = (double)(cpu - b->ring[b->head].cpu) / NSEC /
 			   (double)(b->ticks - b->ring[b->head].ticks);
 		if (per_tick * b->rate > 2 * b->share) {
-			b->used = per_tick * b->rate;	/* what -v says: the share at this rate */
+			/* what -v says: the share of a core since the first tick */
+			if (now > b->ring[b->head].at)
+				b->used = (double)(cpu - b->ring[b->head].cpu) /
+					  (double)(now - b->ring[b->head].at);
 			want = AIM * b->share / per_tick;
 			w = want <= BUDGET_FLOOR ? BUDGET_FLOOR : (unsigned int)want;
 			if (w < b->rate)
