@@ -35,7 +35,6 @@ struct ingest;
 /* why a process is put off (looked at again a second later): label "memory" */
 #define AGENT_MEMORY_FULL "the agent's memory is at half its --max-memory"
 
-
 struct agent_metrics;
 
 /*

@@ -273,8 +273,18 @@ static void exe_of(pid_t pid, char *exe, size_t cap)
 	exe[n > 0 ? n : 0] = '\0';
 }
 
+/* pid's entry in the list of processes looked at and left, or NULL */
+static struct tried *tried_of(struct run *run, pid_t pid)
+{
+	for (size_t i = 0; i < run->ntried; i++)
+		if (run->tried[i].pid == pid)
+			return &run->tried[i];
+	return NULL;
+}
+
 static int known(struct run *run, pid_t pid)
 {
+	const struct tried *tr;
 	char exe[256];
 
 	/* a slot's process ended: a new one on its pid is another process */
@@ -284,12 +294,9 @@ static int known(struct run *run, pid_t pid)
 			return 1;
 	exe_of(pid, exe, sizeof(exe));
 	/* a shell that became python by exec() is worth another look */
-	for (size_t i = 0; i < run->ntried; i++)
-		if (run->tried[i].pid == pid)
-			return !strcmp(run->tried[i].exe, exe) &&
-			       (!run->tried[i].until || now_ns() >= run->tried[i].until) &&
-			       (!run->tried[i].again || now_ns() < run->tried[i].again);
-	return 0;
+	tr = tried_of(run, pid);
+	return tr && !strcmp(tr->exe, exe) && (!tr->until || now_ns() >= tr->until) &&
+	       (!tr->again || now_ns() < tr->again);
 }
 
 /*
@@ -361,29 +368,26 @@ static void consider(struct run *run, pid_t pid, const pid_t *pids, int n,
 	struct slot *sl;
 	enum perr err;
 	const char *why = NULL;
+	struct tried *tr;
 	int w;
 
 	if (run->opts->want && (w = run->opts->want(run->opts->arg, pid, &why)) != SAMPLER_WANT) {
 		char exe[256];
-		int said;
+		int new;
 
 		exe_of(pid, exe, sizeof(exe));
-		said = !forget_tried(run, pid, exe, 0);
-		/* put off: said once, looked at again in a while (the entry is the last one found) */
+		new = forget_tried(run, pid, exe, 0);
+		/* put off: said once, looked at again in a while */
 		if (w == SAMPLER_WANT_LATER)
-			for (size_t i = 0; i < run->ntried; i++)
-				if (run->tried[i].pid == pid)
-					run->tried[i].again = now_ns() + SAMPLER_AGAIN_NS;
-		if (!said)
+			tried_of(run, pid)->again = now_ns() + SAMPLER_AGAIN_NS;
+		if (new)
 			event(run, SAMPLER_SKIPPED, pid, NULL, why);
 		return;
 	}
 	/* one put off before: its next reason (or none) is said as for a new one */
-	for (size_t i = 0; i < run->ntried; i++)
-		if (run->tried[i].pid == pid && run->tried[i].again) {
-			run->tried[i] = run->tried[--run->ntried];
-			break;
-		}
+	tr = tried_of(run, pid);
+	if (tr && tr->again)
+		*tr = run->tried[--run->ntried];
 	/* opened in place: the target points into itself */
 	sl = slot_add(run, NULL);
 	err = target_open(&sl->own, pid);
