@@ -601,7 +601,8 @@ int cli_agent(struct cli_opts *o)
 	window_reset(&ag);
 	ag.from = ingest_align(time(NULL));
 	ag.rate = o->rate;
-	budget_init(&ag.budget, o->max_cpu / 100, o->rate);
+	budget_init(&ag.budget, o->max_cpu / 100, o->rate, clock_ns(CLOCK_MONOTONIC),
+		    clock_ns(CLOCK_PROCESS_CPUTIME_ID));
 	cli_note(o, "profiling every Ruby and Python process at %u Hz at most, within %g%% of a "
 		 "core, streaming to %s; Ctrl-C to stop", o->rate, o->max_cpu, o->up.server);
 	profile_init(&p);

@@ -17,11 +17,13 @@
 #define AIM 0.85
 #define EARLY_TICKS 3		/* ticks that tell a rate plainly too high */
 
-void budget_init(struct budget *b, double share, unsigned int max)
+void budget_init(struct budget *b, double share, unsigned int max, int64_t now_ns, int64_t cpu_ns)
 {
 	memset(b, 0, sizeof(*b));
 	b->share = share;
 	b->max = b->rate = max;
+	b->at = now_ns;
+	b->cpu = cpu_ns;
 }
 
 static void ring_reset(struct budget *b, int64_t now, int64_t cpu)
@@ -65,19 +67,13 @@ static void set_rate(struct budget *b, unsigned int rate, int64_t now, int64_t c
 
 unsigned int budget_pace(struct budget *b, int64_t now, int64_t cpu, int may_raise)
 {
-	double cap = b->share * (double)BUDGET_SPAN_NS / NSEC, used, per_tick, aim, want;
+	double cap = b->share * BUDGET_DEBT_S, used, per_tick, aim, want;
 	int64_t span;
 	unsigned int w;
 
-	b->ticks++;
-	if (!b->at) {
-		b->at = now;
-		b->cpu = cpu;
-		ring_reset(b, now, cpu);
-		return b->rate;
-	}
 	/* a clock that went back (it does not: both are monotonic) is no measure */
 	if (now < b->at || cpu < b->cpu) {
+		b->ticks++;
 		b->at = now;
 		b->cpu = cpu;
 		ring_reset(b, now, cpu);
@@ -92,6 +88,11 @@ unsigned int budget_pace(struct budget *b, int64_t now, int64_t cpu, int may_rai
 		b->over_ns += (uint64_t)(now - b->at);
 	b->at = now;
 	b->cpu = cpu;
+	/* the ring measures ticks: from the first, the start's cost in the debt only */
+	if (++b->ticks == 1) {
+		ring_reset(b, now, cpu);
+		return b->rate;
+	}
 	ring_push(b, now, cpu);
 	span = now - b->ring[b->head].at;
 	/*
@@ -132,7 +133,7 @@ unsigned int budget_pace(struct budget *b, int64_t now, int64_t cpu, int may_rai
 	aim = AIM * b->share - b->debt * NSEC / (double)BUDGET_SPAN_NS;
 	want = per_tick > 0 ? aim / per_tick : (double)b->max;
 	w = want >= b->max ? b->max : want <= BUDGET_FLOOR ? BUDGET_FLOOR : (unsigned int)want;
-	if (w < b->rate && (used > b->share || b->debt > cap / 2))
+	if (w < b->rate && (used > b->share || b->debt > b->share * (double)BUDGET_SPAN_NS / NSEC / 2))
 		set_rate(b, w, now, cpu);
 	else if (may_raise && w > b->rate && (uint64_t)w * 5 >= (uint64_t)b->rate * 6 &&
 		 b->debt <= 0)

@@ -18,15 +18,24 @@
 
 #define BUDGET_FLOOR	1	/* Hz: never lower (every process keeps a sample a second) */
 #define BUDGET_SPAN_NS	(5 * 1000000000ll)	/* the window the share holds over */
+/*
+ * The most CPU owed, in seconds of the share: what is spent past it, the
+ * start (opening every process before the first tick) included, is paid
+ * back up to this much; past it (a burst of thousands of new processes)
+ * the rest is forgiven, rather than keeping every process at the floor for
+ * minutes.
+ */
+#define BUDGET_DEBT_S	30
 
 struct budget {
 	double share;		/* of one core, 0.001 to 1 */
 	unsigned int max;	/* --rate: never higher */
 	unsigned int rate;	/* now */
 	/*
-	 * CPU seconds owed: spent past the share, at most a span's share of
-	 * them (a debt paid back over the next span), never below 0: time
-	 * under the budget is no licence to go over it later.
+	 * CPU seconds owed: spent past the share since budget_init(), at
+	 * most BUDGET_DEBT_S seconds' share of them (paid back over the next
+	 * span, as far as the floor lets), never below 0: time under the
+	 * budget is no licence to go over it later.
 	 */
 	double debt;
 	int64_t at, cpu;	/* the last call's clocks */
@@ -40,8 +49,12 @@ struct budget {
 	uint64_t over_ns;	/* time spent over the budget at the floor */
 };
 
-/* share: of one core (--max-cpu / 100); max: the asked rate, where it starts. */
-void budget_init(struct budget *b, double share, unsigned int max);
+/*
+ * share: of one core (--max-cpu / 100); max: the asked rate, where it
+ * starts; now_ns and cpu_ns: the clocks at the start, from which the CPU
+ * spent counts (what the first tick waits for is paid for too).
+ */
+void budget_init(struct budget *b, double share, unsigned int max, int64_t now_ns, int64_t cpu_ns);
 
 /*
  * Called at every tick, with the monotonic clock and the process's CPU
