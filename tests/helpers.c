@@ -513,9 +513,10 @@ pid_t test_receiver(const char *log, const char *extra, char *port, size_t cap)
 	const char *args[8] = { SRCDIR "/tests/receiver.py", "--port", "0", "--log", log };
 	int n = 5;
 
-	if (extra) {
+	if (extra) {	/* "--opt" is "--opt 30"; "--opt=V" as it is */
 		args[n++] = extra;
-		args[n++] = "30";
+		if (!strchr(extra, '='))
+			args[n++] = "30";
 	}
 	args[n] = NULL;
 	return test_start(&py, args, port, cap);
