@@ -900,6 +900,60 @@ static long field(const char *line, const char *key)
 	return at ? atol(at + strlen(needle)) : -1;
 }
 
+/*
+ * At 1 Hz (--rate 1: ticks 0.5 to 1.5 s apart, as at the budget's floor)
+ * processes are still looked for every second: 12 started one by one, at
+ * other points of the agent's second, are each found within 1.25 s of
+ * their start (a look a second, the start and the open).  /proc was looked
+ * at only at the first tick a second after the last look, up to 2.5 s
+ * apart: agent/finds_labels_streams found its late process late at the
+ * budget's floor, and here that code found 11 of 56 processes after 1.25 s
+ * (at most 1.91 s; it failed 2 runs of 2 of this test); this code, 0.91 s
+ * at most.
+ */
+Test(agent, found_every_second_at_1_hz, .timeout = 60)
+{
+	char log[] = "/tmp/pyrospy-agent-rx-XXXXXX", errpath[] = "/tmp/pyrospy-agent-err-XXXXXX";
+	char port[32], url[64], tags[12][48], match[48];
+	pid_t rx, pid[12], agent;
+	struct rusage ru;
+	double worst = 0;
+	int status;
+
+	rx = receiver_files(log, errpath, port, sizeof(port));
+	snprintf(url, sizeof(url), "http://127.0.0.1:%s", port);
+	snprintf(match, sizeof(match), "found1hz-%d-", (int)getpid());
+	{
+		const char *args[] = { "--server", url, "--rate", "1", "-v", "--match", match, NULL };
+
+		agent = agent_start(args, errpath);
+	}
+	usleep(1500000);
+	for (int i = 0; i < 12; i++) {
+		double t = now_s(), after;
+
+		snprintf(tags[i], sizeof(tags[i]), "found1hz-%d-%d", (int)getpid(), i);
+		pid[i] = on_host(tags[i], NULL, NULL);
+		after = found_after(errpath, pid[i], t, 5);
+		cr_log_info("agent/found_every_second_at_1_hz: process %d found %.2f s after its "
+			    "start", (int)pid[i], after);
+		worst = after > worst ? after : worst;
+		cr_expect_leq(after, 1.25, "process %d found %.2f s after its start:\n%s",
+			      (int)pid[i], after, test_slurp(errpath));
+		/* a start at another point of the agent's second each time */
+		usleep(100000 + (unsigned int)(i * 370000) % 900000);
+	}
+	status = agent_stop(agent, &ru);
+	for (int i = 0; i < 12; i++)
+		test_stop(pid[i]);
+	test_stop(rx);
+	cr_log_info("agent/found_every_second_at_1_hz: the last found %.2f s after its start at most",
+		    worst);
+	cr_expect_eq(status, 0, "the agent failed:\n%s", test_slurp(errpath));
+	unlink(log);
+	unlink(errpath);
+}
+
 #define BUDGET_TARGETS 32
 
 /* The square root of x > 0 (Newton's; the tests link no libm). */

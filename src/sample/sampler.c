@@ -690,6 +690,23 @@ static int child_gone(pid_t child)
 }
 
 /* Not gone, and not a zombie: a parent that does not reap keeps those. */
+/*
+ * Once a second: processes that exec'd opened again, new ones found (with
+ * a root), the progress line, the caller's tick; nonzero: stop.
+ */
+static int each_second(struct run *run, const struct profile *p)
+{
+	const struct sampler_opts *opts = run->opts;
+
+	for (size_t i = 0; i < run->nslot; i++)
+		if (!run->slot[i]->done && target_execd(run->slot[i]->t))
+			reopen(run, run->slot[i]);
+	if (opts->root)
+		discover(run);
+	progress(run);
+	return opts->tick && opts->tick(opts->arg, p, run->res);
+}
+
 static int alive(struct procmem *pm)
 {
 	pid_t pid = pm->pid;
@@ -708,6 +725,7 @@ enum perr sampler_run(struct target *t, struct profile *p, const struct sampler_
 	uint64_t rng;
 	int64_t wall0;
 	enum perr err = PERR_OK;
+	int quit = 0;
 
 	memset(res, 0, sizeof(*res));
 	if (t)
@@ -771,13 +789,7 @@ enum perr sampler_run(struct target *t, struct profile *p, const struct sampler_
 			break;
 		if (now - second >= NSEC) {
 			second = now;
-			for (size_t i = 0; i < run.nslot; i++)
-				if (!run.slot[i]->done && target_execd(run.slot[i]->t))
-					reopen(&run, run.slot[i]);
-			if (opts->root)
-				discover(&run);
-			progress(&run);
-			if (opts->tick && opts->tick(opts->arg, p, res))
+			if (each_second(&run, p))
 				break;
 			now = children = now_ns();
 		} else if (opts->root && now - children >= CHILDREN_NS) {
@@ -811,10 +823,29 @@ enum perr sampler_run(struct target *t, struct profile *p, const struct sampler_
 				owed--;
 			}
 		}
-		ts.tv_sec = next / NSEC;
-		ts.tv_nsec = next % NSEC;
-		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR && !*stop)
-			;
+		/*
+		 * Finding processes (the agent, --subprocesses) keeps its
+		 * second at any rate: at 1 Hz, ticks up to 1.5 s apart, a new
+		 * process waited for the second tick after it (2.5 s).
+		 */
+		for (;;) {
+			int64_t wake = next;
+
+			if (opts->root && second + NSEC < wake)
+				wake = second + NSEC;
+			ts.tv_sec = wake / NSEC;
+			ts.tv_nsec = wake % NSEC;
+			while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR &&
+			       !*stop)
+				;
+			if (wake == next || *stop)
+				break;
+			second = children = now_ns();
+			if ((quit = each_second(&run, p)))
+				break;
+		}
+		if (quit)
+			break;
 	}
 	progress(&run);
 	for (size_t i = 0; i < run.nslot; i++) {
