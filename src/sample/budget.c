@@ -67,7 +67,8 @@ static void set_rate(struct budget *b, unsigned int rate, int64_t now, int64_t c
 
 unsigned int budget_pace(struct budget *b, int64_t now, int64_t cpu, int may_raise)
 {
-	double cap = b->share * BUDGET_DEBT_S, used, per_tick, aim, want;
+	double cap = b->share * BUDGET_DEBT_S, span_share = b->share * (double)BUDGET_SPAN_NS / NSEC;
+	double used, per_tick, aim, want;
 	int64_t span;
 	unsigned int w;
 
@@ -133,7 +134,7 @@ unsigned int budget_pace(struct budget *b, int64_t now, int64_t cpu, int may_rai
 	aim = AIM * b->share - b->debt * NSEC / (double)BUDGET_SPAN_NS;
 	want = per_tick > 0 ? aim / per_tick : (double)b->max;
 	w = want >= b->max ? b->max : want <= BUDGET_FLOOR ? BUDGET_FLOOR : (unsigned int)want;
-	if (w < b->rate && (used > b->share || b->debt > b->share * (double)BUDGET_SPAN_NS / NSEC / 2))
+	if (w < b->rate && (used > b->share || b->debt > span_share / 2))
 		set_rate(b, w, now, cpu);
 	else if (may_raise && w > b->rate && (uint64_t)w * 5 >= (uint64_t)b->rate * 6 &&
 		 b->debt <= 0)

@@ -689,7 +689,6 @@ static int child_gone(pid_t child)
 	return si.si_pid == child;
 }
 
-/* Not gone, and not a zombie: a parent that does not reap keeps those. */
 /*
  * Once a second: processes that exec'd opened again, new ones found (with
  * a root), the progress line, the caller's tick; nonzero: stop.
@@ -707,6 +706,7 @@ static int each_second(struct run *run, const struct profile *p)
 	return opts->tick && opts->tick(opts->arg, p, run->res);
 }
 
+/* Not gone, and not a zombie: a parent that does not reap keeps those. */
 static int alive(struct procmem *pm)
 {
 	pid_t pid = pm->pid;
